@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "mp4probe",
+    products: [
+        .library(name: "MP4Core", targets: ["MP4Core"]),
+        .library(name: "MP4IO", targets: ["MP4IO"]),
+        .executable(name: "mp4probe", targets: ["mp4probe"]),
+    ],
+    targets: [
+        // Standard library only: boxes, sample tables, layout, seek and rewrite planning.
+        .target(name: "MP4Core"),
+        // Foundation-backed byte sources (local files; later HTTP and the sparse cache).
+        .target(name: "MP4IO", dependencies: ["MP4Core"]),
+        // Commands, argument scanning, text and JSON rendering, exit codes.
+        .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
+        .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI"]),
+
+        .target(name: "MP4TestSupport", dependencies: ["MP4Core"], path: "Tests/MP4TestSupport"),
+        .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),
+        .testTarget(name: "MP4IOTests", dependencies: ["MP4Core", "MP4IO", "MP4TestSupport"]),
+        .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,89 @@
+/// The static catalogue of box types: what each is called in the spec and how its payload is
+/// laid out. One table, consulted by the tree parser and the renderers; no registries, no
+/// class hierarchy.
+public enum BoxCatalog {
+    /// How a box's payload is structured.
+    public enum Structure: Sendable, Hashable {
+        /// Children only.
+        case container
+        /// Version and flags, then children.
+        case fullContainer
+        /// Version, flags, entry count, then sample entries (`stsd`).
+        case sampleDescription
+        /// Version, flags, entry count, then entry boxes (`dref`).
+        case dataReference
+        /// `meta`: a full box in ISO files, a plain container in QuickTime files.
+        case meta
+        /// A leaf that starts with version and flags.
+        case fullLeaf
+        /// A leaf without version and flags.
+        case leaf
+    }
+
+    /// What the catalogue knows about one type.
+    public struct Descriptor: Sendable, Hashable {
+        /// The spec's class name (`MovieBox`, `ChunkOffsetBox`).
+        public var name: String
+        /// The payload structure.
+        public var structure: Structure
+    }
+
+    /// The descriptor for `type`, or `nil` for an unknown type (kept raw).
+    public static func descriptor(for type: FourCC) -> Descriptor? { table[type] }
+
+    /// Whether `type` is a container whose payload is a list of boxes.
+    public static func isContainer(_ type: FourCC) -> Bool {
+        switch table[type]?.structure {
+        case .container?, .fullContainer?, .meta?, .sampleDescription?, .dataReference?: return true
+        default: return false
+        }
+    }
+
+    private static let table: [FourCC: Descriptor] = {
+        var t: [FourCC: Descriptor] = [:]
+        func add(_ type: FourCC, _ name: String, _ structure: Structure) { t[type] = Descriptor(name: name, structure: structure) }
+        for (type, name) in [
+            ("moov", "MovieBox"), ("trak", "TrackBox"), ("edts", "EditBox"), ("mdia", "MediaBox"), ("minf", "MediaInformationBox"),
+            ("dinf", "DataInformationBox"), ("stbl", "SampleTableBox"), ("mvex", "MovieExtendsBox"), ("moof", "MovieFragmentBox"),
+            ("traf", "TrackFragmentBox"), ("mfra", "MovieFragmentRandomAccessBox"), ("udta", "UserDataBox"), ("tref", "TrackReferenceBox"),
+            ("sinf", "ProtectionSchemeInfoBox"), ("schi", "SchemeInformationBox"), ("rinf", "RestrictedSchemeInfoBox"),
+            ("ilst", "iTunesItemList"), ("wave", "QuickTimeSoundDescriptionExtension"), ("gmhd", "QuickTimeBaseMediaInformation"),
+            ("tapt", "QuickTimeTrackApertureModeDimensions"), ("clip", "QuickTimeClipping"), ("matt", "QuickTimeTrackMatte"),
+            ("iprp", "ItemPropertiesBox"), ("ipco", "ItemPropertyContainerBox"), ("meco", "AdditionalMetadataContainerBox"),
+            ("strk", "SubTrackBox"), ("strd", "SubTrackDefinitionBox"), ("trgr", "TrackGroupBox"), ("sv3d", "SphericalVideoBox"),
+            ("proj", "ProjectionBox"), ("moie", "MovieIdentificationBox"),
+        ] as [(FourCC, String)] { add(type, name, .container) }
+        add("meta", "MetaBox", .meta)
+        add("stsd", "SampleDescriptionBox", .sampleDescription)
+        add("dref", "DataReferenceBox", .dataReference)
+        for (type, name) in [
+            ("mvhd", "MovieHeaderBox"), ("tkhd", "TrackHeaderBox"), ("mdhd", "MediaHeaderBox"), ("hdlr", "HandlerBox"),
+            ("elst", "EditListBox"), ("stts", "TimeToSampleBox"), ("ctts", "CompositionOffsetBox"), ("stss", "SyncSampleBox"),
+            ("stsc", "SampleToChunkBox"), ("stsz", "SampleSizeBox"), ("stz2", "CompactSampleSizeBox"), ("stco", "ChunkOffsetBox"),
+            ("co64", "ChunkLargeOffsetBox"), ("sdtp", "SampleDependencyTypeBox"), ("mehd", "MovieExtendsHeaderBox"),
+            ("trex", "TrackExtendsBox"), ("mfhd", "MovieFragmentHeaderBox"), ("tfhd", "TrackFragmentHeaderBox"),
+            ("tfdt", "TrackFragmentBaseMediaDecodeTimeBox"), ("trun", "TrackRunBox"), ("sidx", "SegmentIndexBox"),
+            ("tfra", "TrackFragmentRandomAccessBox"), ("mfro", "MovieFragmentRandomAccessOffsetBox"), ("vmhd", "VideoMediaHeaderBox"),
+            ("smhd", "SoundMediaHeaderBox"), ("nmhd", "NullMediaHeaderBox"), ("sthd", "SubtitleMediaHeaderBox"), ("url ", "DataEntryUrlBox"),
+            ("urn ", "DataEntryUrnBox"), ("schm", "SchemeTypeBox"), ("tenc", "TrackEncryptionBox"), ("pssh", "ProtectionSystemSpecificHeaderBox"),
+            ("senc", "SampleEncryptionBox"), ("saio", "SampleAuxiliaryInformationOffsetsBox"), ("saiz", "SampleAuxiliaryInformationSizesBox"),
+            ("sbgp", "SampleToGroupBox"), ("sgpd", "SampleGroupDescriptionBox"), ("iloc", "ItemLocationBox"), ("iinf", "ItemInfoBox"),
+            ("pitm", "PrimaryItemBox"), ("cslg", "CompositionToDecodeBox"), ("subs", "SubSampleInformationBox"), ("emsg", "DASHEventMessageBox"),
+            ("prft", "ProducerReferenceTimeBox"), ("elng", "ExtendedLanguageBox"), ("kind", "KindBox"), ("cprt", "CopyrightBox"),
+            ("esds", "ESDBox"), ("vpcC", "VPCodecConfigurationBox"), ("dfLa", "FLACSpecificBox"), ("alac", "ALACSpecificBox"),
+            ("ssix", "SubsegmentIndexBox"), ("leva", "LevelAssignmentBox"), ("trep", "TrackExtensionPropertiesBox"), ("stdp", "DegradationPriorityBox"),
+            ("padb", "PaddingBitsBox"), ("stsh", "ShadowSyncSampleBox"), ("ID32", "ID3v2Box"),
+        ] as [(FourCC, String)] { add(type, name, .fullLeaf) }
+        for (type, name) in [
+            ("ftyp", "FileTypeBox"), ("styp", "SegmentTypeBox"), ("mdat", "MediaDataBox"), ("free", "FreeSpaceBox"), ("skip", "FreeSpaceBox"),
+            ("wide", "QuickTimeWideAtom"), ("uuid", "UserExtensionBox"), ("avcC", "AVCConfigurationBox"), ("hvcC", "HEVCConfigurationBox"),
+            ("av1C", "AV1CodecConfigurationBox"), ("dOps", "OpusSpecificBox"), ("dac3", "AC3SpecificBox"), ("dec3", "EC3SpecificBox"),
+            ("pasp", "PixelAspectRatioBox"), ("btrt", "BitRateBox"), ("colr", "ColourInformationBox"), ("clap", "CleanApertureBox"),
+            ("frma", "OriginalFormatBox"), ("cmov", "QuickTimeCompressedMovie"), ("chan", "QuickTimeChannelLayout"), ("fiel", "QuickTimeFieldHandling"),
+            ("ftab", "FontTableBox"), ("vttC", "WebVTTConfigurationBox"), ("vlab", "WebVTTSourceLabelBox"), ("data", "iTunesDataBox"),
+            ("mean", "iTunesMeanBox"), ("name", "iTunesNameBox"), ("mdcv", "MasteringDisplayColourVolumeBox"), ("clli", "ContentLightLevelBox"),
+            ("dvcC", "DOVIConfigurationBox"), ("dvvC", "DOVIConfigurationBox"), ("chpl", "NeroChapterList"),
+        ] as [(FourCC, String)] { add(type, name, .leaf) }
+        return t
+    }()
+}

@@ -1,0 +1,207 @@
+/// Decoder configuration read from the boxes inside a sample entry (`avcC`, `hvcC`, `av1C`,
+/// `vpcC`, `esds`, `dOps`, `dac3`, `dec3`, `alac`, `dfLa`), reduced to what a person or a
+/// player needs to identify the stream, and its RFC 6381 codec string.
+public enum CodecConfiguration: Sendable, Hashable {
+    /// H.264 `avcC` (ISO/IEC 14496-15 §5.3.3).
+    case avc(profile: UInt8, compatibility: UInt8, level: UInt8)
+    /// H.265 `hvcC` (ISO/IEC 14496-15 §8.3.3).
+    case hevc(profileSpace: UInt8, tierFlag: Bool, profile: UInt8, compatibilityFlags: UInt32, constraintFlags: [UInt8], level: UInt8)
+    /// AV1 `av1C` (AV1 codec ISOBMFF binding §2.3).
+    case av1(profile: UInt8, level: UInt8, tier: UInt8, bitDepth: UInt8, monochrome: Bool)
+    /// VP8/VP9 `vpcC` (VP codec ISOBMFF binding).
+    case vp(profile: UInt8, level: UInt8, bitDepth: UInt8)
+    /// MPEG-4 `esds` (ISO/IEC 14496-1 §7.2.6.5): object type, and for AAC the audio object
+    /// type and channel configuration of the AudioSpecificConfig.
+    case mpeg4(objectTypeIndication: UInt8, audioObjectType: UInt8?, channelConfiguration: UInt8?, samplingFrequency: UInt32?, averageBitRate: UInt32, maxBitRate: UInt32)
+    /// Opus `dOps`.
+    case opus(outputChannelCount: UInt8, preSkip: UInt16, inputSampleRate: UInt32)
+    /// AC-3 `dac3` (ETSI TS 102 366 Annex F).
+    case ac3(channelCount: UInt8, hasLFE: Bool, bitRateKbps: UInt32?)
+    /// E-AC-3 `dec3`.
+    case eac3(dataRateKbps: UInt16, independentSubstreams: UInt8)
+    /// ALAC magic cookie.
+    case alac(bitDepth: UInt8, channelCount: UInt8, sampleRate: UInt32)
+    /// FLAC `dfLa` STREAMINFO.
+    case flac(sampleRate: UInt32, channelCount: UInt8, bitsPerSample: UInt8)
+
+    /// Parses the configuration box `type` from its payload (after the box header, including
+    /// version and flags for full boxes), or returns `nil` for a type that is not a codec
+    /// configuration.
+    /// - Throws: ``MP4Error`` when the payload is too short or inconsistent.
+    public static func parse(_ type: FourCC, _ reader: inout ByteReader) throws -> CodecConfiguration? {
+        switch type {
+        case .avcC:
+            try reader.skip(1)
+            return .avc(profile: try reader.readUInt8(), compatibility: try reader.readUInt8(), level: try reader.readUInt8())
+        case .hvcC:
+            try reader.skip(1)
+            let b = try reader.readUInt8()
+            let compat = try reader.readUInt32()
+            let constraints = Array(try reader.readBytes(6))
+            let level = try reader.readUInt8()
+            return .hevc(profileSpace: b >> 6, tierFlag: b & 0x20 != 0, profile: b & 0x1F, compatibilityFlags: compat, constraintFlags: constraints, level: level)
+        case .av1C:
+            try reader.skip(1)
+            let b1 = try reader.readUInt8()
+            let b2 = try reader.readUInt8()
+            let high = b2 & 0x40 != 0, twelve = b2 & 0x20 != 0
+            return .av1(profile: b1 >> 5, level: b1 & 0x1F, tier: b2 >> 7, bitDepth: twelve ? 12 : (high ? 10 : 8), monochrome: b2 & 0x10 != 0)
+        case .vpcC:
+            let version = try reader.readUInt8()
+            try reader.skip(3)
+            let profile = try reader.readUInt8()
+            let level = try reader.readUInt8()
+            let b = try reader.readUInt8()
+            return .vp(profile: profile, level: level, bitDepth: version >= 1 ? b >> 4 : b >> 4)
+        case .esds:
+            try reader.skip(4)
+            return try parseESDescriptor(&reader)
+        case .dOps:
+            try reader.skip(1)
+            let channels = try reader.readUInt8()
+            let preSkip = try reader.readUInt16()
+            let rate = try reader.readUInt32()
+            return .opus(outputChannelCount: channels, preSkip: preSkip, inputSampleRate: rate)
+        case .dac3:
+            let bits = UInt32(try reader.readUInt24())
+            let acmod = Int((bits >> 11) & 0x7)
+            let lfe = (bits >> 10) & 1 == 1
+            let rateCode = Int((bits >> 5) & 0x1F)
+            let channels: [UInt8] = [2, 1, 2, 3, 3, 4, 4, 5]
+            let rates: [UInt32] = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 576, 640]
+            return .ac3(channelCount: channels[acmod] + (lfe ? 1 : 0), hasLFE: lfe, bitRateKbps: rateCode < rates.count ? rates[rateCode] : nil)
+        case .dec3:
+            let word = try reader.readUInt16()
+            return .eac3(dataRateKbps: word >> 3, independentSubstreams: UInt8(word & 0x7) + 1)
+        case .alac:
+            try reader.skip(4)  // full box header of the inner 'alac'
+            try reader.skip(4 + 1)  // frameLength, compatibleVersion
+            let depth = try reader.readUInt8()
+            try reader.skip(3)
+            let channels = try reader.readUInt8()
+            try reader.skip(2 + 4 + 4)
+            return .alac(bitDepth: depth, channelCount: channels, sampleRate: try reader.readUInt32())
+        case .dfLa:
+            try reader.skip(4)
+            let blockHeader = try reader.readUInt32()
+            guard blockHeader >> 24 & 0x7F == 0, blockHeader & 0xFF_FFFF >= 18 else {
+                throw MP4Error(.malformed, "dfLa does not start with a STREAMINFO block", offset: reader.fileOffset)
+            }
+            try reader.skip(10)
+            let packed = try reader.readUInt32()
+            return .flac(sampleRate: packed >> 12, channelCount: UInt8((packed >> 9) & 7) + 1, bitsPerSample: UInt8((packed >> 4) & 0x1F) + 1)
+        default:
+            return nil
+        }
+    }
+
+    /// Reads an expandable descriptor length (up to four 7-bit groups).
+    private static func descriptorLength(_ reader: inout ByteReader) throws -> Int {
+        var length = 0
+        for _ in 0..<4 {
+            let b = try reader.readUInt8()
+            length = length << 7 | Int(b & 0x7F)
+            if b & 0x80 == 0 { break }
+        }
+        return length
+    }
+
+    /// Parses an ES_Descriptor down to its DecoderConfigDescriptor and AudioSpecificConfig.
+    private static func parseESDescriptor(_ outer: inout ByteReader) throws -> CodecConfiguration {
+        guard try outer.readUInt8() == 0x03 else {
+            throw MP4Error(.malformed, "esds does not start with an ES_Descriptor (tag 3)", offset: outer.fileOffset)
+        }
+        var es = try outer.slice(count: min(try descriptorLength(&outer), outer.remaining))
+        try es.skip(2)
+        let esFlags = try es.readUInt8()
+        if esFlags & 0x80 != 0 { try es.skip(2) }
+        if esFlags & 0x40 != 0 { try es.skip(Int(try es.readUInt8())) }
+        if esFlags & 0x20 != 0 { try es.skip(2) }
+        guard try es.readUInt8() == 0x04 else {
+            throw MP4Error(.malformed, "ES_Descriptor lacks a DecoderConfigDescriptor (tag 4)", offset: es.fileOffset)
+        }
+        var dc = try es.slice(count: min(try descriptorLength(&es), es.remaining))
+        let oti = try dc.readUInt8()
+        try dc.skip(4)
+        let maxRate = try dc.readUInt32()
+        let avgRate = try dc.readUInt32()
+        var aot: UInt8?
+        var channels: UInt8?
+        var frequency: UInt32?
+        if dc.remaining >= 2, try dc.readUInt8() == 0x05 {
+            var dsi = try dc.slice(count: min(try descriptorLength(&dc), dc.remaining))
+            if oti == 0x40 || oti == 0x66 || oti == 0x67 || oti == 0x68, dsi.remaining >= 2 {
+                var bits = BitReader(Array(dsi.remainingBytes))
+                var objectType = bits.read(5)
+                if objectType == 31 { objectType = 32 + bits.read(6) }
+                let frequencyIndex = bits.read(4)
+                let frequencies: [UInt32] = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+                if frequencyIndex == 15 { frequency = bits.read(24) } else if Int(frequencyIndex) < frequencies.count { frequency = frequencies[Int(frequencyIndex)] }
+                channels = UInt8(truncatingIfNeeded: bits.read(4))
+                aot = bits.isOverrun ? nil : UInt8(truncatingIfNeeded: objectType)
+                if bits.isOverrun { channels = nil; frequency = nil }
+            }
+            try dsi.skip(dsi.remaining)
+        }
+        return .mpeg4(objectTypeIndication: oti, audioObjectType: aot, channelConfiguration: channels, samplingFrequency: frequency, averageBitRate: avgRate, maxBitRate: maxRate)
+    }
+
+    /// The RFC 6381 codec string for a sample entry of `format` with this configuration,
+    /// e.g. `avc1.64001F`, `hvc1.1.6.L93.B0`, `av01.0.04M.08`, `vp09.00.10.08`, `mp4a.40.2`.
+    public func codecString(format: FourCC) -> String {
+        func hex2(_ v: UInt8) -> String { (v < 16 ? "0" : "") + String(v, radix: 16, uppercase: true) }
+        func dec2(_ v: UInt8) -> String { (v < 10 ? "0" : "") + String(v) }
+        switch self {
+        case let .avc(profile, compatibility, level):
+            return "\(format).\(hex2(profile))\(hex2(compatibility))\(hex2(level))"
+        case let .hevc(space, tier, profile, compat, constraints, level):
+            let spaceLetter = ["", "A", "B", "C"][Int(space & 3)]
+            var reversed: UInt32 = 0
+            for bit in 0..<32 where compat & (1 << bit) != 0 { reversed |= 1 << (31 - bit) }
+            var text = "\(format).\(spaceLetter)\(profile).\(String(reversed, radix: 16, uppercase: true)).\(tier ? "H" : "L")\(level)"
+            var trimmed = constraints
+            while let last = trimmed.last, last == 0 { trimmed.removeLast() }
+            for byte in trimmed { text += "." + String(byte, radix: 16, uppercase: true) }
+            return text
+        case let .av1(profile, level, tier, depth, _):
+            return "av01.\(profile).\(dec2(level))\(tier == 0 ? "M" : "H").\(dec2(depth))"
+        case let .vp(profile, level, depth):
+            return "\(format).\(dec2(profile)).\(dec2(level)).\(dec2(depth))"
+        case let .mpeg4(oti, aot, _, _, _, _):
+            if format == .mp4v { return "mp4v.\(String(oti, radix: 16, uppercase: true))" }
+            if let aot, oti == 0x40 { return "mp4a.40.\(aot)" }
+            return "mp4a.\(String(oti, radix: 16, uppercase: true))"
+        case .opus: return "opus"
+        case .ac3: return "ac-3"
+        case .eac3: return "ec-3"
+        case .alac: return "alac"
+        case .flac: return "flac"
+        }
+    }
+}
+
+/// Reads bits most-significant first; reading past the end yields zeros and sets
+/// ``isOverrun``.
+struct BitReader {
+    private let bytes: [UInt8]
+    private var bitPosition = 0
+    private(set) var isOverrun = false
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func read(_ count: Int) -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<count {
+            let byteIndex = bitPosition / 8
+            var bit: UInt32 = 0
+            if byteIndex < bytes.count {
+                bit = UInt32(bytes[byteIndex] >> (7 - UInt8(bitPosition % 8))) & 1
+            } else {
+                isOverrun = true
+            }
+            value = value << 1 | bit
+            bitPosition += 1
+        }
+        return value
+    }
+}

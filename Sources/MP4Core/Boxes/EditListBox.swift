@@ -1,0 +1,41 @@
+/// `elst`: edit list, ISO/IEC 14496-12 §8.6.6.
+public struct EditListBox: Sendable, Hashable, Codable {
+    /// One edit.
+    public struct Entry: Sendable, Hashable, Codable {
+        /// Duration of the edit in the *movie* time scale.
+        public var segmentDuration: UInt64
+        /// Start within the media in the *media* time scale; -1 for an empty edit (a delay).
+        public var mediaTime: Int64
+        /// Playback rate (16.16 fixed point), normally 1.
+        public var mediaRate: Double
+
+        /// Whether this is an empty edit (no media, only time).
+        public var isEmpty: Bool { mediaTime == -1 }
+    }
+
+    /// The edits, in order.
+    public var entries: [Entry]
+
+    /// Parses the payload after version and flags; the entry count is paid for in bytes.
+    public static func parse(_ reader: inout ByteReader, version: UInt8) throws -> EditListBox {
+        let declared = UInt64(try reader.readUInt32())
+        let entrySize = version == 1 ? 20 : 12
+        let count = try reader.requireEntries(declared, of: entrySize, "elst")
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let duration: UInt64
+            let mediaTime: Int64
+            if version == 1 {
+                duration = try reader.readUInt64()
+                mediaTime = try reader.readInt64()
+            } else {
+                duration = UInt64(try reader.readUInt32())
+                mediaTime = Int64(try reader.readInt32())
+            }
+            let rate = Double(try reader.readInt32()) / 65536
+            entries.append(Entry(segmentDuration: duration, mediaTime: mediaTime, mediaRate: rate))
+        }
+        return EditListBox(entries: entries)
+    }
+}

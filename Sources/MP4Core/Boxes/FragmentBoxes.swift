@@ -1,0 +1,150 @@
+/// `trex`: track extends defaults for fragments, ISO/IEC 14496-12 §8.8.3.
+public struct TrackExtendsBox: Sendable, Hashable, Codable {
+    public var trackID: UInt32
+    public var defaultSampleDescriptionIndex: UInt32
+    public var defaultSampleDuration: UInt32
+    public var defaultSampleSize: UInt32
+    public var defaultSampleFlags: UInt32
+
+    /// Parses the payload after version and flags.
+    public static func parse(_ reader: inout ByteReader) throws -> TrackExtendsBox {
+        TrackExtendsBox(trackID: try reader.readUInt32(), defaultSampleDescriptionIndex: try reader.readUInt32(), defaultSampleDuration: try reader.readUInt32(), defaultSampleSize: try reader.readUInt32(), defaultSampleFlags: try reader.readUInt32())
+    }
+}
+
+/// `tfhd`: track fragment header, ISO/IEC 14496-12 §8.8.7. Optional fields follow the flags.
+public struct TrackFragmentHeaderBox: Sendable, Hashable, Codable {
+    public var trackID: UInt32
+    public var baseDataOffset: UInt64?
+    public var sampleDescriptionIndex: UInt32?
+    public var defaultSampleDuration: UInt32?
+    public var defaultSampleSize: UInt32?
+    public var defaultSampleFlags: UInt32?
+    /// Flag 0x10000: the fragment has no samples, only duration.
+    public var durationIsEmpty: Bool
+    /// Flag 0x20000: offsets are relative to the start of the `moof`.
+    public var defaultBaseIsMoof: Bool
+
+    /// Parses the payload after version and flags.
+    public static func parse(_ reader: inout ByteReader, flags: UInt32) throws -> TrackFragmentHeaderBox {
+        let trackID = try reader.readUInt32()
+        return TrackFragmentHeaderBox(
+            trackID: trackID,
+            baseDataOffset: flags & 0x1 != 0 ? try reader.readUInt64() : nil,
+            sampleDescriptionIndex: flags & 0x2 != 0 ? try reader.readUInt32() : nil,
+            defaultSampleDuration: flags & 0x8 != 0 ? try reader.readUInt32() : nil,
+            defaultSampleSize: flags & 0x10 != 0 ? try reader.readUInt32() : nil,
+            defaultSampleFlags: flags & 0x20 != 0 ? try reader.readUInt32() : nil,
+            durationIsEmpty: flags & 0x10000 != 0,
+            defaultBaseIsMoof: flags & 0x20000 != 0)
+    }
+}
+
+/// `trun`: track fragment run, ISO/IEC 14496-12 §8.8.8, kept as its header plus raw
+/// per-sample records (the count is validated against the box size).
+public struct TrackRunBox: Sendable, Hashable {
+    public var flags: UInt32
+    public var version: UInt8
+    public var sampleCount: Int
+    public var dataOffset: Int32?
+    public var firstSampleFlags: UInt32?
+    /// Bytes per sample record (4 per present field among duration, size, flags, offset).
+    public var recordSize: Int
+    /// The raw per-sample records.
+    public var records: ArraySlice<UInt8>
+
+    /// Parses the payload after version and flags.
+    /// - Throws: ``MP4Error/Kind/malformed`` when the records do not fit in the box.
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> TrackRunBox {
+        let declared = UInt64(try reader.readUInt32())
+        let dataOffset: Int32? = flags & 0x1 != 0 ? try reader.readInt32() : nil
+        let firstFlags: UInt32? = flags & 0x4 != 0 ? try reader.readUInt32() : nil
+        let recordSize = [0x100, 0x200, 0x400, 0x800].filter { flags & $0 != 0 }.count * 4
+        let count: Int
+        if recordSize > 0 {
+            count = try reader.requireEntries(declared, of: recordSize, "trun")
+        } else {
+            // No per-sample fields: the count costs no bytes, so it is only bounded by
+            // the limits of whoever expands it.
+            guard let exact = Int(exactly: declared) else { throw MP4Error(.malformed, "trun sample count \(declared) is out of range", offset: reader.fileOffset) }
+            count = exact
+        }
+        let records = try reader.readBytes(count * recordSize)
+        return TrackRunBox(flags: flags, version: version, sampleCount: count, dataOffset: dataOffset, firstSampleFlags: firstFlags, recordSize: recordSize, records: records)
+    }
+}
+
+/// `sidx`: segment index, ISO/IEC 14496-12 §8.16.3.
+public struct SegmentIndexBox: Sendable, Hashable, Codable {
+    /// One reference to a subsegment (or to another `sidx` when ``referencesIndex``).
+    public struct Reference: Sendable, Hashable, Codable {
+        public var referencesIndex: Bool
+        public var referencedSize: UInt32
+        public var subsegmentDuration: UInt32
+        public var startsWithSAP: Bool
+        public var sapType: UInt8
+        public var sapDeltaTime: UInt32
+    }
+
+    public var referenceID: UInt32
+    public var timescale: UInt32
+    public var earliestPresentationTime: UInt64
+    public var firstOffset: UInt64
+    public var references: [Reference]
+
+    /// Parses the payload after version and flags; the reference count is paid for in bytes.
+    public static func parse(_ reader: inout ByteReader, version: UInt8) throws -> SegmentIndexBox {
+        let referenceID = try reader.readUInt32()
+        let timescale = try reader.readUInt32()
+        let earliest = version == 0 ? UInt64(try reader.readUInt32()) : try reader.readUInt64()
+        let first = version == 0 ? UInt64(try reader.readUInt32()) : try reader.readUInt64()
+        try reader.skip(2)
+        let count = try reader.requireEntries(UInt64(try reader.readUInt16()), of: 12, "sidx")
+        var references: [Reference] = []
+        references.reserveCapacity(count)
+        for _ in 0..<count {
+            let a = try reader.readUInt32()
+            let duration = try reader.readUInt32()
+            let c = try reader.readUInt32()
+            references.append(Reference(referencesIndex: a >> 31 == 1, referencedSize: a & 0x7FFF_FFFF, subsegmentDuration: duration, startsWithSAP: c >> 31 == 1, sapType: UInt8((c >> 28) & 0x7), sapDeltaTime: c & 0x0FFF_FFFF))
+        }
+        return SegmentIndexBox(referenceID: referenceID, timescale: timescale, earliestPresentationTime: earliest, firstOffset: first, references: references)
+    }
+}
+
+/// `tfra`: track fragment random access, ISO/IEC 14496-12 §8.8.10.
+public struct TrackFragmentRandomAccessBox: Sendable, Hashable, Codable {
+    /// One random access point.
+    public struct Entry: Sendable, Hashable, Codable {
+        public var time: UInt64
+        public var moofOffset: UInt64
+        public var trafNumber: UInt32
+        public var trunNumber: UInt32
+        public var sampleNumber: UInt32
+    }
+
+    public var trackID: UInt32
+    public var entries: [Entry]
+
+    /// Parses the payload after version and flags; the entry count is paid for in bytes.
+    public static func parse(_ reader: inout ByteReader, version: UInt8) throws -> TrackFragmentRandomAccessBox {
+        let trackID = try reader.readUInt32()
+        let sizes = try reader.readUInt32()
+        let trafBytes = Int((sizes >> 4) & 3) + 1, trunBytes = Int((sizes >> 2) & 3) + 1, sampleBytes = Int(sizes & 3) + 1
+        let entrySize = (version == 1 ? 16 : 8) + trafBytes + trunBytes + sampleBytes
+        let count = try reader.requireEntries(UInt64(try reader.readUInt32()), of: entrySize, "tfra")
+        func readN(_ n: Int, _ r: inout ByteReader) throws -> UInt32 {
+            var value: UInt32 = 0
+            for _ in 0..<n { value = value << 8 | UInt32(try r.readUInt8()) }
+            return value
+        }
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let time = version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+            let offset = version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+            entries.append(Entry(time: time, moofOffset: offset, trafNumber: try readN(trafBytes, &reader), trunNumber: try readN(trunBytes, &reader), sampleNumber: try readN(sampleBytes, &reader)))
+        }
+        return TrackFragmentRandomAccessBox(trackID: trackID, entries: entries)
+    }
+}

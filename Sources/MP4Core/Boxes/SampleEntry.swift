@@ -1,0 +1,192 @@
+/// One entry of `stsd` (ISO/IEC 14496-12 §8.5.2, QuickTime sound/video descriptions):
+/// the format four-character code, the fields of its visual/audio/text layout, and the codec
+/// configuration found among its child boxes.
+public struct SampleEntry: Sendable, Hashable {
+    /// The layout an entry uses.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case video, audio, text, metadata, other
+    }
+
+    /// The entry's box type (`avc1`, `mp4a`, `encv`, ...).
+    public var format: FourCC
+    /// Which layout was parsed.
+    public var kind: Kind
+    /// 1-based index into `dref`.
+    public var dataReferenceIndex: UInt16
+    /// Coded width (video).
+    public var width: UInt16?
+    /// Coded height (video).
+    public var height: UInt16?
+    /// Compressor name (video), often the encoder.
+    public var compressorName: String?
+    /// Channel count (audio; from the QuickTime v2 layout when used).
+    public var channelCount: UInt32?
+    /// Bits per sample (audio).
+    public var sampleSize: UInt16?
+    /// Sample rate in Hz (audio).
+    public var sampleRate: Double?
+    /// QuickTime sound description version (0, 1, 2), for audio.
+    public var soundVersion: UInt16?
+    /// For protected entries (`encv`, `enca`, ...): the original format from `sinf/frma`.
+    public var originalFormat: FourCC?
+    /// For protected entries: the protection scheme from `sinf/schm` (`cenc`, `cbcs`, ...).
+    public var protectionScheme: FourCC?
+    /// For `stpp`: the XML namespace.
+    public var textNamespace: String?
+    /// The decoder configuration, when a known configuration box is present.
+    public var configuration: CodecConfiguration?
+
+    /// The format that describes the coded data: ``originalFormat`` when the entry is
+    /// protected, else ``format``.
+    public var codingFormat: FourCC { originalFormat ?? format }
+
+    /// The RFC 6381 codec string (`avc1.64001F`, `mp4a.40.2`, `opus`), or the format code
+    /// when no configuration is known.
+    public var codecString: String {
+        let coding = codingFormat
+        if let configuration { return configuration.codecString(format: coding) }
+        switch coding {
+        case .opus: return "opus"
+        case .flac: return "flac"
+        default: return coding.description.trimmingTrailingSpaces
+        }
+    }
+
+    /// Formats that use the visual sample entry layout even outside a `vide` track.
+    static let videoFormats: Set<FourCC> = [
+        "avc1", "avc2", "avc3", "avc4", "hvc1", "hev1", "dvh1", "dvhe", "dav1", "dva1", "dvav", "av01", "vp08", "vp09", "mp4v",
+        "encv", "vvc1", "vvi1", "s263", "h263", "jpeg", "mjpa", "mjpb", "png ", "apch", "apcn", "apcs", "apco", "ap4h", "ap4x",
+        "2vuy", "yuv2", "v210", "mvc1", "mvc2", "avs3", "hvt1", "lhv1", "lhe1", "raw ", "rle ", "smc ", "tiff", "MPEG", "cvid",
+    ]
+    /// Formats that use the audio sample entry layout even outside a `soun` track.
+    static let audioFormats: Set<FourCC> = [
+        "mp4a", "enca", "Opus", "ac-3", "ec-3", "ac-4", "alac", "fLaC", "lpcm", "sowt", "twos", "ipcm", "fpcm", "samr", "sawb",
+        "sawp", "mha1", "mha2", "mhm1", "mhm2", ".mp3", "mp3 ", "dtsc", "dtsh", "dtsl", "dtse", "dtsx", "iamf", "in24", "in32",
+        "fl32", "fl64", "ulaw", "alaw", "ima4", "MAC3", "MAC6", "Qclp", "QDM2", "QDMC", "nmos", "spex", "dtsy", "mlpa", "NONE",
+    ]
+    static let textFormats: Set<FourCC> = ["tx3g", "text", "wvtt", "stpp", "sbtt", "stxt", "c608", "c708"]
+    static let metadataFormats: Set<FourCC> = ["mett", "metx", "urim", "mebx", "tmcd", "rtp ", "srtp", "fdp "]
+
+    /// Chooses the layout for an entry of `format` inside a track whose handler is `handler`.
+    static func kind(format: FourCC, handler: FourCC?) -> Kind {
+        if audioFormats.contains(format) { return .audio }
+        if videoFormats.contains(format) { return .video }
+        if textFormats.contains(format) { return .text }
+        if metadataFormats.contains(format) { return .metadata }
+        switch handler {
+        case .vide?: return .video
+        case .soun?: return .audio
+        case .text?, .sbtl?, .subt?, .clcp?: return .text
+        default: return .other
+        }
+    }
+
+    /// Parses the fixed fields of an entry and leaves `reader` at its first child box.
+    ///
+    /// - Parameters:
+    ///   - format: the entry's box type.
+    ///   - handler: the track's handler type, which decides the layout of unknown formats.
+    /// - Returns: the entry (configuration not yet filled in) and whether the rest of the
+    ///   payload is a list of child boxes.
+    /// - Throws: ``MP4Error/Kind/truncated`` when the fixed fields do not fit.
+    public static func parseFixedFields(format: FourCC, handler: FourCC?, _ reader: inout ByteReader) throws -> (SampleEntry, hasChildren: Bool) {
+        var entry = SampleEntry(format: format, kind: kind(format: format, handler: handler), dataReferenceIndex: 0)
+        try reader.skip(6)
+        entry.dataReferenceIndex = try reader.readUInt16()
+        switch entry.kind {
+        case .video:
+            try reader.skip(16)
+            entry.width = try reader.readUInt16()
+            entry.height = try reader.readUInt16()
+            try reader.skip(14)  // resolution, reserved, frame count
+            let nameBytes = try reader.readBytes(32)
+            let length = Int(nameBytes[nameBytes.startIndex])
+            entry.compressorName = String(decoding: nameBytes.dropFirst().prefix(min(length, 31)), as: UTF8.self)
+            try reader.skip(4)  // depth, pre_defined
+            return (entry, true)
+        case .audio:
+            let version = try reader.readUInt16()
+            entry.soundVersion = version
+            try reader.skip(6)
+            entry.channelCount = UInt32(try reader.readUInt16())
+            entry.sampleSize = try reader.readUInt16()
+            try reader.skip(4)
+            entry.sampleRate = Double(try reader.readUInt32()) / 65536
+            if version == 1, looksLikeBoxList(reader, skipping: 16) || reader.remaining == 16 {
+                try reader.skip(16)  // QuickTime v1: samples per packet, bytes per packet/frame/sample
+            } else if version == 2, reader.remaining >= 36 {
+                try reader.skip(4)
+                let rate = Double(bitPattern: try reader.readUInt64())
+                entry.sampleRate = rate.isFinite ? rate : nil
+                entry.channelCount = try reader.readUInt32()
+                try reader.skip(4)
+                let bits = try reader.readUInt32()
+                entry.sampleSize = UInt16(truncatingIfNeeded: bits)
+                try reader.skip(12)
+            }
+            return (entry, true)
+        case .text:
+            switch format {
+            case .tx3g:
+                try reader.skip(30)
+                return (entry, true)
+            case .stpp:
+                entry.textNamespace = reader.readCString()
+                _ = reader.readCString()  // schema location
+                _ = reader.readCString()  // auxiliary MIME types
+                return (entry, true)
+            case .wvtt:
+                return (entry, true)
+            default:
+                return (entry, false)
+            }
+        case .metadata:
+            return (entry, format == "mett" || format == "metx" || format == "urim")
+        case .other:
+            return (entry, false)
+        }
+    }
+
+    /// Whether, after skipping `count` bytes, the remaining bytes start with a plausible box
+    /// header (used to tell QuickTime's extended sound description from the ISO layout).
+    static func looksLikeBoxList(_ reader: ByteReader, skipping count: Int) -> Bool {
+        var probe = reader
+        guard (try? probe.skip(count)) != nil, probe.remaining >= 8,
+              let size = try? probe.readUInt32(), let type = try? probe.readFourCC()
+        else { return false }
+        return size >= 8 && UInt64(size) <= UInt64(probe.remaining + 8) && type.isPrintable
+    }
+
+    /// Fills in the codec configuration and protection info from the entry's parsed children.
+    mutating func complete(children: [BoxNode]) {
+        for child in children {
+            switch child.content {
+            case .codecConfiguration(let configuration):
+                if self.configuration == nil { self.configuration = configuration }
+            case .container where child.type == .sinf || child.type == .wave:
+                for inner in child.children {
+                    if inner.type == .frma, inner.payload.count >= 4 {
+                        var r = ByteReader(Array(inner.payload.prefix(4)))
+                        if child.type == .sinf { originalFormat = try? r.readFourCC() }
+                    } else if inner.type == .schm, inner.payload.count >= 8 {
+                        var r = ByteReader(Array(inner.payload.prefix(8)))
+                        try? r.skip(4)
+                        protectionScheme = try? r.readFourCC()
+                    } else if case .codecConfiguration(let configuration) = inner.content, self.configuration == nil {
+                        self.configuration = configuration
+                    }
+                }
+            default:
+                break
+            }
+        }
+    }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var copy = self
+        while copy.hasSuffix(" ") { copy.removeLast() }
+        return copy
+    }
+}

@@ -1,0 +1,141 @@
+/// A compact sample-table box kept as its raw entry bytes: `stts`, `ctts`, `stss`, `stsc`,
+/// `stsz`, `stz2`, `stco`, `co64`, `sdtp` (ISO/IEC 14496-12 §8.6.1.2–§8.7.5, §8.6.4).
+///
+/// The entry count is validated against the bytes of the box when parsed, so iterating
+/// ``entryCount`` entries never reads past the box. Entries are decoded on demand
+/// (``entry(at:)``); a table is never expanded into one object per sample.
+public struct SampleTableData: Sendable, Hashable {
+    /// Which table this is.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case timeToSample = "stts", compositionOffset = "ctts", syncSample = "stss"
+        case sampleToChunk = "stsc", sampleSize = "stsz", compactSampleSize = "stz2"
+        case chunkOffset = "stco", chunkLargeOffset = "co64", sampleDependency = "sdtp"
+
+        /// Names of an entry's fields, in order.
+        public var fieldNames: [String] {
+            switch self {
+            case .timeToSample: return ["sampleCount", "sampleDelta"]
+            case .compositionOffset: return ["sampleCount", "sampleOffset"]
+            case .syncSample: return ["sampleNumber"]
+            case .sampleToChunk: return ["firstChunk", "samplesPerChunk", "sampleDescriptionIndex"]
+            case .sampleSize, .compactSampleSize: return ["entrySize"]
+            case .chunkOffset, .chunkLargeOffset: return ["chunkOffset"]
+            case .sampleDependency: return ["flags"]
+            }
+        }
+    }
+
+    /// Which table this is.
+    public var kind: Kind
+    /// The full box version.
+    public var version: UInt8
+    /// Number of entries stored in ``entryBytes`` (validated against the box size).
+    public var entryCount: Int
+    /// For `stsz`: the size shared by all samples, or 0 when sizes are listed.
+    public var constantSampleSize: UInt32
+    /// For `stsz`/`stz2`: the sample count the box declares.
+    public var sampleCount: UInt32
+    /// For `stz2`: bits per entry (4, 8 or 16).
+    public var fieldSize: Int
+    /// The raw entries (shared with the buffer of the enclosing box).
+    public var entryBytes: ArraySlice<UInt8>
+
+    /// Bytes per entry (for `stz2`, rounded; entries of 4 bits are packed two per byte).
+    public var entryByteSize: Int {
+        switch kind {
+        case .timeToSample, .compositionOffset: return 8
+        case .syncSample, .chunkOffset: return 4
+        case .sampleToChunk: return 12
+        case .sampleSize: return 4
+        case .compactSampleSize: return max(1, fieldSize / 8)
+        case .chunkLargeOffset: return 8
+        case .sampleDependency: return 1
+        }
+    }
+
+    /// Parses the payload after version and flags.
+    /// - Throws: ``MP4Error/Kind/malformed`` when the declared count does not fit in the box.
+    public static func parse(_ kind: Kind, _ reader: inout ByteReader, version: UInt8) throws -> SampleTableData {
+        var table = SampleTableData(kind: kind, version: version, entryCount: 0, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: [])
+        switch kind {
+        case .sampleSize:
+            table.constantSampleSize = try reader.readUInt32()
+            table.sampleCount = try reader.readUInt32()
+            if table.constantSampleSize == 0 {
+                table.entryCount = try reader.requireEntries(UInt64(table.sampleCount), of: 4, "stsz")
+            }
+        case .compactSampleSize:
+            try reader.skip(3)
+            table.fieldSize = Int(try reader.readUInt8())
+            guard [4, 8, 16].contains(table.fieldSize) else {
+                throw MP4Error(.malformed, "stz2 field size \(table.fieldSize) is not 4, 8 or 16", offset: reader.fileOffset)
+            }
+            table.sampleCount = try reader.readUInt32()
+            let bytes = (UInt64(table.sampleCount) * UInt64(table.fieldSize) + 7) / 8
+            guard bytes <= UInt64(reader.remaining) else {
+                throw MP4Error(.malformed, "stz2 declares \(table.sampleCount) samples of \(table.fieldSize) bits but holds only \(reader.remaining) bytes", offset: reader.fileOffset)
+            }
+            table.entryCount = Int(table.sampleCount)
+            table.entryBytes = try reader.readBytes(Int(bytes))
+            return table
+        case .sampleDependency:
+            table.entryCount = reader.remaining
+        default:
+            let declared = UInt64(try reader.readUInt32())
+            table.entryCount = try reader.requireEntries(declared, of: table.entryByteSize, kind.rawValue)
+        }
+        table.entryBytes = try reader.readBytes(table.entryCount * table.entryByteSize)
+        return table
+    }
+
+    /// The fields of entry `index` (0-based) in the order of ``Kind/fieldNames``; signed
+    /// fields (`ctts` v1 offsets) are sign-extended.
+    /// - Precondition: `index < entryCount`.
+    public func entry(at index: Int) -> [Int64] {
+        precondition(index >= 0 && index < entryCount)
+        let base = entryBytes.startIndex
+        func u32(_ at: Int) -> UInt32 {
+            let p = base + at
+            return UInt32(entryBytes[p]) << 24 | UInt32(entryBytes[p + 1]) << 16 | UInt32(entryBytes[p + 2]) << 8 | UInt32(entryBytes[p + 3])
+        }
+        switch kind {
+        case .timeToSample:
+            return [Int64(u32(index * 8)), Int64(u32(index * 8 + 4))]
+        case .compositionOffset:
+            let raw = u32(index * 8 + 4)
+            return [Int64(u32(index * 8)), version == 0 ? Int64(raw) : Int64(Int32(bitPattern: raw))]
+        case .syncSample, .sampleSize, .chunkOffset:
+            return [Int64(u32(index * 4))]
+        case .sampleToChunk:
+            return [Int64(u32(index * 12)), Int64(u32(index * 12 + 4)), Int64(u32(index * 12 + 8))]
+        case .chunkLargeOffset:
+            return [Int64(bitPattern: UInt64(u32(index * 8)) << 32 | UInt64(u32(index * 8 + 4)))]
+        case .sampleDependency:
+            return [Int64(entryBytes[base + index])]
+        case .compactSampleSize:
+            switch fieldSize {
+            case 4:
+                let byte = entryBytes[base + index / 2]
+                return [Int64(index % 2 == 0 ? byte >> 4 : byte & 0x0F)]
+            case 8:
+                return [Int64(entryBytes[base + index])]
+            default:
+                let p = base + index * 2
+                return [Int64(UInt16(entryBytes[p]) << 8 | UInt16(entryBytes[p + 1]))]
+            }
+        }
+    }
+
+    /// Number of samples this table describes, where the table says: `stsz`/`stz2` sample
+    /// count, or the sum of `stts` run lengths (saturating).
+    public var describedSampleCount: UInt64? {
+        switch kind {
+        case .sampleSize, .compactSampleSize: return UInt64(sampleCount)
+        case .timeToSample:
+            var total: UInt64 = 0
+            for i in 0..<entryCount { total = CheckedMath.add(total, UInt64(entry(at: i)[0])) ?? UInt64.max }
+            return total
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// The one error type of the core library.
+///
+/// Every error says *what* went wrong (``kind`` and ``message``) and, where known, *where*:
+/// the absolute byte offset in the file and the path of the box being read (for example
+/// `moov/trak[1]/mdia/minf/stbl/stsz`). The command-line tool maps ``Kind`` to exit codes in
+/// exactly one place.
+public struct MP4Error: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The broad class of a failure.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// The data ends before a structure it announces (a header, a table, a box).
+        case truncated
+        /// The bytes contradict the format (a size below the header size, a count that the
+        /// box cannot hold, an impossible value).
+        case malformed
+        /// The input is valid but uses something this library does not handle.
+        case unsupported
+        /// A resource bound of ``ParseLimits`` was reached.
+        case limitExceeded
+        /// The byte source failed (file system, network).
+        case io
+        /// The input is not an ISO base media / QuickTime file at all.
+        case notMP4
+    }
+
+    /// The broad class of the failure.
+    public var kind: Kind
+    /// A sentence saying what is wrong, with the numbers involved.
+    public var message: String
+    /// The absolute file offset where the problem was found, when known.
+    public var offset: UInt64?
+    /// The path of the box being read, when known.
+    public var path: BoxPath?
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String, offset: UInt64? = nil, path: BoxPath? = nil) {
+        self.kind = kind
+        self.message = message
+        self.offset = offset
+        self.path = path
+    }
+
+    /// A copy with `path` filled in when it was not known yet.
+    public func at(path newPath: BoxPath) -> MP4Error {
+        var copy = self
+        if copy.path == nil { copy.path = newPath }
+        return copy
+    }
+
+    public var description: String {
+        var location: [String] = []
+        if let path { location.append(path.description) }
+        if let offset { location.append("offset \(offset)") }
+        let prefix = location.isEmpty ? "" : "[" + location.joined(separator: " @ ") + "] "
+        return "\(kind.rawValue): \(prefix)\(message)"
+    }
+}

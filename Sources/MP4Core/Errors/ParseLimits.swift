@@ -1,0 +1,49 @@
+/// Resource bounds for parsing untrusted files.
+///
+/// Every size, count and offset in a file is attacker-controlled. These limits bound the memory
+/// and work any input can cause; they are documented with their defaults in
+/// `docs/robustness.md`. Reaching one gives an ``MP4Error`` of kind
+/// ``MP4Error/Kind/limitExceeded`` (or, for the top-level scan, a finding and a stop).
+public struct ParseLimits: Sendable, Hashable {
+    /// The largest `moov` box that is loaded into memory (default 256 MiB; a two-hour
+    /// progressive file with audio and video has a `moov` of about 8 MiB).
+    public var maxMovieBoxSize: UInt64
+    /// The largest other top-level box (e.g. `ftyp`, `sidx`, `moof`) loaded for the box tree
+    /// (default 16 MiB).
+    public var maxOtherBoxSize: UInt64
+    /// Total bytes of top-level boxes other than `moov` loaded for the box tree
+    /// (default 256 MiB).
+    public var maxMetadataBytes: UInt64
+    /// Maximum nesting depth of boxes (default 32; real files stay below 12).
+    public var maxDepth: Int
+    /// Maximum number of boxes parsed into trees, over the whole file (default 2,000,000).
+    public var maxBoxCount: Int
+    /// Maximum number of top-level boxes the scan records (default 1,000,000); the scan stops
+    /// with a finding beyond it.
+    public var maxTopLevelBoxes: Int
+    /// Maximum number of entries decoded from one table for display or analysis
+    /// (default 50,000,000); tables themselves are never expanded.
+    public var maxTableEntries: Int
+
+    /// Creates limits; every parameter has the documented default.
+    public init(
+        maxMovieBoxSize: UInt64 = 256 << 20,
+        maxOtherBoxSize: UInt64 = 16 << 20,
+        maxMetadataBytes: UInt64 = 256 << 20,
+        maxDepth: Int = 32,
+        maxBoxCount: Int = 2_000_000,
+        maxTopLevelBoxes: Int = 1_000_000,
+        maxTableEntries: Int = 50_000_000
+    ) {
+        self.maxMovieBoxSize = maxMovieBoxSize
+        self.maxOtherBoxSize = maxOtherBoxSize
+        self.maxMetadataBytes = maxMetadataBytes
+        self.maxDepth = maxDepth
+        self.maxBoxCount = maxBoxCount
+        self.maxTopLevelBoxes = maxTopLevelBoxes
+        self.maxTableEntries = maxTableEntries
+    }
+
+    /// The defaults.
+    public static let `default` = ParseLimits()
+}

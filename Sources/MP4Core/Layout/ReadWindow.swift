@@ -1,0 +1,56 @@
+/// A small read-ahead buffer between the top-level scan and a ``ByteSource``.
+///
+/// The scan asks for a few bytes at a time (box headers); the window turns each miss into one
+/// read of ``ByteSource/preferredReadSize`` bytes, so that headers that sit close together,
+/// and often a whole front `moov`, arrive in one read. Whole boxes are then taken from the
+/// window when they are already in it, and only their missing tail is read otherwise.
+struct ReadWindow {
+    let source: any ByteSource
+    let length: UInt64
+    private(set) var start: UInt64 = 0
+    private(set) var bytes: [UInt8] = []
+    private(set) var statistics = ReadStatistics()
+
+    init(source: any ByteSource, length: UInt64) {
+        self.source = source
+        self.length = length
+    }
+
+    private var end: UInt64 { start + UInt64(bytes.count) }
+
+    private mutating func fetch(_ range: Range<UInt64>) async throws -> [UInt8] {
+        let data = try await source.read(range)
+        statistics.readCount += 1
+        statistics.byteCount += UInt64(data.count)
+        if data.count != Int(range.count) {
+            throw MP4Error(.io, "\(source.name): asked for \(range.count) bytes at \(range.lowerBound), got \(data.count)", offset: range.lowerBound)
+        }
+        return data
+    }
+
+    /// Up to `count` bytes at `offset` (fewer only at the end of the source).
+    mutating func peek(_ offset: UInt64, count: Int) async throws -> ArraySlice<UInt8> {
+        let upper = min(length, offset + UInt64(count))
+        if offset >= start && upper <= end {
+            return bytes[Int(offset - start)..<Int(upper - start)]
+        }
+        let readUpper = min(length, offset + UInt64(max(count, source.preferredReadSize)))
+        bytes = try await fetch(offset..<readUpper)
+        start = offset
+        return bytes[0..<Int(upper - offset)]
+    }
+
+    /// All bytes of `range` (which must lie within the source), reusing what the window holds
+    /// at its start.
+    mutating func load(_ range: Range<UInt64>) async throws -> [UInt8] {
+        if range.lowerBound >= start && range.upperBound <= end {
+            return Array(bytes[Int(range.lowerBound - start)..<Int(range.upperBound - start)])
+        }
+        if range.lowerBound >= start && range.lowerBound < end {
+            var prefix = Array(bytes[Int(range.lowerBound - start)...])
+            prefix.append(contentsOf: try await fetch(end..<range.upperBound))
+            return prefix
+        }
+        return try await fetch(range)
+    }
+}

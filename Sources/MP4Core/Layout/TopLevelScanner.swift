@@ -1,0 +1,95 @@
+/// Reads the top level of a file from box headers alone, skipping every payload.
+///
+/// The scan never reads `mdat`: for each box it reads the header (through a read-ahead
+/// window), records type, offset and size, and jumps to the next box. A truncated box, a size
+/// below its header, a box running past the end of the file and trailing bytes are recorded
+/// as findings; the scan itself fails only on I/O errors.
+public enum TopLevelScanner {
+    /// Scans `source`.
+    /// - Returns: the layout, and the read window (holding the last bytes read) for loading
+    ///   boxes without reading them twice.
+    /// - Throws: ``MP4Error`` of kind ``MP4Error/Kind/io`` when the source fails.
+    public static func scan(_ source: some ByteSource, limits: ParseLimits = .default) async throws -> FileLayout {
+        var window = ReadWindow(source: source, length: try await source.length())
+        return try await scan(&window, limits: limits)
+    }
+
+    static func scan(_ window: inout ReadWindow, limits: ParseLimits) async throws -> FileLayout {
+        let fileSize = window.length
+        var boxes: [TopLevelBox] = []
+        var findings: [Finding] = []
+        var offset: UInt64 = 0
+        var tail: UInt64 = 0
+        while offset < fileSize {
+            let remaining = fileSize - offset
+            let bytes = try await window.peek(offset, count: BoxHeader.maximumSize)
+            if remaining < 8 {
+                tail = remaining
+                if bytes.allSatisfy({ $0 == 0 }) {
+                    findings.append(Finding(id: "trailing-padding", severity: .info, message: "\(remaining) zero bytes after the last box", offset: offset))
+                } else {
+                    findings.append(Finding(id: "trailing-bytes", severity: .warning, message: "\(remaining) bytes after the last box do not form a box header", offset: offset))
+                }
+                break
+            }
+            let header: BoxHeader
+            do {
+                header = try BoxHeader.parse(bytes, at: offset, containerEnd: fileSize)
+            } catch let error as MP4Error {
+                tail = remaining
+                let id = error.kind == .truncated ? "truncated-box-header" : "invalid-box-size"
+                findings.append(Finding(id: id, severity: .error, message: "\(error.message); the last \(remaining) bytes are not read as boxes", offset: offset))
+                break
+            }
+            let available = min(header.size, remaining)
+            let box = TopLevelBox(header: header, availableSize: available)
+            boxes.append(box)
+            if box.isTruncated {
+                let missing = header.size - available
+                if header.type == .mdat {
+                    findings.append(Finding(id: "mdat-past-eof", severity: .error, message: "mdat claims \(header.size) bytes but the file ends \(missing) bytes early: the file is truncated", offset: offset, path: .top(.mdat)))
+                } else {
+                    findings.append(Finding(id: "box-truncated", severity: .error, message: "'\(header.type)' claims \(header.size) bytes but the file ends \(missing) bytes early", offset: offset, path: .top(header.type)))
+                }
+            }
+            if header.extendsToEnd {
+                findings.append(Finding(id: "size-zero-box", severity: .info, message: "'\(header.type)' has size 0: it runs to the end of the file, so nothing can follow it", offset: offset, path: .top(header.type)))
+            }
+            if !header.type.isPrintable {
+                findings.append(Finding(id: "garbage-box-type", severity: .warning, message: "a box of type \(header.type) (not text) at the top level looks like garbage rather than a box", offset: offset))
+            }
+            if boxes.count >= limits.maxTopLevelBoxes, offset + available < fileSize {
+                findings.append(Finding(id: "scan-limit", severity: .error, message: "stopped after \(boxes.count) top-level boxes (ParseLimits.maxTopLevelBoxes)", offset: offset + available))
+                tail = fileSize - (offset + available)
+                break
+            }
+            offset += available
+        }
+        return FileLayout(fileSize: fileSize, boxes: boxes, findings: findings + observations(boxes), unparsedTailByteCount: tail)
+    }
+
+    /// Findings about the order and kinds of top-level boxes.
+    static func observations(_ boxes: [TopLevelBox]) -> [Finding] {
+        var findings: [Finding] = []
+        let moovs = boxes.filter { $0.type == .moov }
+        if moovs.count > 1 {
+            findings.append(Finding(id: "multiple-moov", severity: .warning, message: "\(moovs.count) moov boxes; players use the first, at \(moovs[0].offset)", offset: moovs[1].offset))
+        }
+        let padding = boxes.filter { [.free, .skip, .wide].contains($0.type) }
+        if !padding.isEmpty {
+            let total = padding.reduce(UInt64(0)) { $0 + $1.availableSize }
+            findings.append(Finding(id: "free-space", severity: .info, message: "\(padding.count) free/skip/wide box(es), \(total) bytes of padding", offset: padding[0].offset))
+        }
+        if let first = boxes.first, first.type != .ftyp && first.type != .styp, boxes.contains(where: { $0.type == .ftyp }) {
+            findings.append(Finding(id: "ftyp-not-first", severity: .info, message: "'\(first.type)' comes before ftyp", offset: first.offset))
+        }
+        let mdats = boxes.filter { $0.type == .mdat }
+        if mdats.count > 1, boxes.firstIndex(where: { $0.type == .moof }) == nil {
+            findings.append(Finding(id: "multiple-mdat", severity: .info, message: "\(mdats.count) mdat boxes", offset: mdats[1].offset))
+        }
+        if let moov = moovs.first, let firstMdat = mdats.first, moov.offset > firstMdat.offset {
+            findings.append(Finding(id: "not-faststart", severity: .warning, message: "moov at \(moov.offset) comes after mdat at \(firstMdat.offset): a progressive player must download \(moov.header.endOffset) bytes before playback; run `mp4probe faststart IN OUT`", offset: moov.offset, path: .top(.moov)))
+        }
+        return findings
+    }
+}

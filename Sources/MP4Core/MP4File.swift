@@ -1,0 +1,138 @@
+/// An opened MP4 / QuickTime file: its top-level layout, `ftyp`, the parsed `moov` and a
+/// summary of the movie, read with as few and as small reads as the layout allows.
+///
+/// ```swift
+/// let file = try await MP4File.open(FileSource(path: "movie.mp4"))
+/// print(file.layout.isFastStart, file.movie?.tracks.map(\.kind) ?? [])
+/// ```
+public struct MP4File: Sendable {
+    /// How a file is opened.
+    public struct Options: Sendable, Hashable {
+        /// Resource bounds.
+        public var limits: ParseLimits
+        /// Load and parse every top-level box except media data and padding (for a full box
+        /// tree), not only `ftyp` and `moov`.
+        public var loadsAllBoxes: Bool
+
+        /// Creates options.
+        public init(limits: ParseLimits = .default, loadsAllBoxes: Bool = false) {
+            self.limits = limits
+            self.loadsAllBoxes = loadsAllBoxes
+        }
+    }
+
+    /// What a file is, from its structure.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// `moov` with sample tables and `mdat`: a regular progressive file.
+        case progressive
+        /// `moov` with `mvex` plus movie fragments in the same file.
+        case fragmented
+        /// `moov` with `mvex` and no media: a DASH/HLS/CMAF initialization segment.
+        case initSegment = "init-segment"
+        /// Movie fragments without `moov`: a media segment, playable only with an init segment.
+        case mediaSegment = "media-segment"
+        /// `moov` without `mvex` and no `mdat`: the header of a progressive file.
+        case headerOnly = "header-only"
+        /// Neither `moov` nor fragments.
+        case unknown
+    }
+
+    /// The source's name (path or URL).
+    public var name: String
+    /// The top-level structure.
+    public var layout: FileLayout
+    /// The first `ftyp`, when present and readable.
+    public var fileType: FileTypeBox?
+    /// One node per top-level box, in file order. Boxes that were not loaded (`mdat`, padding,
+    /// and without ``Options/loadsAllBoxes`` everything but `ftyp` and `moov`) have no payload
+    /// and no children.
+    public var topLevelNodes: [BoxNode]
+    /// The summary of the first `moov`.
+    public var movie: Movie?
+    /// All findings: layout, box tree and movie.
+    public var findings: [Finding]
+    /// What opening the file read from the source.
+    public var statistics: ReadStatistics
+
+    /// The parsed first `moov`.
+    public var movieBox: BoxNode? { topLevelNodes.first { $0.type == .moov } }
+
+    /// Whether the movie is fragmented (`mvex` in `moov`, or fragment boxes at top level).
+    public var isFragmented: Bool { (movie?.hasMovieExtends ?? false) || layout.hasFragmentBoxes }
+
+    /// What the file is.
+    public var kind: Kind {
+        let hasMoof = layout.boxes.contains { $0.type == .moof }
+        guard let movie else { return hasMoof ? .mediaSegment : .unknown }
+        if movie.hasMovieExtends || hasMoof {
+            return hasMoof || layout.firstMediaDataBox != nil ? .fragmented : .initSegment
+        }
+        return layout.firstMediaDataBox == nil ? .headerOnly : .progressive
+    }
+
+    /// The highest severity among the findings.
+    public var worstSeverity: Finding.Severity? { findings.map(\.severity).max() }
+
+    /// Opens `source`: scans box headers, loads `ftyp` and `moov` (each in one read, reusing
+    /// bytes the header reads already brought) and parses them.
+    ///
+    /// Reads: the first ``ByteSource/preferredReadSize`` bytes, one header read per top-level
+    /// box outside the window, and the part of `moov` not yet read. Media data is never read.
+    /// - Throws: ``MP4Error`` — `.io` when the source fails, `.notMP4` when no top-level box
+    ///   is of a known type, `.limitExceeded` when `moov` is larger than
+    ///   ``ParseLimits/maxMovieBoxSize`` or the tree exceeds a bound.
+    public static func open(_ source: some ByteSource, options: Options = Options()) async throws -> MP4File {
+        let length = try await source.length()
+        if length == 0 { throw MP4Error(.notMP4, "\(source.name) is empty") }
+        var window = ReadWindow(source: source, length: length)
+        let layout = try await TopLevelScanner.scan(&window, limits: options.limits)
+        guard layout.boxes.contains(where: { BoxCatalog.descriptor(for: $0.type) != nil }) else {
+            let first = layout.boxes.first.map { "'\($0.type)'" } ?? "no box header"
+            throw MP4Error(.notMP4, "no ISO base media / QuickTime box found (the file starts with \(first))", offset: 0)
+        }
+        var parser = BoxTreeParser(limits: options.limits)
+        var nodes: [BoxNode] = []
+        var findings = layout.findings
+        var loadedOther: UInt64 = 0
+        var seenTypes: [FourCC: Int] = [:]
+        var fileType: FileTypeBox?
+        for box in layout.boxes {
+            seenTypes[box.type, default: 0] += 1
+            let path = BoxPath.top(box.type)
+            let isFirstMoov = box.type == .moov && seenTypes[.moov] == 1
+            let isFirstFtyp = box.type == .ftyp && seenTypes[.ftyp] == 1
+            var shouldLoad = isFirstMoov || isFirstFtyp
+            if options.loadsAllBoxes && !shouldLoad && ![.mdat, .free, .skip, .wide].contains(box.type) {
+                if box.availableSize > options.limits.maxOtherBoxSize || loadedOther + box.availableSize > options.limits.maxMetadataBytes {
+                    findings.append(Finding(id: "box-not-loaded", severity: .info, message: "'\(box.type)' (\(box.size) bytes) was not loaded: beyond ParseLimits.maxOtherBoxSize/maxMetadataBytes", offset: box.offset, path: path))
+                } else {
+                    shouldLoad = true
+                    loadedOther += box.availableSize
+                }
+            }
+            if isFirstMoov && box.availableSize > options.limits.maxMovieBoxSize {
+                throw MP4Error(.limitExceeded, "moov is \(box.size) bytes, above the \(options.limits.maxMovieBoxSize)-byte limit (ParseLimits.maxMovieBoxSize)", offset: box.offset, path: path)
+            }
+            if isFirstFtyp && box.availableSize > options.limits.maxOtherBoxSize { shouldLoad = false }
+            guard shouldLoad else {
+                nodes.append(BoxNode(header: box.header, content: .raw, isTruncated: box.isTruncated))
+                continue
+            }
+            let bytes = try await window.load(box.offset..<box.availableEnd)
+            let node = try parser.parse(bytes, at: box.offset, path: path)
+            if isFirstFtyp, case .fileType(let ftyp) = node.content { fileType = ftyp }
+            nodes.append(node)
+        }
+        findings += parser.findings
+        var movie: Movie?
+        if let moov = nodes.first(where: { $0.type == .moov }) {
+            if moov.isTruncated {
+                findings.append(Finding(id: "moov-truncated", severity: .error, message: "moov is cut short by the end of the file: tracks may be missing or incomplete", offset: moov.header.offset, path: .top(.moov)))
+            }
+            let summary = Movie(moov: moov)
+            findings += summary.findings
+            movie = summary
+        }
+        return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics)
+    }
+}

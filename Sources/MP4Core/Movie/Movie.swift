@@ -1,0 +1,45 @@
+/// A summary of `moov`: the movie header, the tracks and whether the movie is fragmented.
+public struct Movie: Sendable, Hashable {
+    /// `mvhd`.
+    public var header: MovieHeaderBox?
+    /// Tracks in file order.
+    public var tracks: [Track]
+    /// Whether `moov` has `mvex` (the samples are in movie fragments).
+    public var hasMovieExtends: Bool
+    /// `mvex/mehd` fragment duration, in the movie time scale.
+    public var fragmentDuration: UInt64?
+    /// Inconsistencies found while summarising.
+    public var findings: [Finding]
+
+    /// Summarises a parsed `moov`.
+    public init(moov: BoxNode) {
+        var findings: [Finding] = []
+        if case .movieHeader(let h)? = moov.first(.mvhd)?.content { header = h } else {
+            header = nil
+            findings.append(Finding(id: "missing-mvhd", severity: .error, message: "moov has no readable mvhd", path: .top(.moov)))
+        }
+        let mvex = moov.first(.mvex)
+        hasMovieExtends = mvex != nil
+        if case .movieExtendsHeader(let d)? = mvex?.first(.mehd)?.content { fragmentDuration = d } else { fragmentDuration = nil }
+        var tracks: [Track] = []
+        for (child, path) in zip(moov.children, BoxNode.childPaths(moov.children, parent: .top(.moov))) where child.type == .trak {
+            tracks.append(Track(trak: child, path: path, findings: &findings))
+        }
+        var seen: Set<UInt32> = []
+        for track in tracks where !seen.insert(track.trackID).inserted {
+            findings.append(Finding(id: "duplicate-track-id", severity: .warning, message: "track ID \(track.trackID) is used by more than one track", path: track.path))
+        }
+        if tracks.isEmpty { findings.append(Finding(id: "no-tracks", severity: .warning, message: "moov has no tracks", path: .top(.moov))) }
+        self.tracks = tracks
+        self.findings = findings
+    }
+
+    /// Duration in seconds: `mvhd`, else `mehd` for fragmented movies, else the longest track.
+    public var durationSeconds: Double? {
+        if let header, header.duration > 0, let seconds = header.durationSeconds { return seconds }
+        if let fragmentDuration, let header, header.timescale > 0, fragmentDuration > 0 {
+            return Double(fragmentDuration) / Double(header.timescale)
+        }
+        return tracks.compactMap(\.durationSeconds).max()
+    }
+}

@@ -1,0 +1,131 @@
+/// A summary of one `trak`: identity, timing, codec and table sizes, read from the parsed
+/// tree without expanding any table.
+public struct Track: Sendable, Hashable {
+    /// What kind of media a track carries, from its handler type.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case video, audio, subtitle, text, metadata, hint, timecode, other
+    }
+
+    /// `tkhd` track ID.
+    public var trackID: UInt32
+    /// The kind, from `hdlr` (and the sample entry when the handler is unusual).
+    public var kind: Kind
+    /// `hdlr` handler type.
+    public var handlerType: FourCC?
+    /// `hdlr` name.
+    public var handlerName: String?
+    /// The track header.
+    public var header: TrackHeaderBox?
+    /// The media header (time scale, duration, language).
+    public var mediaHeader: MediaHeaderBox?
+    /// The edit list, when present.
+    public var editList: EditListBox?
+    /// The sample entries of `stsd`.
+    public var sampleEntries: [SampleEntry]
+    /// Samples in the `moov` tables (0 for fragmented tracks, whose samples are in `moof`s).
+    public var sampleCount: UInt64
+    /// Total bytes of those samples, when the size table is readable.
+    public var sampleByteCount: UInt64?
+    /// Chunks (`stco`/`co64` entries).
+    public var chunkCount: Int
+    /// Sync samples listed in `stss`, or `nil` when every sample is a sync sample.
+    public var syncSampleCount: Int?
+    /// Whether chunk offsets are 64-bit (`co64`).
+    public var usesLargeChunkOffsets: Bool
+    /// The box path of the `trak`.
+    public var path: BoxPath
+
+    /// Media duration in seconds (`mdhd`), when known.
+    public var durationSeconds: Double? { mediaHeader?.durationSeconds }
+
+    /// Average bit rate over the media duration, when sizes and duration are known.
+    public var bitRate: UInt64? {
+        guard let bytes = sampleByteCount, let seconds = durationSeconds else { return nil }
+        return CheckedMath.bitRate(byteCount: bytes, seconds: seconds)
+    }
+
+    /// Media time scale.
+    public var timescale: UInt32? { mediaHeader?.timescale }
+    /// Language code.
+    public var language: String? { mediaHeader?.language }
+
+    /// Builds the summary of `trak` at `path`, adding inconsistencies to `findings`.
+    init(trak: BoxNode, path: BoxPath, findings: inout [Finding]) {
+        var header: TrackHeaderBox?
+        if case .trackHeader(let h)? = trak.first(.tkhd)?.content { header = h }
+        var mediaHeader: MediaHeaderBox?
+        if case .mediaHeader(let h)? = trak.descendant(.mdia, .mdhd)?.content { mediaHeader = h }
+        var handler: HandlerBox?
+        if case .handler(let h)? = trak.descendant(.mdia, .hdlr)?.content { handler = h }
+        var editList: EditListBox?
+        if case .editList(let e)? = trak.descendant(.edts, .elst)?.content { editList = e }
+        let stbl = trak.descendant(.mdia, .minf, .stbl)
+        var entries: [SampleEntry] = []
+        for child in stbl?.first(.stsd)?.children ?? [] {
+            if case .sampleEntry(let entry) = child.content { entries.append(entry) }
+        }
+        func table(_ type: FourCC) -> SampleTableData? {
+            if case .table(let t)? = stbl?.first(type)?.content { return t }
+            return nil
+        }
+        var sampleCount: UInt64 = 0
+        var byteCount: UInt64?
+        if let sizes = table(.stsz) ?? table(.stz2) {
+            sampleCount = UInt64(sizes.sampleCount)
+            if sizes.kind == .sampleSize && sizes.constantSampleSize != 0 {
+                byteCount = CheckedMath.multiply(UInt64(sizes.constantSampleSize), UInt64(sizes.sampleCount))
+            } else {
+                var total: UInt64 = 0
+                for i in 0..<sizes.entryCount { total &+= UInt64(sizes.entry(at: i)[0]) }
+                byteCount = total
+            }
+        }
+        let offsets = table(.stco) ?? table(.co64)
+        self.trackID = header?.trackID ?? 0
+        self.handlerType = handler?.handlerType
+        self.handlerName = handler?.name
+        self.header = header
+        self.mediaHeader = mediaHeader
+        self.editList = editList
+        self.sampleEntries = entries
+        self.sampleCount = sampleCount
+        self.sampleByteCount = byteCount
+        self.chunkCount = offsets?.entryCount ?? 0
+        self.syncSampleCount = table(.stss)?.entryCount
+        self.usesLargeChunkOffsets = offsets?.kind == .chunkLargeOffset
+        self.path = path
+        self.kind = Self.kind(handler: handler?.handlerType, entry: entries.first)
+
+        if header == nil { findings.append(Finding(id: "missing-tkhd", severity: .error, message: "track has no tkhd", path: path)) }
+        if mediaHeader == nil { findings.append(Finding(id: "missing-mdhd", severity: .error, message: "track has no mdhd", path: path)) }
+        if let mediaHeader, mediaHeader.timescale == 0 {
+            findings.append(Finding(id: "zero-timescale", severity: .error, message: "mdhd time scale is 0: the track's times are undefined", path: path.appending(.mdia).appending(.mdhd)))
+        }
+        if stbl != nil && entries.isEmpty {
+            findings.append(Finding(id: "missing-sample-description", severity: .error, message: "track has no sample entries (stsd missing or empty)", path: path))
+        }
+        if let stts = table(.stts)?.describedSampleCount, sampleCount > 0 || stts > 0, stts != sampleCount {
+            findings.append(Finding(id: "sample-count-mismatch", severity: .warning, message: "stts describes \(stts) samples but the size table has \(sampleCount)", path: path))
+        }
+    }
+
+    static func kind(handler: FourCC?, entry: SampleEntry?) -> Kind {
+        switch handler {
+        case .vide?: return .video
+        case .soun?: return .audio
+        case .sbtl?, .subt?, .clcp?: return .subtitle
+        case .text?: return .text
+        case "meta"?: return .metadata
+        case .hint?: return .hint
+        case .tmcd?: return .timecode
+        default:
+            switch entry?.kind {
+            case .video?: return .video
+            case .audio?: return .audio
+            case .text?: return .text
+            case .metadata?: return .metadata
+            default: return .other
+            }
+        }
+    }
+}

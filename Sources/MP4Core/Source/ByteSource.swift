@@ -1,0 +1,62 @@
+/// Random access to the bytes of one resource: a local file, an HTTP URL, a cache, memory.
+///
+/// The parser asks for few, large ranges: the head of the file, the header of each top-level
+/// box it cannot see yet, and then `moov` in one read. Implementations must be safe to call
+/// concurrently.
+public protocol ByteSource: Sendable {
+    /// A name for messages: a path or URL.
+    var name: String { get }
+
+    /// How many bytes to read when the parser needs only a box header, so that a remote source
+    /// can answer several headers (or a small `moov`) with one request. Local sources keep it
+    /// small; the default is 4 KiB.
+    var preferredReadSize: Int { get }
+
+    /// The total length in bytes. May perform I/O the first time (a remote source learns it
+    /// from its first response).
+    /// - Throws: ``MP4Error`` of kind ``MP4Error/Kind/io`` when the length cannot be learned.
+    func length() async throws -> UInt64
+
+    /// Reads the bytes in `range`, clamped to the length: exactly `range.count` bytes unless
+    /// the range passes the end, never more.
+    /// - Throws: ``MP4Error`` of kind ``MP4Error/Kind/io`` on failure.
+    func read(_ range: Range<UInt64>) async throws -> [UInt8]
+}
+
+extension ByteSource {
+    /// The default read-ahead: 4 KiB.
+    public var preferredReadSize: Int { 4096 }
+}
+
+/// A byte source over bytes in memory.
+public struct MemorySource: ByteSource {
+    /// The bytes.
+    public let bytes: [UInt8]
+    public let name: String
+
+    /// A source over `bytes`, named `name` in messages.
+    public init(_ bytes: [UInt8], name: String = "<memory>") {
+        self.bytes = bytes
+        self.name = name
+    }
+
+    public func length() async throws -> UInt64 { UInt64(bytes.count) }
+
+    public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        let count = UInt64(bytes.count)
+        let lower = Int(min(range.lowerBound, count))
+        let upper = Int(min(range.upperBound, count))
+        return Array(bytes[lower..<max(lower, upper)])
+    }
+}
+
+/// Counts of the reads the parser made: what it cost to open a file.
+public struct ReadStatistics: Sendable, Hashable, Codable {
+    /// Number of `read` calls.
+    public var readCount: Int = 0
+    /// Bytes received.
+    public var byteCount: UInt64 = 0
+
+    /// Empty statistics.
+    public init() {}
+}

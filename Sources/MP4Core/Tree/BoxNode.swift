@@ -1,0 +1,99 @@
+/// What a box holds once parsed: a typed model for the boxes the library understands,
+/// children for containers, and raw bytes for everything else (``BoxNode/payload``).
+public enum BoxContent: Sendable, Hashable {
+    /// A container; see ``BoxNode/children``.
+    case container
+    /// A box the library keeps as raw bytes.
+    case raw
+    case fileType(FileTypeBox)
+    case movieHeader(MovieHeaderBox)
+    case trackHeader(TrackHeaderBox)
+    case mediaHeader(MediaHeaderBox)
+    case handler(HandlerBox)
+    case editList(EditListBox)
+    /// `stsd`: the entries are the children.
+    case sampleDescription(declaredEntryCount: UInt32)
+    /// A child of `stsd`.
+    case sampleEntry(SampleEntry)
+    case codecConfiguration(CodecConfiguration)
+    case table(SampleTableData)
+    /// `dref`: the entries are the children.
+    case dataReference(declaredEntryCount: UInt32)
+    case trackExtends(TrackExtendsBox)
+    case movieExtendsHeader(fragmentDuration: UInt64)
+    case movieFragmentHeader(sequenceNumber: UInt32)
+    case trackFragmentHeader(TrackFragmentHeaderBox)
+    case trackFragmentDecodeTime(baseMediaDecodeTime: UInt64)
+    case trackRun(TrackRunBox)
+    case segmentIndex(SegmentIndexBox)
+    case trackFragmentRandomAccess(TrackFragmentRandomAccessBox)
+    case movieFragmentRandomAccessOffset(mfraSize: UInt32)
+    /// A box of a known type whose payload did not parse; kept raw, with the reason.
+    case invalid(MP4Error)
+}
+
+/// A parsed box: header, version and flags for full boxes, typed content, children, and the
+/// raw payload bytes (shared with the buffer the box was read into, never copied).
+public struct BoxNode: Sendable, Hashable {
+    /// The header as read.
+    public var header: BoxHeader
+    /// The full box version, for full boxes.
+    public var version: UInt8?
+    /// The full box flags, for full boxes.
+    public var flags: UInt32?
+    /// The parsed content.
+    public var content: BoxContent
+    /// Child boxes, for containers and sample entries.
+    public var children: [BoxNode]
+    /// Whether the box claims more bytes than its container (or the file) holds.
+    public var isTruncated: Bool
+    /// The payload bytes after the header that are actually present.
+    public var payload: ArraySlice<UInt8>
+
+    /// Creates a node.
+    public init(header: BoxHeader, version: UInt8? = nil, flags: UInt32? = nil, content: BoxContent, children: [BoxNode] = [], isTruncated: Bool = false, payload: ArraySlice<UInt8> = []) {
+        self.header = header
+        self.version = version
+        self.flags = flags
+        self.content = content
+        self.children = children
+        self.isTruncated = isTruncated
+        self.payload = payload
+    }
+
+    /// The box type.
+    public var type: FourCC { header.type }
+
+    /// The first child of `type`.
+    public func first(_ type: FourCC) -> BoxNode? { children.first { $0.type == type } }
+
+    /// All children of `type`, in order.
+    public func all(_ type: FourCC) -> [BoxNode] { children.filter { $0.type == type } }
+
+    /// The first descendant reached by following `types` one level at a time.
+    public func descendant(_ types: FourCC...) -> BoxNode? {
+        var node: BoxNode? = self
+        for type in types { node = node?.first(type) }
+        return node
+    }
+
+    /// Visits this node and its descendants depth-first with their paths.
+    public func walk(path: BoxPath, _ visit: (BoxNode, BoxPath) -> Void) {
+        visit(self, path)
+        for (child, childPath) in zip(children, BoxNode.childPaths(children, parent: path)) {
+            child.walk(path: childPath, visit)
+        }
+    }
+
+    /// The paths of `children` under `parent`, numbering types that occur more than once.
+    public static func childPaths(_ children: [BoxNode], parent: BoxPath) -> [BoxPath] {
+        var totals: [FourCC: Int] = [:]
+        for child in children { totals[child.type, default: 0] += 1 }
+        var seen: [FourCC: Int] = [:]
+        return children.map { child in
+            seen[child.type, default: 0] += 1
+            let ordinal = (totals[child.type] ?? 0) > 1 ? seen[child.type] : nil
+            return parent.appending(child.type, ordinalNumber: ordinal)
+        }
+    }
+}

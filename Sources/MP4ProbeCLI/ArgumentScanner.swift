@@ -1,0 +1,77 @@
+/// A small command-line scanner: flags (`--json`), options with values (`--depth 3` or
+/// `--depth=3`) and positional arguments, with errors that name the offending argument.
+struct ArgumentScanner {
+    struct UsageError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private(set) var positionals: [String] = []
+    private var flags: Set<String> = []
+    private var values: [String: String] = [:]
+
+    /// Scans `arguments` given the accepted flags and value options (names without dashes).
+    init(_ arguments: [String], flags allowedFlags: Set<String>, options allowedOptions: Set<String>) throws {
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" { onlyPositionals = true; continue }
+            var name = String(argument.drop(while: { $0 == "-" }))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if name == "h" { name = "help" }
+            if allowedFlags.contains(name) {
+                if inlineValue != nil { throw UsageError(description: "option --\(name) takes no value") }
+                flags.insert(name)
+            } else if allowedOptions.contains(name) {
+                if let inlineValue {
+                    values[name] = inlineValue
+                } else if index < arguments.count {
+                    values[name] = arguments[index]
+                    index += 1
+                } else {
+                    throw UsageError(description: "option --\(name) needs a value")
+                }
+            } else {
+                throw UsageError(description: "unknown option \(argument)")
+            }
+        }
+    }
+
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    func value(_ name: String) -> String? { values[name] }
+
+    /// A non-negative integer option, accepting binary suffixes (`64K`, `256M`, `1G`).
+    func size(_ name: String) throws -> UInt64? {
+        guard let text = values[name] else { return nil }
+        let multipliers: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = Substring(text.uppercased())
+        var multiplier: UInt64 = 1
+        if digits.hasSuffix("IB") { digits = digits.dropLast(2) } else if digits.hasSuffix("B") { digits = digits.dropLast() }
+        if let last = digits.last, let m = multipliers[last] {
+            multiplier = m
+            digits = digits.dropLast()
+        }
+        guard let number = UInt64(digits), case let (product, overflow) = number.multipliedReportingOverflow(by: multiplier), !overflow else {
+            throw UsageError(description: "--\(name) expects a size such as 65536, 64K or 256M, not '\(text)'")
+        }
+        return product
+    }
+
+    func integer(_ name: String) throws -> Int? {
+        guard let text = values[name] else { return nil }
+        guard let number = Int(text), number >= 0 else {
+            throw UsageError(description: "--\(name) expects a non-negative integer, not '\(text)'")
+        }
+        return number
+    }
+}

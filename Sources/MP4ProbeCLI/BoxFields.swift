@@ -1,0 +1,124 @@
+import MP4Core
+
+/// The key fields of a parsed box, shared by the text and JSON box trees.
+enum BoxFields {
+    /// Ordered key fields of `node` (empty for containers and raw boxes).
+    static func fields(of node: BoxNode) -> [(String, JSONValue)] {
+        switch node.content {
+        case .container, .raw: return []
+        case .fileType(let f):
+            return [("majorBrand", .string(f.majorBrand.description)), ("minorVersion", .uint(UInt64(f.minorVersion))), ("compatibleBrands", .array(f.compatibleBrands.map { .string($0.description) }))]
+        case .movieHeader(let h):
+            return [("timescale", .uint(UInt64(h.timescale))), ("duration", durationValue(h.duration)), ("durationSeconds", .optional(h.durationSeconds, JSONValue.double)), ("rate", .double(h.rate)), ("volume", .double(h.volume)), ("nextTrackID", .uint(UInt64(h.nextTrackID)))]
+        case .trackHeader(let h):
+            return [("trackID", .uint(UInt64(h.trackID))), ("enabled", .bool(h.isEnabled)), ("duration", durationValue(h.duration)), ("layer", .int(Int64(h.layer))), ("alternateGroup", .int(Int64(h.alternateGroup))), ("volume", .double(h.volume)), ("width", .double(h.width)), ("height", .double(h.height)), ("rotation", .optional(h.rotationDegrees) { .int(Int64($0)) })]
+        case .mediaHeader(let h):
+            return [("timescale", .uint(UInt64(h.timescale))), ("duration", durationValue(h.duration)), ("durationSeconds", .optional(h.durationSeconds, JSONValue.double)), ("language", .string(h.language))]
+        case .handler(let h):
+            return [("handlerType", .string(h.handlerType.description)), ("name", .string(h.name))]
+        case .editList(let e):
+            return [("entryCount", .uint(UInt64(e.entries.count)))]
+        case .sampleDescription(let count), .dataReference(let count):
+            return [("entryCount", .uint(UInt64(count)))]
+        case .sampleEntry(let e):
+            var fields: [(String, JSONValue)] = [("codec", .string(e.codecString)), ("dataReferenceIndex", .uint(UInt64(e.dataReferenceIndex)))]
+            if let w = e.width, let h = e.height { fields += [("width", .uint(UInt64(w))), ("height", .uint(UInt64(h)))] }
+            if let c = e.compressorName, !c.isEmpty { fields.append(("compressorName", .string(c))) }
+            if let c = e.channelCount { fields.append(("channelCount", .uint(UInt64(c)))) }
+            if let s = e.sampleSize { fields.append(("sampleSize", .uint(UInt64(s)))) }
+            if let r = e.sampleRate { fields.append(("sampleRate", .double(r))) }
+            if let v = e.soundVersion, v > 0 { fields.append(("soundVersion", .uint(UInt64(v)))) }
+            if let o = e.originalFormat { fields.append(("originalFormat", .string(o.description))) }
+            if let s = e.protectionScheme { fields.append(("protectionScheme", .string(s.description))) }
+            if let n = e.textNamespace { fields.append(("namespace", .string(n))) }
+            return fields
+        case .codecConfiguration(let c):
+            return configurationFields(c)
+        case .table(let t):
+            var fields: [(String, JSONValue)] = [("entryCount", .uint(UInt64(t.entryCount)))]
+            if t.kind == .sampleSize { fields += [("sampleSize", .uint(UInt64(t.constantSampleSize))), ("sampleCount", .uint(UInt64(t.sampleCount)))] }
+            if t.kind == .compactSampleSize { fields += [("fieldSize", .uint(UInt64(t.fieldSize))), ("sampleCount", .uint(UInt64(t.sampleCount)))] }
+            return fields
+        case .trackExtends(let t):
+            return [("trackID", .uint(UInt64(t.trackID))), ("defaultSampleDescriptionIndex", .uint(UInt64(t.defaultSampleDescriptionIndex))), ("defaultSampleDuration", .uint(UInt64(t.defaultSampleDuration))), ("defaultSampleSize", .uint(UInt64(t.defaultSampleSize))), ("defaultSampleFlags", .string(Format.hexFlags(t.defaultSampleFlags)))]
+        case .movieExtendsHeader(let d):
+            return [("fragmentDuration", .uint(d))]
+        case .movieFragmentHeader(let n):
+            return [("sequenceNumber", .uint(UInt64(n)))]
+        case .trackFragmentHeader(let t):
+            var fields: [(String, JSONValue)] = [("trackID", .uint(UInt64(t.trackID)))]
+            if let v = t.baseDataOffset { fields.append(("baseDataOffset", .uint(v))) }
+            if let v = t.sampleDescriptionIndex { fields.append(("sampleDescriptionIndex", .uint(UInt64(v)))) }
+            if let v = t.defaultSampleDuration { fields.append(("defaultSampleDuration", .uint(UInt64(v)))) }
+            if let v = t.defaultSampleSize { fields.append(("defaultSampleSize", .uint(UInt64(v)))) }
+            if let v = t.defaultSampleFlags { fields.append(("defaultSampleFlags", .string(Format.hexFlags(v)))) }
+            if t.durationIsEmpty { fields.append(("durationIsEmpty", .bool(true))) }
+            if t.defaultBaseIsMoof { fields.append(("defaultBaseIsMoof", .bool(true))) }
+            return fields
+        case .trackFragmentDecodeTime(let t):
+            return [("baseMediaDecodeTime", .uint(t))]
+        case .trackRun(let r):
+            var fields: [(String, JSONValue)] = [("sampleCount", .uint(UInt64(r.sampleCount)))]
+            if let d = r.dataOffset { fields.append(("dataOffset", .int(Int64(d)))) }
+            if let f = r.firstSampleFlags { fields.append(("firstSampleFlags", .string(Format.hexFlags(f)))) }
+            return fields
+        case .segmentIndex(let s):
+            return [("referenceID", .uint(UInt64(s.referenceID))), ("timescale", .uint(UInt64(s.timescale))), ("earliestPresentationTime", .uint(s.earliestPresentationTime)), ("firstOffset", .uint(s.firstOffset)), ("referenceCount", .uint(UInt64(s.references.count)))]
+        case .trackFragmentRandomAccess(let t):
+            return [("trackID", .uint(UInt64(t.trackID))), ("entryCount", .uint(UInt64(t.entries.count)))]
+        case .movieFragmentRandomAccessOffset(let size):
+            return [("mfraSize", .uint(UInt64(size)))]
+        case .invalid(let error):
+            return [("error", .string(error.message))]
+        }
+    }
+
+    private static func durationValue(_ d: UInt64) -> JSONValue { d == UInt64.max ? .null : .uint(d) }
+
+    static func configurationFields(_ c: CodecConfiguration) -> [(String, JSONValue)] {
+        switch c {
+        case let .avc(profile, compatibility, level):
+            return [("profile", .uint(UInt64(profile))), ("compatibility", .uint(UInt64(compatibility))), ("level", .uint(UInt64(level)))]
+        case let .hevc(space, tier, profile, compat, _, level):
+            return [("profileSpace", .uint(UInt64(space))), ("tier", .string(tier ? "high" : "main")), ("profile", .uint(UInt64(profile))), ("compatibilityFlags", .uint(UInt64(compat))), ("level", .uint(UInt64(level)))]
+        case let .av1(profile, level, tier, depth, mono):
+            return [("profile", .uint(UInt64(profile))), ("level", .uint(UInt64(level))), ("tier", .uint(UInt64(tier))), ("bitDepth", .uint(UInt64(depth))), ("monochrome", .bool(mono))]
+        case let .vp(profile, level, depth):
+            return [("profile", .uint(UInt64(profile))), ("level", .uint(UInt64(level))), ("bitDepth", .uint(UInt64(depth)))]
+        case let .mpeg4(oti, aot, channels, frequency, avg, max):
+            return [("objectTypeIndication", .uint(UInt64(oti))), ("audioObjectType", .optional(aot) { .uint(UInt64($0)) }), ("channelConfiguration", .optional(channels) { .uint(UInt64($0)) }), ("samplingFrequency", .optional(frequency) { .uint(UInt64($0)) }), ("averageBitRate", .uint(UInt64(avg))), ("maxBitRate", .uint(UInt64(max)))]
+        case let .opus(channels, preSkip, rate):
+            return [("outputChannelCount", .uint(UInt64(channels))), ("preSkip", .uint(UInt64(preSkip))), ("inputSampleRate", .uint(UInt64(rate)))]
+        case let .ac3(channels, lfe, rate):
+            return [("channelCount", .uint(UInt64(channels))), ("lfe", .bool(lfe)), ("bitRateKbps", .optional(rate) { .uint(UInt64($0)) })]
+        case let .eac3(rate, substreams):
+            return [("dataRateKbps", .uint(UInt64(rate))), ("independentSubstreams", .uint(UInt64(substreams)))]
+        case let .alac(depth, channels, rate):
+            return [("bitDepth", .uint(UInt64(depth))), ("channelCount", .uint(UInt64(channels))), ("sampleRate", .uint(UInt64(rate)))]
+        case let .flac(rate, channels, bits):
+            return [("sampleRate", .uint(UInt64(rate))), ("channelCount", .uint(UInt64(channels))), ("bitsPerSample", .uint(UInt64(bits)))]
+        }
+    }
+
+    /// The decoded entries of a table-like box, for `--full`, bounded by `limit`.
+    static func entries(of node: BoxNode, limit: Int) -> (names: [String], rows: [[JSONValue]], total: Int)? {
+        switch node.content {
+        case .table(let t):
+            let count = min(t.entryCount, limit)
+            return (t.kind.fieldNames, (0..<count).map { i in t.entry(at: i).map { JSONValue.int($0) } }, t.entryCount)
+        case .editList(let e):
+            let rows = e.entries.prefix(limit).map { [JSONValue.uint($0.segmentDuration), .int($0.mediaTime), .double($0.mediaRate)] }
+            return (["segmentDuration", "mediaTime", "mediaRate"], Array(rows), e.entries.count)
+        case .segmentIndex(let s):
+            let rows = s.references.prefix(limit).map { r in [JSONValue.bool(r.referencesIndex), .uint(UInt64(r.referencedSize)), .uint(UInt64(r.subsegmentDuration)), .bool(r.startsWithSAP), .uint(UInt64(r.sapType))] }
+            return (["referencesIndex", "referencedSize", "subsegmentDuration", "startsWithSAP", "sapType"], Array(rows), s.references.count)
+        case .trackFragmentRandomAccess(let t):
+            let rows = t.entries.prefix(limit).map { e in [JSONValue.uint(e.time), .uint(e.moofOffset), .uint(UInt64(e.trafNumber)), .uint(UInt64(e.trunNumber)), .uint(UInt64(e.sampleNumber))] }
+            return (["time", "moofOffset", "trafNumber", "trunNumber", "sampleNumber"], Array(rows), t.entries.count)
+        case .fileType(let f):
+            return (["brand"], f.compatibleBrands.prefix(limit).map { [.string($0.description)] }, f.compatibleBrands.count)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import MP4Core
+
+/// The process exit codes, defined in exactly one place (documented in `docs/cli.md`).
+public enum ExitCode: Int32, Sendable, CaseIterable {
+    /// Success.
+    case success = 0
+    /// A check failed (a policy of `mp4probe check`); reserved for that command.
+    case checkFailed = 1
+    /// Bad command line: unknown command or option, missing or malformed argument.
+    case usage = 2
+    /// The input is not a readable MP4/QuickTime file (not MP4, malformed beyond recovery,
+    /// unsupported).
+    case invalidInput = 3
+    /// The input could not be read (missing file, permission, network).
+    case ioError = 4
+    /// A resource limit was reached (`moov` too large, nesting too deep).
+    case limitExceeded = 5
+    /// A bug: an unexpected internal error.
+    case internalError = 70
+
+    /// The exit code for a library error.
+    public static func `for`(_ error: MP4Error) -> ExitCode {
+        switch error.kind {
+        case .io: return .ioError
+        case .limitExceeded: return .limitExceeded
+        case .truncated, .malformed, .unsupported, .notMP4: return .invalidInput
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/// Number, size and time formatting for human output.
+enum Format {
+    /// `1,234,567`.
+    static func grouped(_ value: UInt64) -> String {
+        let digits = String(value)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
+            out.append(c)
+        }
+        return out
+    }
+
+    /// `12.3 KiB`, `41.0 MiB`; bytes below 1 KiB as `812 B`.
+    static func bytes(_ value: UInt64) -> String {
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        if value < 1024 { return "\(value) B" }
+        var amount = Double(value) / 1024
+        var unit = 0
+        while amount >= 1024 && unit < units.count - 1 {
+            amount /= 1024
+            unit += 1
+        }
+        return fixed(amount, 1) + " " + units[unit]
+    }
+
+    /// `hh:mm:ss.mmm`.
+    static func clock(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "?" }
+        let totalMillis = UInt64((seconds * 1000).rounded())
+        let millis = totalMillis % 1000
+        let totalSeconds = totalMillis / 1000
+        func pad(_ v: UInt64, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(totalSeconds / 3600, 2)):\(pad(totalSeconds / 60 % 60, 2)):\(pad(totalSeconds % 60, 2)).\(pad(millis, 3))"
+    }
+
+    /// `value` with `digits` decimals.
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        guard value.isFinite else { return "?" }
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let whole = UInt64(scaled / scale)
+        let fraction = UInt64(scaled) - whole * UInt64(scale)
+        var text = (value < 0 && scaled > 0 ? "-" : "") + String(whole)
+        if digits > 0 {
+            let f = String(fraction)
+            text += "." + String(repeating: "0", count: digits - f.count) + f
+        }
+        return text
+    }
+
+    /// `1 234 kb/s` style bit rate.
+    static func bitRate(_ bitsPerSecond: UInt64) -> String {
+        if bitsPerSecond >= 10_000_000 { return fixed(Double(bitsPerSecond) / 1_000_000, 1) + " Mb/s" }
+        return grouped((bitsPerSecond + 500) / 1000) + " kb/s"
+    }
+
+    /// `0x000001`.
+    static func hexFlags(_ flags: UInt32) -> String {
+        let hex = String(flags, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 6 - hex.count)) + hex
+    }
+}

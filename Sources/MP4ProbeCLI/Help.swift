@@ -1,0 +1,66 @@
+/// Help texts (kept in step with `docs/cli.md`).
+enum Help {
+    static let exitCodes = """
+    Exit codes:
+      0   success
+      1   a check failed (mp4probe check)
+      2   usage error (unknown command or option, bad argument)
+      3   invalid input (not MP4/QuickTime, or broken beyond reading)
+      4   I/O error (missing file, permission, read failure)
+      5   resource limit reached (e.g. moov larger than --max-moov-size)
+      70  internal error
+
+    """
+
+    static let general = """
+    mp4probe \(MP4Probe.version): layout, tracks and boxes of MP4 / QuickTime / fragmented MP4 files,
+    read from box headers and moov only (the media data is never read).
+
+    Usage:
+      mp4probe FILE                 summary (same as 'mp4probe info FILE')
+      mp4probe info FILE [--json]   summary: brands, duration, tracks, codecs, faststart verdict, findings
+      mp4probe boxes FILE [--json] [--full] [--depth N]
+                                    box tree with offsets, sizes, version/flags and key fields
+      mp4probe help COMMAND         help for one command
+      mp4probe --version
+
+    \(exitCodes)
+    """
+
+    static let info = """
+    Usage: mp4probe [info] FILE [--json [--compact]] [--max-moov-size SIZE]
+
+    Summarises FILE: brands, duration and bit rate, the file kind (progressive, fragmented,
+    init or media segment, header only), the faststart verdict (is moov before the first mdat,
+    and how many bytes a progressive player needs before it can start), one line per track
+    (id, kind, codec and RFC 6381 codec string, resolution or sample rate and channels,
+    timescale, duration, samples, language, bit rate, edit list) and findings.
+
+    Options:
+      --json               machine-readable report (schema: docs/json-schema.md)
+      --compact            with --json: one line instead of indented output
+      --max-moov-size SIZE refuse a moov larger than SIZE (default 256M; suffixes K, M, G)
+      -h, --help           this help
+
+    \(exitCodes)
+    """
+
+    static let boxes = """
+    Usage: mp4probe boxes FILE [--json [--compact]] [--full [--entries N]] [--depth N] [--max-moov-size SIZE]
+
+    Prints the box tree: every top-level box with offset and size, and the tree of every box
+    that is not media data or padding, with version/flags and the key fields of known boxes.
+    Tables (stts, stsc, stsz, stco, ...) are summarised by their entry counts.
+
+    Options:
+      --full               print the entries of tables, edit lists, sidx and tfra
+      --entries N          with --full: at most N entries per table
+      --depth N            print N levels (1 = top level only)
+      --json               machine-readable tree (schema: docs/json-schema.md)
+      --compact            with --json: one line
+      --max-moov-size SIZE refuse a moov larger than SIZE (default 256M)
+      -h, --help           this help
+
+    \(exitCodes)
+    """
+}

@@ -1,0 +1,236 @@
+import MP4Core
+
+/// `mp4probe info`: the summary of a file, as text for people and as JSON (schema in
+/// `docs/json-schema.md`).
+enum InfoReport {
+    static let schemaVersion = 1
+
+    // MARK: JSON
+
+    static func json(_ file: MP4File) -> JSONValue {
+        let layout = file.layout
+        return .object([
+            ("schemaVersion", .int(Int64(schemaVersion))),
+            ("file", .object([("name", .string(file.name)), ("size", .uint(layout.fileSize))])),
+            ("kind", .string(file.kind.rawValue)),
+            ("brands", .optional(file.fileType) { f in .object([("major", .string(f.majorBrand.description)), ("minorVersion", .uint(UInt64(f.minorVersion))), ("compatible", .array(f.compatibleBrands.map { .string($0.description) }))]) }),
+            ("durationSeconds", .optional(file.movie?.durationSeconds, JSONValue.double)),
+            ("bitRate", .optional(overallBitRate(file)) { .uint($0) }),
+            ("layout", layoutJSON(file)),
+            ("tracks", .array((file.movie?.tracks ?? []).map(trackJSON))),
+            ("findings", .array(file.findings.map(findingJSON))),
+            ("reads", .object([("count", .int(Int64(file.statistics.readCount))), ("bytes", .uint(file.statistics.byteCount))])),
+        ])
+    }
+
+    static func layoutJSON(_ file: MP4File) -> JSONValue {
+        let layout = file.layout
+        return .object([
+            ("moviePlacement", .string(layout.moviePlacement.rawValue)),
+            ("isFastStart", .bool(layout.isFastStart)),
+            ("isFragmented", .bool(file.isFragmented)),
+            ("isTruncated", .bool(layout.isTruncated)),
+            ("startupByteCount", .optional(layout.startupByteCount) { .uint($0) }),
+            ("movieBox", .optional(layout.movieBox) { .object([("offset", .uint($0.offset)), ("size", .uint($0.size))]) }),
+            ("firstMediaDataOffset", .optional(layout.firstMediaDataBox) { .uint($0.offset) }),
+            ("mediaDataByteCount", .uint(layout.mediaDataByteCount)),
+            ("unparsedTailByteCount", .uint(layout.unparsedTailByteCount)),
+            ("boxes", .array(layout.boxes.map(topLevelBoxJSON))),
+        ])
+    }
+
+    static func topLevelBoxJSON(_ box: TopLevelBox) -> JSONValue {
+        .object([
+            ("type", .string(box.type.description)),
+            ("offset", .uint(box.offset)),
+            ("size", .uint(box.size)),
+            ("headerSize", .int(Int64(box.header.headerSize))),
+            ("largeSize", .bool(box.header.usesLargeSize)),
+            ("extendsToEnd", .bool(box.header.extendsToEnd)),
+            ("truncated", .bool(box.isTruncated)),
+        ])
+    }
+
+    static func trackJSON(_ track: Track) -> JSONValue {
+        let entry = track.sampleEntries.first
+        return .object([
+            ("trackId", .uint(UInt64(track.trackID))),
+            ("kind", .string(track.kind.rawValue)),
+            ("handlerType", .optional(track.handlerType) { .string($0.description) }),
+            ("handlerName", .optional(track.handlerName, JSONValue.string)),
+            ("codec", .optional(entry?.codingFormat) { .string($0.description) }),
+            ("codecString", .optional(entry?.codecString, JSONValue.string)),
+            ("width", .optional(entry?.width) { .uint(UInt64($0)) }),
+            ("height", .optional(entry?.height) { .uint(UInt64($0)) }),
+            ("displayWidth", .optional(track.kind == .video ? track.header?.width : nil, JSONValue.double)),
+            ("displayHeight", .optional(track.kind == .video ? track.header?.height : nil, JSONValue.double)),
+            ("rotation", .optional(track.kind == .video ? track.header?.rotationDegrees : nil) { .int(Int64($0)) }),
+            ("sampleRate", .optional(entry?.sampleRate, JSONValue.double)),
+            ("channelCount", .optional(entry?.channelCount) { .uint(UInt64($0)) }),
+            ("timescale", .optional(track.timescale) { .uint(UInt64($0)) }),
+            ("durationSeconds", .optional(track.durationSeconds, JSONValue.double)),
+            ("sampleCount", .uint(track.sampleCount)),
+            ("syncSampleCount", .optional(track.syncSampleCount) { .int(Int64($0)) }),
+            ("chunkCount", .int(Int64(track.chunkCount))),
+            ("sampleByteCount", .optional(track.sampleByteCount) { .uint($0) }),
+            ("bitRate", .optional(track.bitRate) { .uint($0) }),
+            ("language", .optional(track.language, JSONValue.string)),
+            ("editList", .optional(track.editList) { list in
+                .array(list.entries.map { .object([("segmentDuration", .uint($0.segmentDuration)), ("mediaTime", .int($0.mediaTime)), ("mediaRate", .double($0.mediaRate))]) })
+            }),
+            ("sampleEntries", .array(track.sampleEntries.map(sampleEntryJSON))),
+            ("path", .string(track.path.description)),
+        ])
+    }
+
+    static func sampleEntryJSON(_ entry: SampleEntry) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("format", .string(entry.format.description)),
+            ("codecString", .string(entry.codecString)),
+            ("originalFormat", .optional(entry.originalFormat) { .string($0.description) }),
+            ("protectionScheme", .optional(entry.protectionScheme) { .string($0.description) }),
+        ]
+        members.append(("configuration", .optional(entry.configuration) { .object(BoxFields.configurationFields($0)) }))
+        return .object(members)
+    }
+
+    static func findingJSON(_ finding: Finding) -> JSONValue {
+        .object([
+            ("id", .string(finding.id)),
+            ("severity", .string(finding.severity.rawValue)),
+            ("message", .string(finding.message)),
+            ("offset", .optional(finding.offset) { .uint($0) }),
+            ("path", .optional(finding.path, JSONValue.string)),
+        ])
+    }
+
+    static func overallBitRate(_ file: MP4File) -> UInt64? {
+        guard let seconds = file.movie?.durationSeconds else { return nil }
+        return CheckedMath.bitRate(byteCount: file.layout.fileSize, seconds: seconds)
+    }
+
+    // MARK: Text
+
+    static func text(_ file: MP4File) -> String {
+        let layout = file.layout
+        var lines: [String] = []
+        func row(_ label: String, _ value: String) { lines.append(label.padding(12) + value) }
+        row("File:", file.name)
+        row("Size:", "\(Format.bytes(layout.fileSize)) (\(Format.grouped(layout.fileSize)) bytes)")
+        if let f = file.fileType {
+            row("Brands:", "\(f.majorBrand) (minor \(f.minorVersion)), compatible: \(f.compatibleBrands.map(\.description).joined(separator: " "))")
+        } else {
+            row("Brands:", "none (no ftyp)")
+        }
+        row("Kind:", kindDescription(file))
+        if let seconds = file.movie?.durationSeconds {
+            var text = "\(Format.clock(seconds)) (\(Format.fixed(seconds, 3)) s)"
+            if let rate = overallBitRate(file) { text += ", \(Format.bitRate(rate)) overall" }
+            row("Duration:", text)
+        }
+        row("Faststart:", verdict(file))
+        if let tracks = file.movie?.tracks, !tracks.isEmpty {
+            lines.append("Tracks:")
+            for track in tracks { lines.append("  " + trackLine(track)) }
+        }
+        let findings = file.findings
+        if !findings.isEmpty {
+            lines.append("Findings:")
+            for finding in findings {
+                var location = ""
+                if let path = finding.path { location += " [\(path)]" }
+                if let offset = finding.offset { location += " @\(offset)" }
+                lines.append("  \(finding.severity.rawValue.padding(8))\(finding.id)\(location): \(finding.message)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func kindDescription(_ file: MP4File) -> String {
+        switch file.kind {
+        case .progressive: return "progressive" + (file.layout.mediaDataBoxes.count > 1 ? " (\(file.layout.mediaDataBoxes.count) mdat boxes)" : "")
+        case .fragmented:
+            let count = file.layout.boxes.filter { $0.type == .moof }.count
+            return "fragmented (\(count) movie fragment\(count == 1 ? "" : "s"))"
+        case .initSegment: return "init segment (moov with mvex, no media)"
+        case .mediaSegment: return "media segment (movie fragments without moov: needs an init segment)"
+        case .headerOnly: return "header only (moov without mdat)"
+        case .unknown: return "unknown (neither moov nor movie fragments)"
+        }
+    }
+
+    /// The one-line faststart verdict.
+    static func verdict(_ file: MP4File) -> String {
+        let layout = file.layout
+        switch layout.moviePlacement {
+        case .beforeMediaData:
+            guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "yes" }
+            return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before mdat at \(Format.grouped(mdat.offset)); playback can start after \(Format.bytes(moov.header.endOffset))"
+        case .afterMediaData:
+            guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "NO" }
+            let end = moov.header.endOffset
+            let whole = end >= layout.fileSize ? "the whole \(Format.bytes(layout.fileSize))" : "\(Format.bytes(end)) of \(Format.bytes(layout.fileSize)) (up to the end of moov)"
+            let place = end >= layout.fileSize ? "moov at end (offset \(Format.grouped(moov.offset)), \(Format.bytes(moov.size)))" : "moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), after mdat at \(Format.grouped(mdat.offset))"
+            return "NO — \(place); a progressive player must download \(whole) before playback"
+        case .noMediaData:
+            return file.kind == .initSegment ? "n/a — init segment, no media data" : "n/a — moov without media data"
+        case .noMovie:
+            return file.kind == .mediaSegment ? "n/a — media segment, no moov" : "NO — no moov box"
+        }
+    }
+
+    static func trackLine(_ track: Track) -> String {
+        var parts: [String] = ["#\(track.trackID)", track.kind.rawValue.padding(8)]
+        if let entry = track.sampleEntries.first {
+            var codec = entry.codingFormat.description
+            if entry.originalFormat != nil { codec = "\(entry.format)→\(codec)" + (entry.protectionScheme.map { " (\($0))" } ?? "") }
+            parts.append(codec)
+            parts.append(entry.codecString)
+            if let w = entry.width, let h = entry.height, track.kind == .video || entry.kind == .video {
+                var size = "\(w)x\(h)"
+                if let header = track.header, header.width > 0, Int(header.width.rounded()) != Int(w) || Int(header.height.rounded()) != Int(h) {
+                    size += " (display \(Int(header.width.rounded()))x\(Int(header.height.rounded())))"
+                }
+                if let rotation = track.header?.rotationDegrees, rotation != 0 { size += " rotated \(rotation)°" }
+                parts.append(size)
+                if let seconds = track.durationSeconds, seconds > 0, track.sampleCount > 0 {
+                    parts.append("\(Format.fixed(Double(track.sampleCount) / seconds, 3)) fps")
+                }
+            }
+            if track.kind == .audio || entry.kind == .audio {
+                if let rate = entry.sampleRate { parts.append("\(Int(rate.rounded())) Hz") }
+                if let channels = audioChannels(entry) { parts.append("\(channels) ch") }
+            }
+        } else {
+            parts.append("(no sample entry)")
+        }
+        if let timescale = track.timescale { parts.append("timescale \(timescale)") }
+        if let seconds = track.durationSeconds { parts.append("\(Format.fixed(seconds, 3)) s") }
+        parts.append("\(Format.grouped(track.sampleCount)) samples")
+        if let language = track.language { parts.append(language) }
+        if let rate = track.bitRate { parts.append(Format.bitRate(rate)) }
+        if let edits = track.editList?.entries, !edits.isEmpty {
+            parts.append("edit list: \(edits.count) entr\(edits.count == 1 ? "y" : "ies")" + (edits.first.map { $0.isEmpty ? " (starts with a delay)" : ($0.mediaTime > 0 ? " (skips \($0.mediaTime) media units)" : "") } ?? ""))
+        }
+        return parts.joined(separator: "  ")
+    }
+
+    /// The channel count a person expects: from the codec configuration when the sample
+    /// entry's field is a placeholder.
+    static func audioChannels(_ entry: SampleEntry) -> UInt32? {
+        switch entry.configuration {
+        case .mpeg4(_, _, let channels?, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
+        case .opus(let channels, _, _)?: return UInt32(channels)
+        case .ac3(let channels, _, _)?: return UInt32(channels)
+        case .alac(_, let channels, _)?: return UInt32(channels)
+        case .flac(_, let channels, _)?: return UInt32(channels)
+        default: return entry.channelCount
+        }
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,82 @@
+/// A JSON value with ordered object keys, rendered deterministically: the output of every
+/// `--json` report is stable byte for byte for the same input.
+indirect enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered(pretty: false) == rhs.rendered(pretty: false) }
+
+    /// Renders the value; `pretty` uses two-space indentation and one member per line.
+    func rendered(pretty: Bool) -> String {
+        var out = ""
+        write(to: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private func write(to out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .uint(let u): out += String(u)
+        case .double(let d):
+            if !d.isFinite { out += "null" } else if d == d.rounded(), abs(d) < 1e15 { out += String(Int64(d)) + ".0" } else { out += String(d) }
+        case .string(let s): Self.escape(s, into: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                item.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{"
+            for (i, (key, value)) in members.enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                Self.escape(key, into: &out)
+                out += pretty ? ": " : ":"
+                value.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    private static func escape(_ text: String, into out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+extension JSONValue {
+    static func optional<T>(_ value: T?, _ transform: (T) -> JSONValue) -> JSONValue {
+        value.map(transform) ?? .null
+    }
+}

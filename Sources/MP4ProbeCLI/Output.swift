@@ -1,0 +1,44 @@
+import Foundation
+
+/// Where a command writes text. Commands take their outputs as parameters so that tests can
+/// run them in-process and read what they wrote.
+public protocol TextOutput: Sendable {
+    /// Writes `text` as is (no newline added).
+    func write(_ text: String)
+}
+
+/// The process's standard output or standard error.
+public struct StandardStream: TextOutput {
+    private let isError: Bool
+
+    /// Standard output.
+    public static let output = StandardStream(isError: false)
+    /// Standard error.
+    public static let error = StandardStream(isError: true)
+
+    public func write(_ text: String) {
+        FileHandle(fileDescriptor: isError ? 2 : 1, closeOnDealloc: false).write(Data(text.utf8))
+    }
+}
+
+/// Collects text in memory (for tests).
+public final class CapturedOutput: TextOutput, @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = ""
+
+    /// An empty capture.
+    public init() {}
+
+    public func write(_ text: String) {
+        lock.lock()
+        buffer += text
+        lock.unlock()
+    }
+
+    /// Everything written so far.
+    public var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return buffer
+    }
+}

@@ -1,0 +1,3 @@
+import MP4ProbeCLI
+
+await MP4Probe.main()
