@@ -165,10 +165,10 @@ enum InfoReport {
         switch layout.moviePlacement {
         case .beforeMediaData:
             guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "yes" }
-            return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before mdat at \(Format.grouped(mdat.offset)); playback can start after \(Format.bytes(moov.header.endOffset))"
+            return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before mdat at \(Format.grouped(mdat.offset)); playback can start after \(Format.bytes(moov.availableEnd))"
         case .afterMediaData:
             guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "NO" }
-            let end = moov.header.endOffset
+            let end = moov.availableEnd
             let whole = end >= layout.fileSize ? "the whole \(Format.bytes(layout.fileSize))" : "\(Format.bytes(end)) of \(Format.bytes(layout.fileSize)) (up to the end of moov)"
             let place = end >= layout.fileSize ? "moov at end (offset \(Format.grouped(moov.offset)), \(Format.bytes(moov.size)))" : "moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), after mdat at \(Format.grouped(mdat.offset))"
             return "NO — \(place); a progressive player must download \(whole) before playback"

@@ -79,6 +79,7 @@ public struct ByteReader: Sendable {
 
     /// Reads a big-endian 64-bit unsigned integer.
     public mutating func readUInt64() throws -> UInt64 {
+        try need(8, "u64")
         let high = try readUInt32()
         let low = try readUInt32()
         return UInt64(high) << 32 | UInt64(low)

@@ -75,8 +75,9 @@ public struct FileLayout: Sendable, Hashable {
     public var isTruncated: Bool { boxes.contains { $0.isTruncated } }
 
     /// Bytes a progressive player must have before it can start: everything up to the end of
-    /// `moov` (for a moov-at-end file that is nearly the whole file). `nil` without `moov`.
-    public var startupByteCount: UInt64? { movieBox.map { $0.header.endOffset } }
+    /// `moov` (for a moov-at-end file that is nearly the whole file), never more than the file
+    /// holds. `nil` without `moov`.
+    public var startupByteCount: UInt64? { movieBox.map { $0.availableEnd } }
 
     /// Total bytes of `mdat` payload present in the file.
     public var mediaDataByteCount: UInt64 {

@@ -1,0 +1,126 @@
+import Testing
+@testable import MP4Core
+import MP4TestSupport
+
+/// Hostile input: every prefix of the interesting part of each sample, seeded bit flips, and
+/// the named malformed files. The answer must be a value or a typed ``MP4Error``: never a
+/// trap, a hang, or an allocation beyond the limits.
+@Suite struct RobustnessTests {
+    /// Opens `bytes` fully (layout, moov, summary, every table entry and box field) and
+    /// returns whether it produced a file (false for a typed error).
+    @discardableResult
+    static func exercise(_ bytes: [UInt8]) async -> Bool {
+        do {
+            let file = try await MP4File.open(MemorySource(bytes), options: .init(loadsAllBoxes: true))
+            for node in file.topLevelNodes {
+                node.walk(path: BoxPath()) { child, _ in
+                    if case .table(let table) = child.content {
+                        // Touch the first and last entries: decoding must stay within the box.
+                        if table.entryCount > 0 { _ = table.entry(at: 0); _ = table.entry(at: table.entryCount - 1) }
+                    }
+                }
+            }
+            _ = file.movie?.tracks.map { ($0.codecStringSummary, $0.bitRate, $0.durationSeconds) }
+            return true
+        } catch is MP4Error {
+            return false
+        } catch {
+            Issue.record("untyped error \(error)")
+            return false
+        }
+    }
+
+    /// The prefixes worth cutting at: every byte of the headers and moov, a stride elsewhere.
+    static func cutPoints(_ bytes: [UInt8]) async throws -> [Int] {
+        let layout = try await TopLevelScanner.scan(MemorySource(bytes))
+        var points = Set(stride(from: 0, to: bytes.count, by: 997))
+        for box in layout.boxes {
+            let start = Int(box.offset)
+            let dense = box.type == .mdat ? start + 40 : Int(box.availableEnd)
+            for p in start...min(dense, bytes.count) { points.insert(p) }
+        }
+        return points.sorted()
+    }
+
+    @Test(arguments: ["faststart.mp4", "moov-at-end.mp4", "fragmented-sidx.mp4", "quicktime.mov", "audio-edit-list.m4a", "hevc.mp4", "vp9-opus.mp4", "av1-opus.mp4", "alac.m4a", "ac3.mp4", "largesize-mdat.mp4", "uuid-box.mp4"])
+    func truncationSweep(name: String) async throws {
+        let bytes = try #require(FileSystem.read(Fixtures.sample(name)))
+        let started = FileSystem.now()
+        var results = 0
+        for cut in try await Self.cutPoints(bytes) {
+            if await Self.exercise(Array(bytes[0..<cut])) { results += 1 }
+        }
+        #expect(results > 0)
+        #expect(FileSystem.now() - started < 120, "sweep of \(name) took too long")
+    }
+
+    @Test(arguments: ["faststart.mp4", "moov-at-end.mp4", "fragmented.mp4", "quicktime.mov", "hevc.mp4", "vp9-opus.mp4"])
+    func seededBitFlips(name: String) async throws {
+        let original = try #require(FileSystem.read(Fixtures.sample(name)))
+        let layout = try await TopLevelScanner.scan(MemorySource(original))
+        // Flip bits where structure lives: everything but mdat payloads.
+        var regions: [Range<Int>] = []
+        for box in layout.boxes {
+            let start = Int(box.offset)
+            regions.append(start..<(box.type == .mdat ? start + 16 : Int(box.availableEnd)))
+        }
+        var random = SeededRandom(seed: 0x6D70_3470 ^ UInt64(name.utf8.count))
+        for _ in 0..<1500 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let region = regions[Int.random(in: 0..<regions.count, using: &random)]
+                let index = Int.random(in: region, using: &random)
+                bytes[index] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+            }
+            let started = FileSystem.now()
+            await Self.exercise(bytes)
+            #expect(FileSystem.now() - started < 5)
+        }
+    }
+
+    @Test(arguments: Fixtures.malformedSampleFiles)
+    func namedMalformedFile(name: String) async throws {
+        let bytes = try #require(FileSystem.read(Fixtures.sample("malformed/" + name)))
+        let started = FileSystem.now()
+        let opened = await Self.exercise(bytes)
+        let elapsed = FileSystem.now() - started
+        #expect(elapsed < 5, "\(name) took \(elapsed) s")
+        // What each file must produce: a typed error, or a result with the named finding.
+        let expectations: [String: (opens: Bool, finding: String?)] = [
+            "box-size-below-header.mp4": (true, "invalid-box-size"),
+            "child-overruns-parent.mp4": (true, "box-overruns-parent"),
+            "deep-nesting-64.mp4": (false, nil),
+            "elst-count-past-box.mp4": (true, "invalid-box"),
+            "empty.mp4": (false, nil),
+            "largesize-2-pow-63.mp4": (true, "mdat-past-eof"),
+            "largesize-below-16.mp4": (true, "invalid-box-size"),
+            "mdhd-timescale-zero.mp4": (true, "zero-timescale"),
+            "moov-64bit-size-huge.mp4": (true, "moov-truncated"),
+            "moov-size-past-eof.mp4": (true, "box-truncated"),
+            "not-mp4.txt": (false, nil),
+            "overlapping-boxes.mp4": (true, "box-overruns-parent"),
+            "stco-count-past-box.mp4": (true, "invalid-box"),
+            "stsd-entry-size-huge.mp4": (true, "box-overruns-parent"),
+            "stsz-count-4-billion.mp4": (true, "invalid-box"),
+            "trailing-garbage.mp4": (true, "trailing-bytes"),
+            "truncated-box-header.mp4": (true, "trailing-bytes"),
+            "truncated-in-mdat.mp4": (true, "mdat-past-eof"),
+            "truncated-in-moov.mp4": (true, "moov-truncated"),
+        ]
+        let expected = try #require(expectations[name], "no expectation recorded for \(name)")
+        #expect(opened == expected.opens)
+        if let id = expected.finding {
+            let file = try await MP4File.open(MemorySource(bytes))
+            #expect(file.findings.contains { $0.id == id }, "\(name): \(file.findings.map(\.id))")
+        }
+    }
+
+    @Test func deepNestingErrorSaysWhere() async throws {
+        let bytes = try #require(FileSystem.read(Fixtures.sample("malformed/deep-nesting-64.mp4")))
+        do {
+            _ = try await MP4File.open(MemorySource(bytes))
+        } catch let e as MP4Error {
+            #expect(e.kind == .limitExceeded && e.offset != nil && (e.path?.depth ?? 0) > 32)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-import MP4Core
