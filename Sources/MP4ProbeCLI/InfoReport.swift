@@ -131,7 +131,7 @@ enum InfoReport {
         row("Faststart:", verdict(file))
         if let tracks = file.movie?.tracks, !tracks.isEmpty {
             lines.append("Tracks:")
-            for track in tracks { lines.append("  " + trackLine(track)) }
+            for track in tracks { lines.append("  " + trackLine(track, samplesInFragments: file.movie?.hasMovieExtends ?? false)) }
         }
         let findings = file.findings
         if !findings.isEmpty {
@@ -179,7 +179,7 @@ enum InfoReport {
         }
     }
 
-    static func trackLine(_ track: Track) -> String {
+    static func trackLine(_ track: Track, samplesInFragments: Bool) -> String {
         var parts: [String] = ["#\(track.trackID)", track.kind.rawValue.padding(8)]
         if let entry = track.sampleEntries.first {
             var codec = entry.codingFormat.description
@@ -205,8 +205,12 @@ enum InfoReport {
             parts.append("(no sample entry)")
         }
         if let timescale = track.timescale { parts.append("timescale \(timescale)") }
-        if let seconds = track.durationSeconds { parts.append("\(Format.fixed(seconds, 3)) s") }
-        parts.append("\(Format.grouped(track.sampleCount)) samples")
+        if let seconds = track.durationSeconds, seconds > 0 || !samplesInFragments { parts.append("\(Format.fixed(seconds, 3)) s") }
+        if samplesInFragments && track.sampleCount == 0 {
+            parts.append("samples in movie fragments")
+        } else {
+            parts.append("\(Format.grouped(track.sampleCount)) samples")
+        }
         if let language = track.language { parts.append(language) }
         if let rate = track.bitRate { parts.append(Format.bitRate(rate)) }
         if let edits = track.editList?.entries, !edits.isEmpty {

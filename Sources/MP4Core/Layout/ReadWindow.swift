@@ -10,6 +10,9 @@ struct ReadWindow {
     private(set) var start: UInt64 = 0
     private(set) var bytes: [UInt8] = []
     private(set) var statistics = ReadStatistics()
+    /// The first read at offset 0, kept so that boxes at the head (`ftyp`, a front `moov`)
+    /// need no second read after the scan has moved on to the end of the file.
+    private var head: [UInt8] = []
 
     init(source: any ByteSource, length: UInt64) {
         self.source = source
@@ -37,12 +40,16 @@ struct ReadWindow {
         let readUpper = min(length, offset + UInt64(max(count, source.preferredReadSize)))
         bytes = try await fetch(offset..<readUpper)
         start = offset
+        if offset == 0 { head = bytes }
         return bytes[0..<Int(upper - offset)]
     }
 
     /// All bytes of `range` (which must lie within the source), reusing what the window holds
     /// at its start.
     mutating func load(_ range: Range<UInt64>) async throws -> [UInt8] {
+        if range.upperBound <= UInt64(head.count) {
+            return Array(head[Int(range.lowerBound)..<Int(range.upperBound)])
+        }
         if range.lowerBound >= start && range.upperBound <= end {
             return Array(bytes[Int(range.lowerBound - start)..<Int(range.upperBound - start)])
         }

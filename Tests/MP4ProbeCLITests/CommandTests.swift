@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+import MP4ProbeCLI
+import MP4TestSupport
+
+/// Runs the CLI in-process and checks output, JSON schema and exit codes.
+@Suite struct CommandTests {
+    struct Result { var code: Int32; var out: String; var err: String }
+
+    static func run(_ arguments: [String]) async -> Result {
+        let out = CapturedOutput(), err = CapturedOutput()
+        let code = await MP4Probe.run(arguments, output: out, errors: err)
+        return Result(code: code, out: out.text.replacingOccurrences(of: Fixtures.sampleMedia + "/", with: "SampleMedia/"), err: err.text)
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func summaryVerdicts() async {
+        let fast = await Self.run([Fixtures.sample("faststart.mp4")])
+        #expect(fast.code == 0 && fast.err.isEmpty)
+        #expect(fast.out.contains("Faststart:  yes — moov at 32 (2.8 KiB), before mdat at 2,958"))
+        #expect(fast.out.contains("avc1.64000D") && fast.out.contains("mp4a.40.2") && fast.out.contains("320x240"))
+        let end = await Self.run(["info", Fixtures.sample("moov-at-end.mp4")])
+        #expect(end.out.contains("Faststart:  NO — moov at end (offset 79,297, 2.8 KiB); a progressive player must download the whole 80.3 KiB before playback"))
+    }
+
+    @Test func exitCodes() async {
+        #expect(await Self.run([]).code == 2)
+        #expect(await Self.run(["--help"]).code == 0)
+        #expect(await Self.run(["info", "--help"]).code == 0)
+        #expect(await Self.run(["boxes", "-h"]).code == 0)
+        #expect(await Self.run(["info", "--bogus", Fixtures.sample("faststart.mp4")]).code == 2)
+        #expect(await Self.run(["boxes", "--depth", "x", Fixtures.sample("faststart.mp4")]).code == 2)
+        #expect(await Self.run(["info"]).code == 2)
+        #expect(await Self.run(["frobnicate"]).code == 2)
+        let missing = await Self.run([Fixtures.sample("nope.mp4")])
+        #expect(missing.code == 4 && missing.err.contains("nope.mp4") && missing.out.isEmpty)
+        let text = await Self.run([Fixtures.sample("malformed/not-mp4.txt")])
+        #expect(text.code == 3 && text.err.contains("not-mp4.txt"))
+        let deep = await Self.run([Fixtures.sample("malformed/deep-nesting-64.mp4")])
+        #expect(deep.code == 5 && deep.err.contains("offset") && deep.err.contains("moov/trak"))
+        #expect(await Self.run(["--max-moov-size", "1K", Fixtures.sample("faststart.mp4")]).code == 5)
+        #expect(await Self.run(["info", "--max-moov-size", "lots", Fixtures.sample("faststart.mp4")]).code == 2)
+        #expect(await Self.run(["https://example.com/a.mp4"]).code == 3)
+    }
+
+    @Test func infoJSONFollowsTheSchema() async throws {
+        let result = await Self.run(["info", "--json", Fixtures.sample("moov-at-end.mp4")])
+        let doc = try Self.json(result.out)
+        #expect(doc["schemaVersion"] as? Int == 1)
+        #expect(doc["kind"] as? String == "progressive")
+        let layout = try #require(doc["layout"] as? [String: Any])
+        #expect(layout["moviePlacement"] as? String == "moov-after-mdat")
+        #expect(layout["isFastStart"] as? Bool == false)
+        #expect(layout["startupByteCount"] as? Int == 82215)
+        let boxes = try #require(layout["boxes"] as? [[String: Any]])
+        #expect(boxes.map { $0["type"] as? String ?? "" } == ["ftyp", "free", "mdat", "moov"])
+        let tracks = try #require(doc["tracks"] as? [[String: Any]])
+        #expect(tracks.map { $0["codecString"] as? String ?? "" } == ["avc1.64000D", "mp4a.40.2"])
+        for track in tracks {
+            for key in ["trackId", "kind", "codec", "timescale", "durationSeconds", "sampleCount", "language", "editList", "sampleEntries"] {
+                #expect(track[key] != nil, "track lacks \(key)")
+            }
+        }
+        let findings = try #require(doc["findings"] as? [[String: Any]])
+        #expect(findings.contains { $0["id"] as? String == "not-faststart" && $0["severity"] as? String == "warning" })
+        let compact = await Self.run(["info", "--json", "--compact", Fixtures.sample("moov-at-end.mp4")])
+        #expect(compact.out.split(separator: "\n").count == 1)
+        #expect(NSDictionary(dictionary: try Self.json(compact.out)).isEqual(to: doc))
+    }
+
+    @Test func boxTree() async throws {
+        let result = await Self.run(["boxes", Fixtures.sample("faststart.mp4")])
+        #expect(result.code == 0)
+        #expect(result.out.contains("mdat @2958 size 79257  (media data, not read)"))
+        #expect(result.out.contains("    stts @"))
+        #expect(result.out.contains("trak[2]"))
+        let top = await Self.run(["boxes", "--depth", "1", Fixtures.sample("faststart.mp4")])
+        #expect(!top.out.contains("mvhd") && top.out.contains("child box(es)"))
+        let full = await Self.run(["boxes", "--full", "--entries", "2", Fixtures.sample("faststart.mp4")])
+        #expect(full.out.contains("[0] sampleCount=50 sampleDelta=512"))
+        #expect(full.out.contains("more entries"))
+        let json = try Self.json(await Self.run(["boxes", "--json", Fixtures.sample("fragmented-sidx.mp4")]).out)
+        let boxes = try #require(json["boxes"] as? [[String: Any]])
+        #expect(boxes.map { $0["type"] as? String ?? "" }.prefix(4) == ["ftyp", "moov", "sidx", "sidx"])
+        let sidx = try #require(boxes[2]["fields"] as? [String: Any])
+        #expect(sidx["referenceCount"] as? Int == 2)  // one reference per fragment
+    }
+
+    /// Goldens: `info --json` for every sample and `boxes --json --full` for two, compared
+    /// byte for byte. Record with MP4PROBE_RECORD_GOLDENS=1 swift test --filter goldens.
+    @Test(arguments: Fixtures.sampleFiles)
+    func goldens(name: String) async throws {
+        let directory = Fixtures.packageRoot + "/Tests/MP4ProbeCLITests/Goldens"
+        var cases: [(String, [String])] = [("\(name).info.json", ["info", "--json", Fixtures.sample(name)])]
+        if name == "faststart.mp4" || name == "fragmented-sidx.mp4" {
+            cases.append(("\(name).boxes.json", ["boxes", "--json", "--full", Fixtures.sample(name)]))
+            cases.append(("\(name).boxes.txt", ["boxes", Fixtures.sample(name)]))
+            cases.append(("\(name).info.txt", ["info", Fixtures.sample(name)]))
+        }
+        for (golden, arguments) in cases {
+            let output = await Self.run(arguments).out
+            let path = directory + "/" + golden
+            if ProcessInfo.processInfo.environment["MP4PROBE_RECORD_GOLDENS"] != nil {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                try output.write(toFile: path, atomically: true, encoding: .utf8)
+            } else {
+                let expected = try #require(try? String(contentsOfFile: path, encoding: .utf8), "missing golden \(golden)")
+                #expect(output == expected, "\(golden) differs from its golden")
+            }
+        }
+    }
+}
