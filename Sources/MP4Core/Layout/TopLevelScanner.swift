@@ -88,7 +88,7 @@ public enum TopLevelScanner {
             findings.append(Finding(id: "multiple-mdat", severity: .info, message: "\(mdats.count) mdat boxes", offset: mdats[1].offset))
         }
         if let moov = moovs.first, let firstMdat = mdats.first, moov.offset > firstMdat.offset {
-            findings.append(Finding(id: "not-faststart", severity: .warning, message: "moov at \(moov.offset) comes after mdat at \(firstMdat.offset): a progressive player must download \(moov.availableEnd) bytes before playback; run `mp4probe faststart IN OUT`", offset: moov.offset, path: .top(.moov)))
+            findings.append(Finding(id: "not-faststart", severity: .warning, message: "moov at \(moov.offset) comes after mdat at \(firstMdat.offset): a progressive player must download \(moov.availableEnd) bytes before playback; move moov to the front (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)", offset: moov.offset, path: .top(.moov)))
         }
         return findings
     }
