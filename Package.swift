@@ -3,6 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "mp4probe",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16)],
     products: [
         .library(name: "MP4Core", targets: ["MP4Core"]),
         .library(name: "MP4IO", targets: ["MP4IO"]),
@@ -20,7 +21,7 @@ let package = Package(
         .target(name: "MP4TestSupport", dependencies: ["MP4Core"], path: "Tests/MP4TestSupport"),
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),
         .testTarget(name: "MP4IOTests", dependencies: ["MP4Core", "MP4IO", "MP4TestSupport"]),
-        .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4TestSupport"]),
+        .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4TestSupport"], exclude: ["Goldens"]),
     ],
     swiftLanguageModes: [.v6]
 )
