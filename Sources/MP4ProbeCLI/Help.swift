@@ -21,6 +21,10 @@ enum Help {
       mp4probe info FILE [--json]   summary: brands, duration, tracks, codecs, faststart verdict, findings
       mp4probe boxes FILE [--json] [--full] [--depth N]
                                     box tree with offsets, sizes, version/flags and key fields
+      mp4probe samples FILE [--track N] [--json]
+                                    every sample: dts, pts, duration, offset, size, sync, chunk
+      mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json]
+                                    keyframe and byte ranges a player needs from TIME
       mp4probe help COMMAND         help for one command
       mp4probe --version
 
@@ -41,6 +45,36 @@ enum Help {
       --compact            with --json: one line instead of indented output
       --max-moov-size SIZE refuse a moov larger than SIZE (default 256M; suffixes K, M, G)
       -h, --help           this help
+
+    \(exitCodes)
+    """
+
+    static let samples = """
+    Usage: mp4probe samples FILE [--track N] [--limit N] [--json [--compact]]
+
+    Lists every sample of every track (or of track N) in decode order, from the sample tables:
+    index, dts and pts in media time-scale units (before the edit list), duration, byte offset,
+    size, sync flag (K), chunk index, and the presentation time in seconds after the edit list.
+    These are the facts of `ffprobe -show_packets`; ffprobe's timestamps equal ours plus the
+    track's `ffprobeShift` (the first edit's delay minus its media_time). Progressive files only.
+
+    \(exitCodes)
+    """
+
+    static let seek = """
+    Usage: mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json [--compact]]
+
+    Maps TIME (seconds, or hh:mm:ss.mmm) to what a player needs to show FILE from TIME to
+    TIME+D: the sync sample to decode from (on the video track, else the main audio track) and
+    its presentation time; per track the first and last sample needed; where reading must start
+    and end; and the merged [start, end) byte ranges holding exactly those samples.
+    Edit lists and composition offsets are applied. Progressive files only (see docs/seeking.md).
+
+    Options:
+      --duration D     window length (default 0: just the frame at TIME)
+      --align MODE     previous (default): last sync sample at or before TIME; next: first at or
+                       after; exact: the sample shown at TIME, no sync alignment
+      --json           machine-readable plan (keyframeTime, startOffset, endOffset, ranges, tracks)
 
     \(exitCodes)
     """

@@ -11,6 +11,8 @@ public enum MP4Probe {
     static let commands: [(name: String, summary: String)] = [
         ("info", "summarise a file: brands, duration, tracks and codecs, faststart verdict, findings (default)"),
         ("boxes", "print the box tree with offsets, sizes, version/flags and key fields"),
+        ("samples", "list every sample: dts, pts, duration, offset, size, sync, chunk"),
+        ("seek", "map a time (and duration) to the keyframe and the byte ranges a player needs"),
         ("help", "show help for a command"),
     ]
 
@@ -49,6 +51,8 @@ public enum MP4Probe {
         do {
             switch command {
             case "boxes": return try await BoxesCommand.run(arguments, output: output, errors: errors)
+            case "samples": return try await SamplesCommand.run(arguments, output: output, errors: errors)
+            case "seek": return try await SeekCommand.run(arguments, output: output, errors: errors)
             default: return try await InfoCommand.run(arguments, output: output, errors: errors)
             }
         } catch let error as ArgumentScanner.UsageError {
@@ -67,6 +71,8 @@ public enum MP4Probe {
         switch command {
         case "info": output.write(Help.info)
         case "boxes": output.write(Help.boxes)
+        case "samples": output.write(Help.samples)
+        case "seek": output.write(Help.seek)
         default:
             errors.write("mp4probe: no help for unknown command '\(command)'\n")
             return ExitCode.usage.rawValue

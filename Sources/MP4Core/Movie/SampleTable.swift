@@ -1,0 +1,308 @@
+/// The samples of one progressive track, answered from the compact `stbl` tables
+/// (ISO/IEC 14496-12 §8.6–§8.7) by binary search over run starts.
+///
+/// Memory is proportional to the tables' bytes: `stts`, `ctts` and `stsc` become arrays of
+/// runs (one element per table entry), `stsz`/`stz2` and `stco`/`co64` stay raw and are decoded
+/// on demand. Nothing is ever expanded per sample. Tolerated defects (bad `stsc` entries, chunk
+/// offsets no sample fills, tables that disagree on the sample count) become ``findings``; the
+/// usable sample count is the smallest that every table can describe.
+public struct SampleTable: Sendable {
+    /// One sample, with times in the media time scale (before edit lists).
+    public struct Sample: Sendable, Hashable {
+        /// 0-based position in decode order.
+        public var index: Int
+        /// Decode time (`stts`).
+        public var decodeTime: Int64
+        /// Composition time: decode time plus the `ctts` offset.
+        public var compositionTime: Int64
+        /// Duration (`stts` delta).
+        public var duration: Int64
+        /// Absolute file offset of the sample's first byte.
+        public var byteOffset: UInt64
+        /// Size in bytes.
+        public var byteCount: UInt32
+        /// Whether it is a sync sample (`stss`, or every sample without `stss`).
+        public var isSync: Bool
+        /// 0-based chunk index.
+        public var chunkIndex: Int
+        /// 1-based index into `stsd`.
+        public var sampleDescriptionNumber: UInt32
+
+        /// File offset one past the sample's last byte.
+        public var endOffset: UInt64 { byteOffset + UInt64(byteCount) }
+    }
+
+    struct TimeRun: Sendable { var firstSample: Int; var count: Int; var firstTime: Int64; var delta: Int64 }
+    struct OffsetRun: Sendable { var firstSample: Int; var count: Int; var offset: Int64 }
+    struct ChunkRun: Sendable { var firstChunk: Int; var chunkCount: Int; var firstSample: Int; var samplesPerChunk: Int; var descriptionNumber: UInt32 }
+
+    /// Samples that every table describes.
+    public let sampleCount: Int
+    /// Problems found while building the table.
+    public let findings: [Finding]
+    let timeRuns: [TimeRun]
+    let offsetRuns: [OffsetRun]
+    /// 0-based sync sample indices, ascending; `nil` when every sample is a sync sample.
+    let syncIndices: [Int]?
+    let chunkRuns: [ChunkRun]
+    let sizes: SampleTableData?
+    let constantSize: UInt32
+    let chunkOffsets: SampleTableData?
+
+    /// Builds the table of the track whose `stbl` is `stbl` at `path`.
+    public init(stbl: BoxNode, path: BoxPath) {
+        var findings: [Finding] = []
+        func table(_ type: FourCC) -> SampleTableData? {
+            if case .table(let t)? = stbl.first(type)?.content { return t }
+            return nil
+        }
+        let sizes = table(.stsz) ?? table(.stz2)
+        let chunkOffsets = table(.stco) ?? table(.co64)
+        let stsc = table(.stsc)
+        let stts = table(.stts)
+        self.sizes = sizes
+        self.constantSize = sizes.map { $0.kind == .sampleSize ? $0.constantSampleSize : 0 } ?? 0
+        self.chunkOffsets = chunkOffsets
+        var limit = Int(clamping: sizes?.sampleCount ?? 0)
+        if sizes == nil { findings.append(Finding(id: "missing-sample-sizes", severity: .error, message: "stbl has no stsz/stz2: the track has no usable samples", path: path)) }
+        if chunkOffsets == nil { findings.append(Finding(id: "missing-chunk-offsets", severity: .error, message: "stbl has no stco/co64: the track has no usable samples", path: path)); limit = 0 }
+
+        // stts: runs of equal durations.
+        var timeRuns: [TimeRun] = []
+        var sample = 0
+        var time: Int64 = 0
+        if let stts {
+            timeRuns.reserveCapacity(stts.entryCount)
+            for i in 0..<stts.entryCount {
+                let e = stts.entry(at: i)
+                guard e[0] > 0 else { continue }
+                let count = Int(e[0]), delta = e[1]
+                let (span, overflow1) = Int64(count).multipliedReportingOverflow(by: delta)
+                let (next, overflow2) = time.addingReportingOverflow(span)
+                if overflow1 || overflow2 || sample > Int.max - count {
+                    findings.append(Finding(id: "time-overflow", severity: .error, message: "stts times overflow 64 bits after sample \(sample); later samples are ignored", path: path))
+                    break
+                }
+                timeRuns.append(TimeRun(firstSample: sample, count: count, firstTime: time, delta: delta))
+                sample += count
+                time = next
+            }
+        } else {
+            findings.append(Finding(id: "missing-stts", severity: .error, message: "stbl has no stts: sample times are unknown", path: path))
+        }
+        if sample != limit, sizes != nil, stts != nil {
+            findings.append(Finding(id: "sample-count-mismatch", severity: .warning, message: "stts describes \(sample) samples, the size table \(limit); using \(min(sample, limit))", path: path))
+        }
+        limit = min(limit, sample)
+
+        // stsc: runs of chunks with the same samples-per-chunk.
+        var chunkRuns: [ChunkRun] = []
+        let chunkCount = chunkOffsets?.entryCount ?? 0
+        var described = 0
+        if let stsc {
+            var entries: [(first: Int, perChunk: Int, description: UInt32)] = []
+            for i in 0..<stsc.entryCount {
+                let e = stsc.entry(at: i)
+                let first = Int(e[0])
+                if first < 1 || (entries.last.map { first <= $0.first } ?? false) {
+                    findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc entry \(i + 1) has first_chunk \(first), not after the previous one; skipped", path: path))
+                    continue
+                }
+                entries.append((first, Int(e[1]), UInt32(truncatingIfNeeded: e[2])))
+            }
+            if let first = entries.first, first.first != 1 {
+                findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc starts at chunk \(first.first), not 1: earlier chunks hold no samples", path: path))
+            }
+            for (i, entry) in entries.enumerated() {
+                let start = entry.first - 1
+                guard start < chunkCount else {
+                    findings.append(Finding(id: "stsc-past-chunks", severity: .warning, message: "stsc refers to chunk \(entry.first) but there are only \(chunkCount) chunks", path: path))
+                    break
+                }
+                let end = i + 1 < entries.count ? min(entries[i + 1].first - 1, chunkCount) : chunkCount
+                let chunks = end - start
+                let (samples, overflow) = chunks.multipliedReportingOverflow(by: entry.perChunk)
+                if overflow || described > Int.max - samples { break }
+                if entry.perChunk > 0 {
+                    chunkRuns.append(ChunkRun(firstChunk: start, chunkCount: chunks, firstSample: described, samplesPerChunk: entry.perChunk, descriptionNumber: entry.description))
+                }
+                described += samples
+            }
+        } else if limit > 0 {
+            findings.append(Finding(id: "missing-stsc", severity: .error, message: "stbl has no stsc: samples cannot be placed in chunks", path: path))
+        }
+        if described < limit {
+            findings.append(Finding(id: "samples-without-chunk", severity: .warning, message: "stsc/stco place only \(described) of \(limit) samples; the rest are ignored", path: path))
+        } else if described > limit, let last = chunkRuns.last, limit > 0 {
+            let usedChunks = chunkRuns.reduce(0) { total, run in
+                run.firstSample >= limit ? total : total + min(run.chunkCount, (limit - run.firstSample + run.samplesPerChunk - 1) / run.samplesPerChunk)
+            }
+            if usedChunks < chunkCount && last.samplesPerChunk > 0 {
+                findings.append(Finding(id: "unused-chunks", severity: .info, message: "\(chunkCount - usedChunks) chunk offset(s) hold no sample (stco lists more chunks than the samples fill)", path: path))
+            }
+        }
+        limit = min(limit, described)
+
+        // ctts: runs of composition offsets.
+        var offsetRuns: [OffsetRun] = []
+        if let ctts = table(.ctts) {
+            var s = 0
+            for i in 0..<ctts.entryCount {
+                let e = ctts.entry(at: i)
+                guard e[0] > 0 else { continue }
+                var offset = e[1]
+                if ctts.version == 0 && offset > Int64(Int32.max) { offset = Int64(Int32(truncatingIfNeeded: offset)) }  // negative v0 values in the wild
+                offsetRuns.append(OffsetRun(firstSample: s, count: Int(e[0]), offset: offset))
+                if s > Int.max - Int(e[0]) { break }
+                s += Int(e[0])
+            }
+        }
+        // stss: sync samples.
+        var syncIndices: [Int]?
+        if let stss = table(.stss) {
+            var indices: [Int] = []
+            indices.reserveCapacity(stss.entryCount)
+            var sorted = true
+            for i in 0..<stss.entryCount {
+                let number = Int(stss.entry(at: i)[0])
+                guard number >= 1, number <= limit else { continue }
+                if let last = indices.last, number - 1 <= last { sorted = false }
+                indices.append(number - 1)
+            }
+            if !sorted {
+                findings.append(Finding(id: "unsorted-stss", severity: .warning, message: "stss sample numbers are not strictly increasing; sorted", path: path))
+                indices = Array(Set(indices)).sorted()
+            }
+            syncIndices = indices
+        }
+        self.sampleCount = limit
+        self.timeRuns = timeRuns
+        self.offsetRuns = offsetRuns
+        self.syncIndices = syncIndices
+        self.chunkRuns = chunkRuns
+        self.findings = findings
+    }
+
+    /// Number of sync samples.
+    public var syncSampleCount: Int { syncIndices?.count ?? sampleCount }
+
+    /// The last run whose first sample is ≤ `index` (binary search).
+    static func lastRun<T>(_ runs: [T], atOrBefore index: Int, key: (T) -> Int) -> Int? {
+        var low = 0, high = runs.count
+        while low < high {
+            let mid = (low + high) / 2
+            if key(runs[mid]) <= index { low = mid + 1 } else { high = mid }
+        }
+        return low == 0 ? nil : low - 1
+    }
+
+    /// Decode time of sample `index`. O(log runs).
+    public func decodeTime(of index: Int) -> Int64 {
+        guard let r = Self.lastRun(timeRuns, atOrBefore: index, key: \.firstSample) else { return 0 }
+        let run = timeRuns[r]
+        return run.firstTime &+ Int64(index - run.firstSample) &* run.delta
+    }
+
+    func duration(of index: Int) -> Int64 {
+        guard let r = Self.lastRun(timeRuns, atOrBefore: index, key: \.firstSample) else { return 0 }
+        return timeRuns[r].delta
+    }
+
+    /// Composition offset of sample `index`. O(log runs).
+    public func compositionOffset(of index: Int) -> Int64 {
+        guard let r = Self.lastRun(offsetRuns, atOrBefore: index, key: \.firstSample) else { return 0 }
+        let run = offsetRuns[r]
+        return index < run.firstSample + run.count ? run.offset : 0
+    }
+
+    /// Whether sample `index` is a sync sample. O(log sync samples).
+    public func isSync(_ index: Int) -> Bool {
+        guard let syncIndices else { return true }
+        guard let i = Self.lastRun(syncIndices, atOrBefore: index, key: { $0 }) else { return false }
+        return syncIndices[i] == index
+    }
+
+    func size(of index: Int) -> UInt32 {
+        if constantSize != 0 { return constantSize }
+        guard let sizes, index < sizes.entryCount else { return 0 }
+        return UInt32(truncatingIfNeeded: sizes.entry(at: index)[0])
+    }
+
+    func chunkOffset(_ chunk: Int) -> UInt64 {
+        guard let chunkOffsets, chunk < chunkOffsets.entryCount else { return 0 }
+        return UInt64(bitPattern: chunkOffsets.entry(at: chunk)[0])
+    }
+
+    /// Sample `index` (0-based), or `nil` when out of range. O(log runs + samples before it in
+    /// its chunk).
+    public func sample(at index: Int) -> Sample? {
+        guard index >= 0, index < sampleCount, let r = Self.lastRun(chunkRuns, atOrBefore: index, key: \.firstSample) else { return nil }
+        let run = chunkRuns[r]
+        let within = index - run.firstSample
+        let chunk = run.firstChunk + within / run.samplesPerChunk
+        let firstInChunk = index - within % run.samplesPerChunk
+        var offset = chunkOffset(chunk)
+        if constantSize != 0 {
+            offset &+= UInt64(index - firstInChunk) &* UInt64(constantSize)
+        } else {
+            for i in firstInChunk..<index { offset &+= UInt64(size(of: i)) }
+        }
+        let dts = decodeTime(of: index)
+        return Sample(index: index, decodeTime: dts, compositionTime: dts &+ compositionOffset(of: index), duration: duration(of: index), byteOffset: offset, byteCount: size(of: index), isSync: isSync(index), chunkIndex: chunk, sampleDescriptionNumber: run.descriptionNumber)
+    }
+
+    /// Calls `body` for samples `range` in decode order, O(1) per sample; stops when `body`
+    /// returns `false`.
+    public func forEachSample(in range: Range<Int>? = nil, _ body: (Sample) -> Bool) {
+        let range = (range ?? 0..<sampleCount).clamped(to: 0..<sampleCount)
+        guard let startSample = sample(at: range.lowerBound) else { return }
+        var current = startSample
+        guard body(current) else { return }
+        var index = range.lowerBound + 1
+        while index < range.upperBound {
+            let previous = current
+            guard var next = sample(atSequential: index, after: previous) else { return }
+            next.index = index
+            current = next
+            guard body(current) else { return }
+            index += 1
+        }
+    }
+
+    /// The sample after `previous`, reusing its chunk position when it is in the same chunk.
+    private func sample(atSequential index: Int, after previous: Sample) -> Sample? {
+        guard let r = Self.lastRun(chunkRuns, atOrBefore: index, key: \.firstSample) else { return nil }
+        let run = chunkRuns[r]
+        let within = index - run.firstSample
+        let chunk = run.firstChunk + within / run.samplesPerChunk
+        let offset = chunk == previous.chunkIndex ? previous.endOffset : chunkOffset(chunk)
+        let dts = decodeTime(of: index)
+        return Sample(index: index, decodeTime: dts, compositionTime: dts &+ compositionOffset(of: index), duration: duration(of: index), byteOffset: offset, byteCount: size(of: index), isSync: isSync(index), chunkIndex: chunk, sampleDescriptionNumber: run.descriptionNumber)
+    }
+
+    /// The last sample whose decode time is ≤ `time`, or `nil` when every sample is later.
+    /// O(log runs).
+    public func lastSample(decodedAtOrBefore time: Int64) -> Int? {
+        guard let r = Self.lastRun(timeRuns, atOrBefore: Int(clamping: time), key: { Int(clamping: $0.firstTime) }) else { return nil }
+        let run = timeRuns[r]
+        let steps = run.delta > 0 ? Int(clamping: (time - run.firstTime) / run.delta) : run.count - 1
+        return min(run.firstSample + min(steps, run.count - 1), sampleCount - 1)
+    }
+
+    /// 0-based sync sample indices ≤ / ≥ `index`. O(log sync samples).
+    public func syncSample(atOrBefore index: Int) -> Int? {
+        guard let syncIndices else { return index >= 0 && sampleCount > 0 ? min(index, sampleCount - 1) : nil }
+        return Self.lastRun(syncIndices, atOrBefore: index, key: { $0 }).map { syncIndices[$0] }
+    }
+
+    /// The first sync sample at or after `index`.
+    public func syncSample(atOrAfter index: Int) -> Int? {
+        guard let syncIndices else { return index < sampleCount ? max(index, 0) : nil }
+        let before = Self.lastRun(syncIndices, atOrBefore: index - 1, key: { $0 }).map { $0 + 1 } ?? 0
+        return before < syncIndices.count ? syncIndices[before] : nil
+    }
+
+    /// All sync sample indices (every sample when there is no `stss`), for callers that
+    /// search by presentation time.
+    public var syncSampleIndices: [Int]? { syncIndices }
+}

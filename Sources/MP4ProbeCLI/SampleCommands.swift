@@ -1,0 +1,141 @@
+import MP4Core
+
+/// `mp4probe samples FILE [--track N] [--json]`: every sample with the facts
+/// `ffprobe -show_packets` gives (index, dts, pts, duration, offset, size, sync, chunk).
+enum SamplesCommand {
+    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
+        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact"], options: ["track", "max-moov-size", "limit"])
+        if scanner.flag("help") { output.write(Help.samples); return ExitCode.success.rawValue }
+        let location = try singleFile(scanner)
+        let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: false)
+        let planner = SeekPlanner(file: file)
+        var tracks = planner.tracks
+        if let wanted = try scanner.integer("track") {
+            tracks = tracks.filter { Int($0.track.trackID) == wanted }
+            if tracks.isEmpty { throw MP4Error(.malformed, "\(location): no track with ID \(wanted) has samples") }
+        }
+        let limit = try scanner.integer("limit") ?? Int.max
+        if scanner.flag("json") {
+            let json: JSONValue = .object([
+                ("schemaVersion", .int(1)),
+                ("file", .object([("name", .string(file.name)), ("size", .uint(file.layout.fileSize))])),
+                ("tracks", .array(tracks.map { indexed in
+                    var rows: [JSONValue] = []
+                    indexed.samples.forEachSample(in: 0..<min(indexed.samples.sampleCount, limit)) { s in
+                        rows.append(.object([
+                            ("index", .int(Int64(s.index))), ("dts", .int(s.decodeTime)), ("pts", .int(s.compositionTime)),
+                            ("duration", .int(s.duration)), ("offset", .uint(s.byteOffset)), ("size", .uint(UInt64(s.byteCount))),
+                            ("sync", .bool(s.isSync)), ("chunk", .int(Int64(s.chunkIndex))),
+                            ("presentationTime", .double(indexed.timeline.presentationTime(ofMediaTime: s.compositionTime))),
+                        ]))
+                        return true
+                    }
+                    return .object([
+                        ("trackId", .uint(UInt64(indexed.track.trackID))), ("kind", .string(indexed.track.kind.rawValue)),
+                        ("timescale", .uint(UInt64(indexed.timeline.mediaTimescale))), ("sampleCount", .int(Int64(indexed.samples.sampleCount))),
+                        ("ffprobeShift", .int(indexed.timeline.ffprobeShift)), ("samples", .array(rows)),
+                    ])
+                })),
+                ("findings", .array(planner.findings.map(InfoReport.findingJSON))),
+            ])
+            output.write(json.rendered(pretty: !scanner.flag("compact")) + "\n")
+            return ExitCode.success.rawValue
+        }
+        for indexed in tracks {
+            output.write("# track \(indexed.track.trackID) (\(indexed.track.kind.rawValue)), timescale \(indexed.timeline.mediaTimescale), \(indexed.samples.sampleCount) samples; times in media units, ptsTime after the edit list\n")
+            output.write("index\tdts\tpts\tduration\toffset\tsize\tsync\tchunk\tptsTime\n")
+            var text = ""
+            indexed.samples.forEachSample(in: 0..<min(indexed.samples.sampleCount, limit)) { s in
+                text += "\(s.index)\t\(s.decodeTime)\t\(s.compositionTime)\t\(s.duration)\t\(s.byteOffset)\t\(s.byteCount)\t\(s.isSync ? "K" : "_")\t\(s.chunkIndex)\t\(Format.fixed(indexed.timeline.presentationTime(ofMediaTime: s.compositionTime), 6))\n"
+                if text.utf8.count > 1 << 16 { output.write(text); text = "" }
+                return true
+            }
+            output.write(text)
+        }
+        for finding in planner.findings { errors.write("mp4probe: \(finding)\n") }
+        return ExitCode.success.rawValue
+    }
+
+    static func singleFile(_ scanner: ArgumentScanner) throws -> String {
+        guard scanner.positionals.count == 1, let location = scanner.positionals.first else {
+            throw ArgumentScanner.UsageError(description: scanner.positionals.isEmpty ? "missing FILE" : "expected one FILE, got \(scanner.positionals.count)")
+        }
+        return location
+    }
+}
+
+/// `mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json]`.
+enum SeekCommand {
+    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
+        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact"], options: ["duration", "align", "max-moov-size"])
+        if scanner.flag("help") { output.write(Help.seek); return ExitCode.success.rawValue }
+        guard scanner.positionals.count == 2 else {
+            throw ArgumentScanner.UsageError(description: "expected FILE and TIME")
+        }
+        let location = scanner.positionals[0]
+        guard let time = parseTime(scanner.positionals[1]) else {
+            throw ArgumentScanner.UsageError(description: "TIME must be seconds (12.5) or hh:mm:ss.mmm, not '\(scanner.positionals[1])'")
+        }
+        var duration = 0.0
+        if let text = scanner.value("duration") {
+            guard let d = parseTime(text) else { throw ArgumentScanner.UsageError(description: "--duration must be seconds or hh:mm:ss.mmm, not '\(text)'") }
+            duration = d
+        }
+        let alignment: SeekPlan.Alignment
+        switch scanner.value("align") ?? "previous" {
+        case "previous": alignment = .previousSync
+        case "next": alignment = .nextSync
+        case "exact": alignment = .exactSample
+        case let other: throw ArgumentScanner.UsageError(description: "--align must be previous, next or exact, not '\(other)'")
+        }
+        let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: false)
+        let plan: SeekPlan
+        do {
+            plan = try SeekPlanner(file: file).plan(at: time, duration: duration, alignment: alignment)
+        } catch let error as MP4Error {
+            throw MP4Error(error.kind, "\(location): \(error.message)", offset: error.offset, path: error.path)
+        }
+        if scanner.flag("json") {
+            let json: JSONValue = .object([
+                ("schemaVersion", .int(1)),
+                ("file", .object([("name", .string(file.name)), ("size", .uint(file.layout.fileSize))])),
+                ("requestedTime", .double(plan.requestedTime)), ("windowEnd", .double(plan.windowEnd)),
+                ("alignment", .string(plan.alignment.rawValue)),
+                ("keyframeTrackId", .uint(UInt64(plan.keyframeTrackID))), ("keyframeSampleIndex", .int(Int64(plan.keyframeSampleIndex))),
+                ("keyframeTime", .double(plan.keyframeTime)),
+                ("startOffset", .uint(plan.startOffset)), ("endOffset", .uint(plan.endOffset)),
+                ("byteCount", .uint(plan.byteCount)),
+                ("ranges", .array(plan.ranges.map { .array([.uint($0.lowerBound), .uint($0.upperBound)]) })),
+                ("tracks", .array(plan.tracks.map { t in .object([
+                    ("trackId", .uint(UInt64(t.trackID))), ("firstSampleIndex", .int(Int64(t.firstSampleIndex))), ("lastSampleIndex", .int(Int64(t.lastSampleIndex))),
+                    ("firstSampleTime", .double(t.firstSampleTime)), ("startOffset", .uint(t.startOffset)), ("endOffset", .uint(t.endOffset)), ("byteCount", .uint(t.byteCount)),
+                ]) })),
+            ])
+            output.write(json.rendered(pretty: !scanner.flag("compact")) + "\n")
+        } else {
+            var text = "seek \(Format.clock(plan.requestedTime)) in \(file.name)\n"
+            text += "keyframe:  track \(plan.keyframeTrackID) sample \(plan.keyframeSampleIndex) at \(Format.clock(plan.keyframeTime)) (\(Format.fixed(plan.keyframeTime, 3)) s)\n"
+            text += "window:    to \(Format.clock(plan.windowEnd))\n"
+            text += "bytes:     read from \(Format.grouped(plan.startOffset)) to \(Format.grouped(plan.endOffset)); the samples need \(Format.bytes(plan.byteCount)) in \(plan.ranges.count) range(s)\n"
+            for t in plan.tracks {
+                text += "  track \(t.trackID): samples \(t.firstSampleIndex)...\(t.lastSampleIndex) from \(Format.fixed(t.firstSampleTime, 3)) s, bytes \(Format.grouped(t.startOffset))..<\(Format.grouped(t.endOffset))\n"
+            }
+            text += "ranges:   " + plan.ranges.prefix(8).map { "[\($0.lowerBound), \($0.upperBound))" }.joined(separator: " ") + (plan.ranges.count > 8 ? " ... (\(plan.ranges.count - 8) more; --json lists all)" : "") + "\n"
+            output.write(text)
+        }
+        return ExitCode.success.rawValue
+    }
+
+    /// Seconds (`12.5`) or `[[hh:]mm:]ss[.mmm]`.
+    static func parseTime(_ text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0.0
+        for (i, part) in parts.enumerated() {
+            guard let value = Double(part), value.isFinite, value >= 0 else { return nil }
+            if i < parts.count - 1 && (value != value.rounded() || (i > 0 && value >= 60)) { return nil }
+            total = total * 60 + value
+        }
+        return total
+    }
+}
