@@ -19,6 +19,8 @@ let package = Package(
         .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI"]),
 
         .target(name: "MP4TestSupport", dependencies: ["MP4Core"], path: "Tests/MP4TestSupport"),
+        // Benchmarks are executables, run by scripts in Tests/Benchmarks, never timed in tests.
+        .executableTarget(name: "SeekBenchmark", dependencies: ["MP4Core", "MP4IO"], path: "Tests/Benchmarks/SeekBenchmark"),
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),
         .testTarget(name: "MP4IOTests", dependencies: ["MP4Core", "MP4IO", "MP4TestSupport"]),
         .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4TestSupport"], exclude: ["Goldens"]),
