@@ -92,36 +92,37 @@ public struct SampleTableData: Sendable, Hashable {
     /// fields (`ctts` v1 offsets) are sign-extended.
     /// - Precondition: `index < entryCount`.
     public func entry(at index: Int) -> [Int64] {
+        (0..<kind.fieldNames.count).map { field(index, $0) }
+    }
+
+    /// Field `column` of entry `index`, without allocating (the hot path of sample lookups).
+    /// - Precondition: `index < entryCount` and `column` < the number of fields.
+    @inline(__always)
+    public func field(_ index: Int, _ column: Int) -> Int64 {
         precondition(index >= 0 && index < entryCount)
         let base = entryBytes.startIndex
-        func u32(_ at: Int) -> UInt32 {
+        @inline(__always) func u32(_ at: Int) -> UInt32 {
             let p = base + at
             return UInt32(entryBytes[p]) << 24 | UInt32(entryBytes[p + 1]) << 16 | UInt32(entryBytes[p + 2]) << 8 | UInt32(entryBytes[p + 3])
         }
         switch kind {
-        case .timeToSample:
-            return [Int64(u32(index * 8)), Int64(u32(index * 8 + 4))]
+        case .timeToSample: return Int64(u32(index * 8 + column * 4))
         case .compositionOffset:
-            let raw = u32(index * 8 + 4)
-            return [Int64(u32(index * 8)), version == 0 ? Int64(raw) : Int64(Int32(bitPattern: raw))]
-        case .syncSample, .sampleSize, .chunkOffset:
-            return [Int64(u32(index * 4))]
-        case .sampleToChunk:
-            return [Int64(u32(index * 12)), Int64(u32(index * 12 + 4)), Int64(u32(index * 12 + 8))]
-        case .chunkLargeOffset:
-            return [Int64(bitPattern: UInt64(u32(index * 8)) << 32 | UInt64(u32(index * 8 + 4)))]
-        case .sampleDependency:
-            return [Int64(entryBytes[base + index])]
+            let raw = u32(index * 8 + column * 4)
+            return column == 1 && version != 0 ? Int64(Int32(bitPattern: raw)) : Int64(raw)
+        case .syncSample, .sampleSize, .chunkOffset: return Int64(u32(index * 4))
+        case .sampleToChunk: return Int64(u32(index * 12 + column * 4))
+        case .chunkLargeOffset: return Int64(bitPattern: UInt64(u32(index * 8)) << 32 | UInt64(u32(index * 8 + 4)))
+        case .sampleDependency: return Int64(entryBytes[base + index])
         case .compactSampleSize:
             switch fieldSize {
             case 4:
                 let byte = entryBytes[base + index / 2]
-                return [Int64(index % 2 == 0 ? byte >> 4 : byte & 0x0F)]
-            case 8:
-                return [Int64(entryBytes[base + index])]
+                return Int64(index % 2 == 0 ? byte >> 4 : byte & 0x0F)
+            case 8: return Int64(entryBytes[base + index])
             default:
                 let p = base + index * 2
-                return [Int64(UInt16(entryBytes[p]) << 8 | UInt16(entryBytes[p + 1]))]
+                return Int64(UInt16(entryBytes[p]) << 8 | UInt16(entryBytes[p + 1]))
             }
         }
     }

@@ -54,9 +54,15 @@ struct ReadWindow {
             return Array(bytes[Int(range.lowerBound - start)..<Int(range.upperBound - start)])
         }
         if range.lowerBound >= start && range.lowerBound < end {
-            var prefix = Array(bytes[Int(range.lowerBound - start)...])
-            prefix.append(contentsOf: try await fetch(end..<range.upperBound))
-            return prefix
+            let overlap = end - range.lowerBound
+            // Reuse the overlap only when it is a large part of the box: otherwise joining
+            // would hold the box twice in memory, which costs more than re-reading a window.
+            if overlap * 4 >= UInt64(range.count) {
+                var joined = Array(bytes[Int(range.lowerBound - start)...])
+                joined.reserveCapacity(Int(range.count))
+                joined.append(contentsOf: try await fetch(end..<range.upperBound))
+                return joined
+            }
         }
         return try await fetch(range)
     }

@@ -33,15 +33,26 @@ public struct SampleTable: Sendable {
     }
 
     struct TimeRun: Sendable { var firstSample: Int; var count: Int; var firstTime: Int64; var delta: Int64 }
-    struct OffsetRun: Sendable { var firstSample: Int; var count: Int; var offset: Int64 }
-    struct ChunkRun: Sendable { var firstChunk: Int; var chunkCount: Int; var firstSample: Int; var samplesPerChunk: Int; var descriptionNumber: UInt32 }
+    /// A run of chunks with the same samples-per-chunk: 24 bytes, one per valid `stsc` entry.
+    struct ChunkRun: Sendable {
+        var firstSample: Int
+        var firstChunkIndex: UInt32
+        var chunkCount: UInt32
+        var perChunk: UInt32
+        var descriptionNumber: UInt32
+        var firstChunk: Int { Int(firstChunkIndex) }
+        var samplesPerChunk: Int { Int(perChunk) }
+    }
 
     /// Samples that every table describes.
     public let sampleCount: Int
     /// Problems found while building the table.
     public let findings: [Finding]
     let timeRuns: [TimeRun]
-    let offsetRuns: [OffsetRun]
+    /// First sample of each `ctts` entry (cumulative counts); offsets are read from
+    /// ``compositionOffsets`` in place, so the index costs 8 bytes per entry.
+    let offsetRunStarts: [Int]
+    let compositionOffsets: SampleTableData?
     /// 0-based sync sample indices, ascending; `nil` when every sample is a sync sample.
     let syncIndices: [Int]?
     let chunkRuns: [ChunkRun]
@@ -74,9 +85,8 @@ public struct SampleTable: Sendable {
         if let stts {
             timeRuns.reserveCapacity(stts.entryCount)
             for i in 0..<stts.entryCount {
-                let e = stts.entry(at: i)
-                guard e[0] > 0 else { continue }
-                let count = Int(e[0]), delta = e[1]
+                let count = Int(stts.field(i, 0)), delta = stts.field(i, 1)
+                guard count > 0 else { continue }
                 let (span, overflow1) = Int64(count).multipliedReportingOverflow(by: delta)
                 let (next, overflow2) = time.addingReportingOverflow(span)
                 if overflow1 || overflow2 || sample > Int.max - count {
@@ -100,42 +110,51 @@ public struct SampleTable: Sendable {
         let chunkCount = chunkOffsets?.entryCount ?? 0
         var described = 0
         if let stsc {
-            var entries: [(first: Int, perChunk: Int, description: UInt32)] = []
-            for i in 0..<stsc.entryCount {
-                let e = stsc.entry(at: i)
-                let first = Int(e[0])
-                if first < 1 || (entries.last.map { first <= $0.first } ?? false) {
-                    findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc entry \(i + 1) has first_chunk \(first), not after the previous one; skipped", path: path))
-                    continue
-                }
-                entries.append((first, Int(e[1]), UInt32(truncatingIfNeeded: e[2])))
-            }
-            if let first = entries.first, first.first != 1 {
-                findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc starts at chunk \(first.first), not 1: earlier chunks hold no samples", path: path))
-            }
-            for (i, entry) in entries.enumerated() {
+            // One streaming pass: a valid entry becomes a run once the next valid entry (or
+            // the end of the chunk list) says where it stops.
+            var pending: (first: Int, perChunk: Int, description: UInt32)?
+            var previousFirst = 0
+            var stopped = false
+            func close(_ entry: (first: Int, perChunk: Int, description: UInt32), nextFirst: Int) {
                 let start = entry.first - 1
+                guard !stopped else { return }
                 guard start < chunkCount else {
                     findings.append(Finding(id: "stsc-past-chunks", severity: .warning, message: "stsc refers to chunk \(entry.first) but there are only \(chunkCount) chunks", path: path))
-                    break
+                    stopped = true
+                    return
                 }
-                let end = i + 1 < entries.count ? min(entries[i + 1].first - 1, chunkCount) : chunkCount
-                let chunks = end - start
+                let chunks = min(nextFirst - 1, chunkCount) - start
                 let (samples, overflow) = chunks.multipliedReportingOverflow(by: entry.perChunk)
-                if overflow || described > Int.max - samples { break }
+                if overflow || described > Int.max - samples || entry.perChunk > Int(UInt32.max) { stopped = true; return }
                 if entry.perChunk > 0 {
-                    chunkRuns.append(ChunkRun(firstChunk: start, chunkCount: chunks, firstSample: described, samplesPerChunk: entry.perChunk, descriptionNumber: entry.description))
+                    chunkRuns.append(ChunkRun(firstSample: described, firstChunkIndex: UInt32(start), chunkCount: UInt32(chunks), perChunk: UInt32(entry.perChunk), descriptionNumber: entry.description))
                 }
                 described += samples
             }
+            for i in 0..<stsc.entryCount {
+                let first = Int(stsc.field(i, 0))
+                if first < 1 || first <= previousFirst {
+                    findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc entry \(i + 1) has first_chunk \(first), not after the previous one; skipped", path: path))
+                    continue
+                }
+                if pending == nil && first != 1 {
+                    findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc starts at chunk \(first), not 1: earlier chunks hold no samples", path: path))
+                }
+                if let entry = pending { close(entry, nextFirst: first) }
+                pending = (first, Int(stsc.field(i, 1)), UInt32(truncatingIfNeeded: stsc.field(i, 2)))
+                previousFirst = first
+            }
+            if let entry = pending { close(entry, nextFirst: chunkCount + 1) }
         } else if limit > 0 {
             findings.append(Finding(id: "missing-stsc", severity: .error, message: "stbl has no stsc: samples cannot be placed in chunks", path: path))
         }
         if described < limit {
             findings.append(Finding(id: "samples-without-chunk", severity: .warning, message: "stsc/stco place only \(described) of \(limit) samples; the rest are ignored", path: path))
         } else if described > limit, let last = chunkRuns.last, limit > 0 {
-            let usedChunks = chunkRuns.reduce(0) { total, run in
-                run.firstSample >= limit ? total : total + min(run.chunkCount, (limit - run.firstSample + run.samplesPerChunk - 1) / run.samplesPerChunk)
+            var usedChunks = 0
+            for run in chunkRuns where run.firstSample < limit {
+                let needed: Int = (limit - run.firstSample + run.samplesPerChunk - 1) / run.samplesPerChunk
+                usedChunks += min(Int(run.chunkCount), needed)
             }
             if usedChunks < chunkCount && last.samplesPerChunk > 0 {
                 findings.append(Finding(id: "unused-chunks", severity: .info, message: "\(chunkCount - usedChunks) chunk offset(s) hold no sample (stco lists more chunks than the samples fill)", path: path))
@@ -143,19 +162,19 @@ public struct SampleTable: Sendable {
         }
         limit = min(limit, described)
 
-        // ctts: runs of composition offsets.
-        var offsetRuns: [OffsetRun] = []
-        if let ctts = table(.ctts) {
+        // ctts: cumulative run starts; offsets stay in the table.
+        var offsetRunStarts: [Int] = []
+        let ctts = table(.ctts)
+        if let ctts {
+            offsetRunStarts.reserveCapacity(ctts.entryCount + 1)
             var s = 0
             for i in 0..<ctts.entryCount {
-                let e = ctts.entry(at: i)
-                guard e[0] > 0 else { continue }
-                var offset = e[1]
-                if ctts.version == 0 && offset > Int64(Int32.max) { offset = Int64(Int32(truncatingIfNeeded: offset)) }  // negative v0 values in the wild
-                offsetRuns.append(OffsetRun(firstSample: s, count: Int(e[0]), offset: offset))
-                if s > Int.max - Int(e[0]) { break }
-                s += Int(e[0])
+                offsetRunStarts.append(s)
+                let (next, overflow) = s.addingReportingOverflow(Int(ctts.field(i, 0)))
+                if overflow { break }
+                s = next
             }
+            offsetRunStarts.append(s)
         }
         // stss: sync samples.
         var syncIndices: [Int]?
@@ -164,7 +183,7 @@ public struct SampleTable: Sendable {
             indices.reserveCapacity(stss.entryCount)
             var sorted = true
             for i in 0..<stss.entryCount {
-                let number = Int(stss.entry(at: i)[0])
+                let number = Int(stss.field(i, 0))
                 guard number >= 1, number <= limit else { continue }
                 if let last = indices.last, number - 1 <= last { sorted = false }
                 indices.append(number - 1)
@@ -177,7 +196,8 @@ public struct SampleTable: Sendable {
         }
         self.sampleCount = limit
         self.timeRuns = timeRuns
-        self.offsetRuns = offsetRuns
+        self.offsetRunStarts = offsetRunStarts
+        self.compositionOffsets = ctts
         self.syncIndices = syncIndices
         self.chunkRuns = chunkRuns
         self.findings = findings
@@ -210,9 +230,12 @@ public struct SampleTable: Sendable {
 
     /// Composition offset of sample `index`. O(log runs).
     public func compositionOffset(of index: Int) -> Int64 {
-        guard let r = Self.lastRun(offsetRuns, atOrBefore: index, key: \.firstSample) else { return 0 }
-        let run = offsetRuns[r]
-        return index < run.firstSample + run.count ? run.offset : 0
+        guard let table = compositionOffsets, offsetRunStarts.count > 1,
+              let r = Self.lastRun(offsetRunStarts, atOrBefore: index, key: { $0 }), r < offsetRunStarts.count - 1, r < table.entryCount
+        else { return 0 }
+        var offset = table.field(r, 1)
+        if table.version == 0 && offset > Int64(Int32.max) { offset = Int64(Int32(truncatingIfNeeded: offset)) }  // negative v0 values in the wild
+        return offset
     }
 
     /// Whether sample `index` is a sync sample. O(log sync samples).
@@ -225,12 +248,12 @@ public struct SampleTable: Sendable {
     func size(of index: Int) -> UInt32 {
         if constantSize != 0 { return constantSize }
         guard let sizes, index < sizes.entryCount else { return 0 }
-        return UInt32(truncatingIfNeeded: sizes.entry(at: index)[0])
+        return UInt32(truncatingIfNeeded: sizes.field(index, 0))
     }
 
     func chunkOffset(_ chunk: Int) -> UInt64 {
         guard let chunkOffsets, chunk < chunkOffsets.entryCount else { return 0 }
-        return UInt64(bitPattern: chunkOffsets.entry(at: chunk)[0])
+        return UInt64(bitPattern: chunkOffsets.field(chunk, 0))
     }
 
     /// Sample `index` (0-based), or `nil` when out of range. O(log runs + samples before it in

@@ -73,6 +73,10 @@ public struct SeekPlanner: Sendable {
         }
     }
 
+    /// How far decode order and presentation order can differ, in samples: H.264 and HEVC
+    /// allow at most 16 reordered pictures; searches look this far around a decode position.
+    static let reorderWindow = 20
+
     /// Tracks with samples, in file order.
     public let tracks: [IndexedTrack]
     /// Findings from building the sample tables.
@@ -184,7 +188,7 @@ public struct SeekPlanner: Sendable {
         let around = samples.lastSample(decodedAtOrBefore: media) ?? 0
         var shown = 0
         var best = -Double.infinity
-        for index in max(0, around - 64)...min(samples.sampleCount - 1, around + 64) {
+        for index in max(0, around - Self.reorderWindow)...min(samples.sampleCount - 1, around + Self.reorderWindow) {
             let t = main.presentationTime(of: index)
             if t <= time + 1e-9 && t > best { best = t; shown = index }
         }
@@ -232,9 +236,9 @@ public struct SeekPlanner: Sendable {
         }
         // Samples presented by `seconds` are decoded by then, except with negative composition
         // offsets: look a little past `low` too, then take the last one presented in time.
-        let upper = min(count, low + 64)
+        let upper = min(count, low + Self.reorderWindow)
         var index = upper - 1
-        let floor = max(0, low - 256)
+        let floor = max(0, low - 4 * Self.reorderWindow)
         while index >= floor {
             if indexed.presentationTime(of: index) <= seconds + 1e-9 { return index }
             index -= 1

@@ -76,7 +76,7 @@ public struct Track: Sendable, Hashable {
                 byteCount = CheckedMath.multiply(UInt64(sizes.constantSampleSize), UInt64(sizes.sampleCount))
             } else {
                 var total: UInt64 = 0
-                for i in 0..<sizes.entryCount { total &+= UInt64(sizes.entry(at: i)[0]) }
+                for i in 0..<sizes.entryCount { total &+= UInt64(sizes.field(i, 0)) }
                 byteCount = total
             }
         }

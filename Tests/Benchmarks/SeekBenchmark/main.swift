@@ -41,8 +41,10 @@ let baselineRSS = peakResidentBytes()
 let started = now()
 let file = try await MP4File.open(try FileSource(path: path))
 let opened = now()
+let rssAfterOpen = peakResidentBytes()
 let planner = SeekPlanner(file: file)
 let indexed = now()
+let rssAfterIndex = peakResidentBytes()
 
 var tableBytes = 0
 file.movieBox?.walk(path: BoxPath()) { node, _ in
@@ -62,7 +64,7 @@ for _ in 0..<queries {
 let queryEnd = now()
 var windowChecksum: UInt64 = 0
 let windowStart = now()
-for _ in 0..<1000 {
+for _ in 0..<min(1000, queries) {
     let plan = try planner.plan(at: Double.random(in: 0..<(duration - 10), using: &random), duration: 10)
     windowChecksum &+= UInt64(plan.ranges.count)
 }
@@ -74,8 +76,9 @@ print("open+parse      \(String(format3(opened - started))) s")
 print("index           \(String(format3(indexed - opened))) s")
 print("open+index      \(String(format3(indexed - started))) s")
 print("peak RSS        \(peakResidentBytes() / 1024) KiB (process baseline \(baselineRSS / 1024) KiB); \(String(format2(Double(peakResidentBytes() - baselineRSS) / Double(max(tableBytes, 1))))) x the tables above baseline")
+print("peak RSS stages after open \(rssAfterOpen / 1024) KiB, after index \(rssAfterIndex / 1024) KiB")
 print("seek (point)    \(String(format2((queryEnd - queryStart) / Double(queries) * 1e6))) us per query (\(queries) queries)")
-print("seek (10 s)     \(String(format2((windowEnd - windowStart) / 1000 * 1e6))) us per query with its byte ranges (1000 queries)")
+print("seek (10 s)     \(String(format2((windowEnd - windowStart) / Double(min(1000, queries)) * 1e6))) us per query with its byte ranges (\(min(1000, queries)) queries)")
 print("checksum        \(checksum) \(windowChecksum)")
 print("RESULT open_index_s=\(indexed - started) point_query_us=\((queryEnd - queryStart) / Double(queries) * 1e6) peak_rss_kib=\(peakResidentBytes() / 1024) table_bytes=\(tableBytes)")
 
