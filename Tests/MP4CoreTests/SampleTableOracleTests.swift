@@ -121,6 +121,16 @@ import MP4TestSupport
         #expect(throws: MP4Error.self) { try planner.plan(at: 1.5, alignment: .nextSync) }  // no keyframe after 1.0 s
         #expect(abs(exact.keyframeTime - 1.48) < 1e-9 && exact.keyframeTime <= 1.5)
         #expect(throws: MP4Error.self) { try planner.plan(at: 99) }
+        // The walk is bounded: 1.5 s of this file is 23 video + 71 audio samples.
+        let file = try await MP4File.open(MemorySource(try #require(FileSystem.read(Fixtures.sample("faststart.mp4")))))
+        let bounded = SeekPlanner(file: file, limits: ParseLimits(maxSamplesPerQuery: 50))
+        do {
+            _ = try bounded.plan(at: 0, duration: 1.5)
+            Issue.record("walked past the limit")
+        } catch let e as MP4Error {
+            #expect(e.kind == .limitExceeded)
+        }
+        #expect((try? bounded.plan(at: 0)) != nil)
         #expect(throws: MP4Error.self) { try planner.plan(at: -1) }
     }
 }

@@ -21,9 +21,10 @@ public struct ParseLimits: Sendable, Hashable {
     /// Maximum number of top-level boxes the scan records (default 1,000,000); the scan stops
     /// with a finding beyond it.
     public var maxTopLevelBoxes: Int
-    /// Maximum number of entries decoded from one table for display or analysis
-    /// (default 50,000,000); tables themselves are never expanded.
-    public var maxTableEntries: Int
+    /// Maximum number of samples one query may walk, e.g. the samples in a seek plan's
+    /// window (default 50,000,000, about a second of work); tables themselves are never
+    /// expanded.
+    public var maxSamplesPerQuery: Int
 
     /// Creates limits; every parameter has the documented default.
     public init(
@@ -33,7 +34,7 @@ public struct ParseLimits: Sendable, Hashable {
         maxDepth: Int = 32,
         maxBoxCount: Int = 2_000_000,
         maxTopLevelBoxes: Int = 1_000_000,
-        maxTableEntries: Int = 50_000_000
+        maxSamplesPerQuery: Int = 50_000_000
     ) {
         self.maxMovieBoxSize = maxMovieBoxSize
         self.maxOtherBoxSize = maxOtherBoxSize
@@ -41,7 +42,7 @@ public struct ParseLimits: Sendable, Hashable {
         self.maxDepth = maxDepth
         self.maxBoxCount = maxBoxCount
         self.maxTopLevelBoxes = maxTopLevelBoxes
-        self.maxTableEntries = maxTableEntries
+        self.maxSamplesPerQuery = maxSamplesPerQuery
     }
 
     /// The defaults.

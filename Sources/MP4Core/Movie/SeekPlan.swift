@@ -81,10 +81,13 @@ public struct SeekPlanner: Sendable {
     public let tracks: [IndexedTrack]
     /// Findings from building the sample tables.
     public let findings: [Finding]
+    /// Bounds; ``ParseLimits/maxSamplesPerQuery`` bounds the samples one plan walks.
+    public let limits: ParseLimits
 
     /// Indexes every track of `file` (progressive files; fragmented files have no samples in
     /// `moov` and give no tracks).
-    public init(file: MP4File) {
+    public init(file: MP4File, limits: ParseLimits = .default) {
+        self.limits = limits
         var tracks: [IndexedTrack] = []
         var findings: [Finding] = []
         let movieTimescale = file.movie?.header?.timescale ?? 0
@@ -132,11 +135,13 @@ public struct SeekPlanner: Sendable {
         let keyframeTime = main.presentationTime(of: keyframe)
         let windowStartDecode = main.decodePresentationTime(of: keyframe)
         let windowEnd = max(time, keyframeTime) + duration
-        var trackRanges: [SeekPlan.TrackRange] = []
-        var ranges: [Range<UInt64>] = []
+        // First decide each track's window (O(log n) each), then check the work it implies
+        // against the limit before walking any sample.
+        var windows: [(indexed: IndexedTrack, first: Int, last: Int)] = []
         for indexed in tracks where indexed.samples.sampleCount > 0 {
+            let isMain = indexed.track.path == main.track.path
             let first: Int
-            if indexed.track.path == main.track.path {
+            if isMain {
                 first = keyframe
             } else {
                 guard let f = firstSample(indexed, decodedAtOrAfter: windowStartDecode) else { continue }
@@ -145,11 +150,18 @@ public struct SeekPlanner: Sendable {
             let last = lastSample(indexed, presentedAtOrBefore: windowEnd)
             // The main track always contributes its keyframe; another track whose samples in
             // the window all come before the start needs nothing.
-            if last < first && indexed.track.path != main.track.path { continue }
-            let isMain = indexed.track.path == main.track.path
-            let lastNeeded = isMain ? max(first, last) : last
-            var trackRange = SeekPlan.TrackRange(trackID: indexed.track.trackID, firstSampleIndex: first, lastSampleIndex: lastNeeded, firstSampleTime: indexed.presentationTime(of: first), startOffset: UInt64.max, endOffset: 0, byteCount: 0)
-            indexed.samples.forEachSample(in: first..<(lastNeeded + 1)) { sample in
+            if last < first && !isMain { continue }
+            windows.append((indexed, first, max(first, last)))
+        }
+        let work = windows.reduce(0) { $0 + ($1.last - $1.first + 1) }
+        if work > limits.maxSamplesPerQuery {
+            throw MP4Error(.limitExceeded, "the window holds \(work) samples, more than \(limits.maxSamplesPerQuery) (ParseLimits.maxSamplesPerQuery); ask for a shorter duration")
+        }
+        var trackRanges: [SeekPlan.TrackRange] = []
+        var ranges: [Range<UInt64>] = []
+        for (indexed, first, last) in windows {
+            var trackRange = SeekPlan.TrackRange(trackID: indexed.track.trackID, firstSampleIndex: first, lastSampleIndex: last, firstSampleTime: indexed.presentationTime(of: first), startOffset: UInt64.max, endOffset: 0, byteCount: 0)
+            indexed.samples.forEachSample(in: first..<(last + 1)) { sample in
                 trackRange.startOffset = min(trackRange.startOffset, sample.byteOffset)
                 trackRange.endOffset = max(trackRange.endOffset, sample.endOffset)
                 trackRange.byteCount += UInt64(sample.byteCount)

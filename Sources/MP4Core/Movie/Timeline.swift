@@ -31,7 +31,7 @@ public struct Timeline: Sendable, Hashable {
             if !entry.isEmpty {
                 // A zero duration on the last edit (common in fragmented files) means "to the end".
                 let open = entry.segmentDuration == 0 && i == entries.count - 1
-                let media = open ? nil : Int64(clamping: UInt64(min(seconds * Double(mediaTimescale), 9e18)))
+                let media = open ? nil : Self.clampedInt64(seconds * Double(mediaTimescale))
                 segments.append(Segment(presentationStart: start, mediaStart: entry.mediaTime, mediaDuration: media))
             }
             start += seconds
@@ -41,17 +41,22 @@ public struct Timeline: Sendable, Hashable {
 
     /// Presentation time in seconds of media time `time`, through the first edit that plays
     /// it; times before the first edit's media start map before its presentation start
-    /// (negative for priming samples).
+    /// (negative for priming samples). Differences of file-derived 64-bit values are taken
+    /// in floating point, so no input can overflow.
     public func presentationTime(ofMediaTime time: Int64) -> Double {
         let scale = Double(max(mediaTimescale, 1))
+        func offset(_ segment: Segment) -> Double { (Double(time) - Double(segment.mediaStart)) / scale }
         for segment in segments where time >= segment.mediaStart {
-            if let length = segment.mediaDuration, time >= segment.mediaStart + length { continue }
-            return segment.presentationStart + Double(time - segment.mediaStart) / scale
+            if let length = segment.mediaDuration {
+                let (end, overflow) = segment.mediaStart.addingReportingOverflow(length)
+                if !overflow && time >= end { continue }
+            }
+            return segment.presentationStart + offset(segment)
         }
         let first = segments[0]
-        if time < first.mediaStart { return first.presentationStart + Double(time - first.mediaStart) / scale }
+        if time < first.mediaStart { return first.presentationStart + offset(first) }
         let last = segments[segments.count - 1]
-        return last.presentationStart + Double(time - last.mediaStart) / scale
+        return last.presentationStart + offset(last)
     }
 
     /// The media time shown at presentation time `seconds` (clamped into the edits).
@@ -59,14 +64,19 @@ public struct Timeline: Sendable, Hashable {
         let scale = Double(max(mediaTimescale, 1))
         var chosen = segments[0]
         for segment in segments where segment.presentationStart <= seconds { chosen = segment }
-        let media = Double(chosen.mediaStart) + (seconds - chosen.presentationStart) * scale
-        return Int64(max(min(media, 9e18), -9e18).rounded(.down))
+        return Self.clampedInt64(Double(chosen.mediaStart) + (seconds - chosen.presentationStart) * scale)
     }
 
     /// The shift ffprobe applies to this track's timestamps (media units): ffprobe reports
     /// `time + shift` for a single leading edit.
     public var ffprobeShift: Int64 {
         let first = segments[0]
-        return Int64((first.presentationStart * Double(mediaTimescale)).rounded()) - first.mediaStart
+        return Self.clampedInt64(first.presentationStart * Double(mediaTimescale) - Double(first.mediaStart))
+    }
+
+    /// `value` rounded down into the Int64 range (NaN gives 0): never traps.
+    static func clampedInt64(_ value: Double) -> Int64 {
+        guard !value.isNaN else { return 0 }
+        return Int64(max(min(value, 9.2e18), -9.2e18).rounded(.down))
     }
 }
