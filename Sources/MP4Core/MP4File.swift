@@ -70,9 +70,6 @@ public struct MP4File: Sendable {
         return layout.firstMediaDataBox == nil ? .headerOnly : .progressive
     }
 
-    /// The highest severity among the findings.
-    public var worstSeverity: Finding.Severity? { findings.map(\.severity).max() }
-
     /// Opens `source`: scans box headers, loads `ftyp` and `moov` (each in one read, reusing
     /// bytes the header reads already brought) and parses them.
     ///

@@ -48,6 +48,14 @@ struct ArgumentScanner {
 
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
+    /// The one positional argument, FILE.
+    func singleFile() throws -> String {
+        guard positionals.count == 1, let location = positionals.first else {
+            throw UsageError(description: positionals.isEmpty ? "missing FILE" : "expected one FILE, got \(positionals.count)")
+        }
+        return location
+    }
+
     func value(_ name: String) -> String? { values[name] }
 
     /// A non-negative integer option, accepting binary suffixes (`64K`, `256M`, `1G`).

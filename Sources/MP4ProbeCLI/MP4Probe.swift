@@ -118,9 +118,7 @@ enum InfoCommand {
             output.write(Help.info)
             return ExitCode.success.rawValue
         }
-        guard scanner.positionals.count == 1, let location = scanner.positionals.first else {
-            throw ArgumentScanner.UsageError(description: scanner.positionals.isEmpty ? "missing FILE" : "expected one FILE, got \(scanner.positionals.count)")
-        }
+        let location = try scanner.singleFile()
         let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: false)
         if scanner.flag("json") {
             output.write(InfoReport.json(file).rendered(pretty: !scanner.flag("compact")) + "\n")
@@ -139,9 +137,7 @@ enum BoxesCommand {
             output.write(Help.boxes)
             return ExitCode.success.rawValue
         }
-        guard scanner.positionals.count == 1, let location = scanner.positionals.first else {
-            throw ArgumentScanner.UsageError(description: scanner.positionals.isEmpty ? "missing FILE" : "expected one FILE, got \(scanner.positionals.count)")
-        }
+        let location = try scanner.singleFile()
         let depth = try scanner.integer("depth")
         if depth == 0 { throw ArgumentScanner.UsageError(description: "--depth must be at least 1") }
         let options = BoxesReport.Options(maxDepth: depth, full: scanner.flag("full"), entryLimit: try scanner.integer("entries") ?? Int.max)

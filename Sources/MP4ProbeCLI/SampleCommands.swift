@@ -6,7 +6,7 @@ enum SamplesCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
         let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact"], options: ["track", "max-moov-size", "limit"])
         if scanner.flag("help") { output.write(Help.samples); return ExitCode.success.rawValue }
-        let location = try singleFile(scanner)
+        let location = try scanner.singleFile()
         let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: false)
         let planner = SeekPlanner(file: file)
         var tracks = planner.tracks
@@ -54,13 +54,6 @@ enum SamplesCommand {
         }
         for finding in planner.findings { errors.write("mp4probe: \(finding)\n") }
         return ExitCode.success.rawValue
-    }
-
-    static func singleFile(_ scanner: ArgumentScanner) throws -> String {
-        guard scanner.positionals.count == 1, let location = scanner.positionals.first else {
-            throw ArgumentScanner.UsageError(description: scanner.positionals.isEmpty ? "missing FILE" : "expected one FILE, got \(scanner.positionals.count)")
-        }
-        return location
     }
 }
 

@@ -42,13 +42,6 @@ public enum FileSystem {
         return bytes
     }
 
-    /// Writes `text` to `path`.
-    public static func write(_ text: String, to path: String) {
-        guard let file = fopen(path, "wb") else { return }
-        defer { fclose(file) }
-        _ = text.utf8CString.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count - 1, file) }
-    }
-
     /// A monotonic clock in seconds.
     public static func now() -> Double {
         var ts = timespec()

@@ -31,14 +31,6 @@ public enum BoxCatalog {
     /// The descriptor for `type`, or `nil` for an unknown type (kept raw).
     public static func descriptor(for type: FourCC) -> Descriptor? { table[type] }
 
-    /// Whether `type` is a container whose payload is a list of boxes.
-    public static func isContainer(_ type: FourCC) -> Bool {
-        switch table[type]?.structure {
-        case .container?, .fullContainer?, .meta?, .sampleDescription?, .dataReference?: return true
-        default: return false
-        }
-    }
-
     private static let table: [FourCC: Descriptor] = {
         var t: [FourCC: Descriptor] = [:]
         func add(_ type: FourCC, _ name: String, _ structure: Structure) { t[type] = Descriptor(name: name, structure: structure) }

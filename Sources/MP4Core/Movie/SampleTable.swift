@@ -63,10 +63,7 @@ public struct SampleTable: Sendable {
     /// Builds the table of the track whose `stbl` is `stbl` at `path`.
     public init(stbl: BoxNode, path: BoxPath) {
         var findings: [Finding] = []
-        func table(_ type: FourCC) -> SampleTableData? {
-            if case .table(let t)? = stbl.first(type)?.content { return t }
-            return nil
-        }
+        let table = stbl.table
         let sizes = table(.stsz) ?? table(.stz2)
         let chunkOffsets = table(.stco) ?? table(.co64)
         let stsc = table(.stsc)
@@ -203,9 +200,6 @@ public struct SampleTable: Sendable {
         self.findings = findings
     }
 
-    /// Number of sync samples.
-    public var syncSampleCount: Int { syncIndices?.count ?? sampleCount }
-
     /// The last run whose first sample is ≤ `index` (binary search).
     static func lastRun<T>(_ runs: [T], atOrBefore index: Int, key: (T) -> Int) -> Int? {
         var low = 0, high = runs.count
@@ -258,49 +252,39 @@ public struct SampleTable: Sendable {
 
     /// Sample `index` (0-based), or `nil` when out of range. O(log runs + samples before it in
     /// its chunk).
-    public func sample(at index: Int) -> Sample? {
+    public func sample(at index: Int) -> Sample? { sample(at: index, after: nil) }
+
+    /// Sample `index`; when `previous` is the sample before it in the same chunk, its offset
+    /// follows from `previous` in O(1) instead of summing the chunk's earlier sizes.
+    private func sample(at index: Int, after previous: Sample?) -> Sample? {
         guard index >= 0, index < sampleCount, let r = Self.lastRun(chunkRuns, atOrBefore: index, key: \.firstSample) else { return nil }
         let run = chunkRuns[r]
         let within = index - run.firstSample
         let chunk = run.firstChunk + within / run.samplesPerChunk
-        let firstInChunk = index - within % run.samplesPerChunk
-        var offset = chunkOffset(chunk)
-        if constantSize != 0 {
-            offset &+= UInt64(index - firstInChunk) &* UInt64(constantSize)
+        var offset: UInt64
+        if let previous, previous.chunkIndex == chunk, previous.index == index - 1 {
+            offset = previous.endOffset
         } else {
-            for i in firstInChunk..<index { offset &+= UInt64(size(of: i)) }
+            let firstInChunk = index - within % run.samplesPerChunk
+            offset = chunkOffset(chunk)
+            if constantSize != 0 {
+                offset &+= UInt64(index - firstInChunk) &* UInt64(constantSize)
+            } else {
+                for i in firstInChunk..<index { offset &+= UInt64(size(of: i)) }
+            }
         }
         let dts = decodeTime(of: index)
         return Sample(index: index, decodeTime: dts, compositionTime: dts &+ compositionOffset(of: index), duration: duration(of: index), byteOffset: offset, byteCount: size(of: index), isSync: isSync(index), chunkIndex: chunk, sampleDescriptionNumber: run.descriptionNumber)
     }
 
-    /// Calls `body` for samples `range` in decode order, O(1) per sample; stops when `body`
-    /// returns `false`.
+    /// Calls `body` for samples `range` in decode order, O(1) per sample after the first;
+    /// stops when `body` returns `false`.
     public func forEachSample(in range: Range<Int>? = nil, _ body: (Sample) -> Bool) {
-        let range = (range ?? 0..<sampleCount).clamped(to: 0..<sampleCount)
-        guard let startSample = sample(at: range.lowerBound) else { return }
-        var current = startSample
-        guard body(current) else { return }
-        var index = range.lowerBound + 1
-        while index < range.upperBound {
-            let previous = current
-            guard var next = sample(atSequential: index, after: previous) else { return }
-            next.index = index
-            current = next
-            guard body(current) else { return }
-            index += 1
+        var previous: Sample?
+        for index in (range ?? 0..<sampleCount).clamped(to: 0..<sampleCount) {
+            guard let current = sample(at: index, after: previous), body(current) else { return }
+            previous = current
         }
-    }
-
-    /// The sample after `previous`, reusing its chunk position when it is in the same chunk.
-    private func sample(atSequential index: Int, after previous: Sample) -> Sample? {
-        guard let r = Self.lastRun(chunkRuns, atOrBefore: index, key: \.firstSample) else { return nil }
-        let run = chunkRuns[r]
-        let within = index - run.firstSample
-        let chunk = run.firstChunk + within / run.samplesPerChunk
-        let offset = chunk == previous.chunkIndex ? previous.endOffset : chunkOffset(chunk)
-        let dts = decodeTime(of: index)
-        return Sample(index: index, decodeTime: dts, compositionTime: dts &+ compositionOffset(of: index), duration: duration(of: index), byteOffset: offset, byteCount: size(of: index), isSync: isSync(index), chunkIndex: chunk, sampleDescriptionNumber: run.descriptionNumber)
     }
 
     /// The last sample whose decode time is ≤ `time`, or `nil` when every sample is later.

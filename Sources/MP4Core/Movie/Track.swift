@@ -64,10 +64,7 @@ public struct Track: Sendable, Hashable {
         for child in stbl?.first(.stsd)?.children ?? [] {
             if case .sampleEntry(let entry) = child.content { entries.append(entry) }
         }
-        func table(_ type: FourCC) -> SampleTableData? {
-            if case .table(let t)? = stbl?.first(type)?.content { return t }
-            return nil
-        }
+        func table(_ type: FourCC) -> SampleTableData? { stbl?.table(type) }
         var sampleCount: UInt64 = 0
         var byteCount: UInt64?
         if let sizes = table(.stsz) ?? table(.stz2) {

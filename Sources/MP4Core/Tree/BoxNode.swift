@@ -70,6 +70,12 @@ public struct BoxNode: Sendable, Hashable {
     /// All children of `type`, in order.
     public func all(_ type: FourCC) -> [BoxNode] { children.filter { $0.type == type } }
 
+    /// The sample table of child `type` (`stts`, `stsz`, `stco`, ...), when present and parsed.
+    public func table(_ type: FourCC) -> SampleTableData? {
+        if case .table(let table)? = first(type)?.content { return table }
+        return nil
+    }
+
     /// The first descendant reached by following `types` one level at a time.
     public func descendant(_ types: FourCC...) -> BoxNode? {
         var node: BoxNode? = self
