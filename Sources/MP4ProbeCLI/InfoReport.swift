@@ -66,7 +66,7 @@ enum InfoReport {
             ("displayHeight", .optional(track.kind == .video ? track.header?.height : nil, JSONValue.double)),
             ("rotation", .optional(track.kind == .video ? track.header?.rotationDegrees : nil) { .int(Int64($0)) }),
             ("sampleRate", .optional(entry?.sampleRate, JSONValue.double)),
-            ("channelCount", .optional(entry?.channelCount) { .uint(UInt64($0)) }),
+            ("channelCount", .optional(entry?.effectiveChannelCount) { .uint(UInt64($0)) }),
             ("timescale", .optional(track.timescale) { .uint(UInt64($0)) }),
             ("durationSeconds", .optional(track.durationSeconds, JSONValue.double)),
             ("sampleCount", .uint(track.sampleCount)),
@@ -199,7 +199,7 @@ enum InfoReport {
             }
             if track.kind == .audio || entry.kind == .audio {
                 if let rate = entry.sampleRate { parts.append("\(Int(rate.rounded())) Hz") }
-                if let channels = audioChannels(entry) { parts.append("\(channels) ch") }
+                if let channels = entry.effectiveChannelCount { parts.append("\(channels) ch") }
             }
         } else {
             parts.append("(no sample entry)")
@@ -217,19 +217,6 @@ enum InfoReport {
             parts.append("edit list: \(edits.count) entr\(edits.count == 1 ? "y" : "ies")" + (edits.first.map { $0.isEmpty ? " (starts with a delay)" : ($0.mediaTime > 0 ? " (skips \($0.mediaTime) media units)" : "") } ?? ""))
         }
         return parts.joined(separator: "  ")
-    }
-
-    /// The channel count a person expects: from the codec configuration when the sample
-    /// entry's field is a placeholder.
-    static func audioChannels(_ entry: SampleEntry) -> UInt32? {
-        switch entry.configuration {
-        case .mpeg4(_, _, let channels?, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
-        case .opus(let channels, _, _)?: return UInt32(channels)
-        case .ac3(let channels, _, _)?: return UInt32(channels)
-        case .alac(_, let channels, _)?: return UInt32(channels)
-        case .flac(_, let channels, _)?: return UInt32(channels)
-        default: return entry.channelCount
-        }
     }
 }
 

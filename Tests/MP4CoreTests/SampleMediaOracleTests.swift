@@ -34,7 +34,7 @@ import MP4TestSupport
             if let frames = row.frames { #expect(track.sampleCount == frames, "\(name) #\(row.index) samples") }
             if let w = row.width, let h = row.height { #expect(entry.width == w && entry.height == h) }
             if let rate = row.sampleRate { #expect(entry.sampleRate == rate) }
-            if let channels = row.channels { #expect(entry.channelCount == channels || entry.configuration.map { _ in true } == true) }
+            if let channels = row.channels { #expect(entry.effectiveChannelCount == channels, "\(name) #\(row.index) channels") }
         }
     }
 

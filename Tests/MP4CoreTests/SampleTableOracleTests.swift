@@ -84,6 +84,8 @@ import MP4TestSupport
         let mainStream = try #require(planner.tracks.firstIndex { $0.track.trackID == main.track.trackID })
         let scales = planner.tracks.map { Double($0.timeline.mediaTimescale) }
         let duration = main.presentationTime(of: main.samples.sampleCount - 1)
+        let layout = try await TopLevelScanner.scan(MemorySource(try #require(FileSystem.read(Fixtures.sample(name)))))
+        let mdatPayloads = layout.mediaDataBoxes.map { ($0.offset + UInt64($0.header.headerSize))..<$0.availableEnd }
         var exact = 0, total = 0
         for step in 0..<60 {
             let time = duration * Double(step) / 60
@@ -106,8 +108,11 @@ import MP4TestSupport
             #expect(plan.endOffset >= oracleEnd, "\(name) @\(time): end \(plan.endOffset) < oracle \(oracleEnd)")
             total += 1
             if plan.startOffset == oracleStart && plan.endOffset == oracleEnd { exact += 1 }
-            // Every byte range lies inside the file's mdat payloads.
-            for range in plan.ranges { #expect(range.lowerBound < range.upperBound) }
+            // Every byte range is non-empty and lies inside one mdat payload.
+            for range in plan.ranges {
+                #expect(range.lowerBound < range.upperBound)
+                #expect(mdatPayloads.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }, "\(name) @\(time): \(range) outside mdat")
+            }
         }
         #expect(exact == total, "\(name): \(exact) of \(total) plans exactly equal to the oracle")
     }

@@ -36,6 +36,20 @@ public struct SampleEntry: Sendable, Hashable {
     /// The decoder configuration, when a known configuration box is present.
     public var configuration: CodecConfiguration?
 
+    /// The channel count a decoder produces: from the codec configuration when it says
+    /// (AudioSpecificConfig, `dOps`, `dac3`, `alac`, `dfLa`), else the sample entry's field,
+    /// which ISO writers often leave at the placeholder 2.
+    public var effectiveChannelCount: UInt32? {
+        switch configuration {
+        case .mpeg4(_, _, let channels?, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
+        case .opus(let channels, _, _)?: return UInt32(channels)
+        case .ac3(let channels, _, _)?: return UInt32(channels)
+        case .alac(_, let channels, _)?: return UInt32(channels)
+        case .flac(_, let channels, _)?: return UInt32(channels)
+        default: return channelCount
+        }
+    }
+
     /// The format that describes the coded data: ``originalFormat`` when the entry is
     /// protected, else ``format``.
     public var codingFormat: FourCC { originalFormat ?? format }
