@@ -13,6 +13,8 @@ $FF $V $A $X264 -c:a aac -b:a 64k -movflags +faststart faststart.mp4
 $FF $V $A $X264 -c:a aac -b:a 64k moov-at-end.mp4
 $FF $V $A $X264 -c:a aac -b:a 64k -movflags frag_keyframe+empty_moov+default_base_moof fragmented.mp4
 $FF $V $A $X264 -c:a aac -b:a 64k -movflags frag_keyframe+empty_moov+default_base_moof+global_sidx fragmented-sidx.mp4
+# Fragments of 0.2 s that mostly do not start with a keyframe, with a global sidx.
+$FF $V $A $X264 -c:a aac -b:a 64k -frag_duration 200000 -movflags empty_moov+default_base_moof+global_sidx fragmented-short.mp4
 $FF $V $A $X264 -c:a pcm_s16le -f mov quicktime.mov
 $FF $A -c:a aac -b:a 64k audio-edit-list.m4a
 $FF $V $A -c:v libx265 -preset veryfast -x265-params log-level=error -pix_fmt yuv420p -b:v 200k -tag:v hvc1 -c:a aac -b:a 64k -movflags +faststart hevc.mp4

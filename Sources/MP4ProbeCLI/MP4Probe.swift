@@ -97,11 +97,16 @@ public enum MP4Probe {
 
     /// Opens and parses one file with the limits given on the command line.
     static func open(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> MP4File {
+        try await openWithSource(location, scanner, loadsAllBoxes: loadsAllBoxes).file
+    }
+
+    /// Opens one file and keeps its source and limits for later reads (fragments).
+    static func openWithSource(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> (file: MP4File, source: any ByteSource, limits: ParseLimits) {
         var limits = ParseLimits()
         if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
         let source = try openSource(location)
         do {
-            return try await MP4File.open(source, options: .init(limits: limits, loadsAllBoxes: loadsAllBoxes))
+            return (try await MP4File.open(source, options: .init(limits: limits, loadsAllBoxes: loadsAllBoxes)), source, limits)
         } catch let error as MP4Error {
             var named = error
             if !named.message.hasPrefix(location) { named.message = "\(location): \(named.message)" }

@@ -7,8 +7,8 @@ enum SamplesCommand {
         let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact"], options: ["track", "max-moov-size", "limit"])
         if scanner.flag("help") { output.write(Help.samples); return ExitCode.success.rawValue }
         let location = try scanner.singleFile()
-        let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: false)
-        let planner = SeekPlanner(file: file)
+        let (file, source, limits) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
+        let planner = try await SeekPlanner.index(file, from: source, limits: limits)
         var tracks = planner.tracks
         if let wanted = try scanner.integer("track") {
             tracks = tracks.filter { Int($0.track.trackID) == wanted }
@@ -81,10 +81,10 @@ enum SeekCommand {
         case "exact": alignment = .exactSample
         case let other: throw ArgumentScanner.UsageError(description: "--align must be previous, next or exact, not '\(other)'")
         }
-        let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: false)
+        let (file, source, limits) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
         let plan: SeekPlan
         do {
-            plan = try SeekPlanner(file: file).plan(at: time, duration: duration, alignment: alignment)
+            plan = try await SeekPlanner.plan(file, from: source, at: time, duration: duration, alignment: alignment, limits: limits)
         } catch let error as MP4Error {
             throw MP4Error(error.kind, "\(location): \(error.message)", offset: error.offset, path: error.path)
         }
@@ -98,6 +98,7 @@ enum SeekCommand {
                 ("keyframeTime", .double(plan.keyframeTime)),
                 ("startOffset", .uint(plan.startOffset)), ("endOffset", .uint(plan.endOffset)),
                 ("byteCount", .uint(plan.byteCount)),
+                ("sampleIndicesCountFromFileStart", .bool(plan.sampleIndicesCountFromFileStart)),
                 ("ranges", .array(plan.ranges.map { .array([.uint($0.lowerBound), .uint($0.upperBound)]) })),
                 ("tracks", .array(plan.tracks.map { t in .object([
                     ("trackId", .uint(UInt64(t.trackID))), ("firstSampleIndex", .int(Int64(t.firstSampleIndex))), ("lastSampleIndex", .int(Int64(t.lastSampleIndex))),
@@ -110,6 +111,9 @@ enum SeekCommand {
             text += "keyframe:  track \(plan.keyframeTrackID) sample \(plan.keyframeSampleIndex) at \(Format.clock(plan.keyframeTime)) (\(Format.fixed(plan.keyframeTime, 3)) s)\n"
             text += "window:    to \(Format.clock(plan.windowEnd))\n"
             text += "bytes:     read from \(Format.grouped(plan.startOffset)) to \(Format.grouped(plan.endOffset)); the samples need \(Format.bytes(plan.byteCount)) in \(plan.ranges.count) range(s)\n"
+            if !plan.sampleIndicesCountFromFileStart {
+                text += "           (planned from the fragment index: sample numbers count from the first fragment read)\n"
+            }
             for t in plan.tracks {
                 text += "  track \(t.trackID): samples \(t.firstSampleIndex)...\(t.lastSampleIndex) from \(Format.fixed(t.firstSampleTime, 3)) s, bytes \(Format.grouped(t.startOffset))..<\(Format.grouped(t.endOffset))\n"
             }

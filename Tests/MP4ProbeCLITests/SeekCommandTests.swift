@@ -24,8 +24,12 @@ import MP4TestSupport
         #expect(await CommandTests.run(["seek", Fixtures.sample("faststart.mp4"), "1", "--align", "sideways"]).code == 2)
         let past = await CommandTests.run(["seek", Fixtures.sample("faststart.mp4"), "10"])
         #expect(past.code == 3 && past.err.contains("past the end"))
-        let fragmented = await CommandTests.run(["seek", Fixtures.sample("fragmented.mp4"), "1"])
-        #expect(fragmented.code == 3 && fragmented.err.contains("fragmented"))
+        // Fragmented: planned from mfra (fragmented.mp4) or sidx, with the same answer as ffprobe's packets.
+        let fragmented = await CommandTests.run(["seek", Fixtures.sample("fragmented.mp4"), "1.5"])
+        #expect(fragmented.code == 0 && fragmented.out.contains("keyframe:  track 1 sample 25 at 00:00:01.080"), "\(fragmented)")
+        let short = try? CommandTests.json(await CommandTests.run(["seek", "--json", Fixtures.sample("fragmented-short.mp4"), "1.5"]).out)
+        #expect(short?["sampleIndicesCountFromFileStart"] as? Bool == false && short?["keyframeTime"] as? Double == 1.08)
+        #expect(await CommandTests.run(["seek", Fixtures.sample("fragmented-sidx.mp4"), "3"]).code == 3)
         #expect(await CommandTests.run(["seek", Fixtures.sample("faststart.mp4"), "0:01.5", "--align", "exact"]).out.contains("keyframe:  track 1 sample 34 at 00:00:01.480"))
     }
 

@@ -25,6 +25,10 @@ public struct ParseLimits: Sendable, Hashable {
     /// window (default 50,000,000, about a second of work); tables themselves are never
     /// expanded.
     public var maxSamplesPerQuery: Int
+    /// Maximum number of fragment samples (`trun` entries) indexed for one file (default
+    /// 20,000,000; the index costs about 4 bytes per sample). A `trun` without per-sample
+    /// fields claims samples without paying for them in bytes; this bounds what it can cost.
+    public var maxFragmentSamples: Int
 
     /// Creates limits; every parameter has the documented default.
     public init(
@@ -34,7 +38,8 @@ public struct ParseLimits: Sendable, Hashable {
         maxDepth: Int = 32,
         maxBoxCount: Int = 2_000_000,
         maxTopLevelBoxes: Int = 1_000_000,
-        maxSamplesPerQuery: Int = 50_000_000
+        maxSamplesPerQuery: Int = 50_000_000,
+        maxFragmentSamples: Int = 20_000_000
     ) {
         self.maxMovieBoxSize = maxMovieBoxSize
         self.maxOtherBoxSize = maxOtherBoxSize
@@ -43,6 +48,7 @@ public struct ParseLimits: Sendable, Hashable {
         self.maxBoxCount = maxBoxCount
         self.maxTopLevelBoxes = maxTopLevelBoxes
         self.maxSamplesPerQuery = maxSamplesPerQuery
+        self.maxFragmentSamples = maxFragmentSamples
     }
 
     /// The defaults.

@@ -60,6 +60,20 @@ public struct SampleTable: Sendable {
     let constantSize: UInt32
     let chunkOffsets: SampleTableData?
 
+    /// A table from prepared parts (movie fragments, see `FragmentTableBuilder`).
+    init(sampleCount: Int, findings: [Finding], timeRuns: [TimeRun], offsetRunStarts: [Int], compositionOffsets: SampleTableData?, syncIndices: [Int]?, chunkRuns: [ChunkRun], sizes: SampleTableData?, constantSize: UInt32, chunkOffsets: SampleTableData?) {
+        self.sampleCount = sampleCount
+        self.findings = findings
+        self.timeRuns = timeRuns
+        self.offsetRunStarts = offsetRunStarts
+        self.compositionOffsets = compositionOffsets
+        self.syncIndices = syncIndices
+        self.chunkRuns = chunkRuns
+        self.sizes = sizes
+        self.constantSize = constantSize
+        self.chunkOffsets = chunkOffsets
+    }
+
     /// Builds the table of the track whose `stbl` is `stbl` at `path`.
     public init(stbl: BoxNode, path: BoxPath) {
         var findings: [Finding] = []

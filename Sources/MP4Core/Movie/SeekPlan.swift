@@ -49,6 +49,10 @@ public struct SeekPlan: Sendable, Hashable {
     public var ranges: [Range<UInt64>]
     /// Per-track details, for tracks alive in the window.
     public var tracks: [TrackRange]
+    /// Whether sample indices count from the start of the file. They count from the first
+    /// loaded fragment instead when a fragmented file was planned from its `sidx`/`mfra`
+    /// without reading every `moof`.
+    public var sampleIndicesCountFromFileStart: Bool = true
 
     /// Total bytes in ``ranges``.
     public var byteCount: UInt64 { ranges.reduce(0) { $0 + $1.upperBound - $1.lowerBound } }
@@ -84,28 +88,47 @@ public struct SeekPlanner: Sendable {
     /// Bounds; ``ParseLimits/maxSamplesPerQuery`` bounds the samples one plan walks.
     public let limits: ParseLimits
 
-    /// Indexes every track of `file` (progressive files; fragmented files have no samples in
-    /// `moov` and give no tracks).
+    /// Indexes every track of `file` from its `moov` sample tables. Fragmented files have no
+    /// samples there: use ``index(_:from:limits:)`` or ``plan(_:from:at:duration:alignment:limits:)``.
     public init(file: MP4File, limits: ParseLimits = .default) {
+        self.init(file: file, fragments: nil, limits: limits)
+    }
+
+    /// Indexes every track of `file`, taking the samples of `fragments` for tracks whose
+    /// `moov` tables are empty.
+    public init(file: MP4File, fragments: FragmentIndex?, limits: ParseLimits = .default) {
         self.limits = limits
         var tracks: [IndexedTrack] = []
-        var findings: [Finding] = []
+        var findings: [Finding] = fragments?.findings ?? []
         let movieTimescale = file.movie?.header?.timescale ?? 0
         guard let moov = file.movieBox, let movie = file.movie else {
             self.tracks = []
-            self.findings = []
+            self.findings = findings
+            self.coversFileStart = true
             return
         }
         let traks = moov.all(.trak)
         for (trak, track) in zip(traks, movie.tracks) {
-            guard let stbl = trak.descendant(.mdia, .minf, .stbl), let timescale = track.timescale, timescale > 0 else { continue }
-            let table = SampleTable(stbl: stbl, path: track.path.appending(.mdia).appending(.minf).appending(.stbl))
-            findings += table.findings
+            guard let timescale = track.timescale, timescale > 0 else { continue }
+            var table: SampleTable
+            if let fragmentTable = fragments?.tables[track.trackID], track.sampleCount == 0 {
+                table = fragmentTable
+            } else {
+                guard let stbl = trak.descendant(.mdia, .minf, .stbl) else { continue }
+                table = SampleTable(stbl: stbl, path: track.path.appending(.mdia).appending(.minf).appending(.stbl))
+                // An empty stbl is normal in a fragmented movie.
+                if !(fragments != nil && track.sampleCount == 0) { findings += table.findings }
+            }
             tracks.append(IndexedTrack(track: track, samples: table, timeline: Timeline(editList: track.editList, movieTimescale: movieTimescale, mediaTimescale: timescale)))
         }
         self.tracks = tracks
         self.findings = findings
+        self.coversFileStart = fragments?.coversWholeFile ?? true
     }
+
+    /// Whether sample indices count from the start of the file (see
+    /// ``SeekPlan/sampleIndicesCountFromFileStart``).
+    public let coversFileStart: Bool
 
     /// The track that decides sync alignment: the first video track with samples, else the
     /// first audio track, else the first track with samples.
@@ -121,7 +144,7 @@ public struct SeekPlanner: Sendable {
     ///   list the byte ranges.
     public func plan(at time: Double, duration: Double = 0, alignment: SeekPlan.Alignment = .previousSync) throws -> SeekPlan {
         guard let main = mainTrack else {
-            throw MP4Error(.unsupported, "no track has samples in moov (fragmented files are not indexed yet)")
+            throw MP4Error(.unsupported, "no track has samples (a fragmented file's samples are in its fragments: index it with SeekPlanner.index(_:from:))")
         }
         guard time.isFinite, time >= 0, duration.isFinite, duration >= 0 else {
             throw MP4Error(.malformed, "seek time \(time) and duration \(duration) must be finite and not negative")
@@ -175,7 +198,7 @@ public struct SeekPlanner: Sendable {
             trackRanges.append(trackRange)
         }
         let merged = Self.merge(ranges)
-        return SeekPlan(requestedTime: time, windowEnd: windowEnd, alignment: alignment, keyframeTrackID: main.track.trackID, keyframeSampleIndex: keyframe, keyframeTime: keyframeTime, startOffset: merged.first?.lowerBound ?? 0, endOffset: merged.last?.upperBound ?? 0, ranges: merged, tracks: trackRanges)
+        return SeekPlan(requestedTime: time, windowEnd: windowEnd, alignment: alignment, keyframeTrackID: main.track.trackID, keyframeSampleIndex: keyframe, keyframeTime: keyframeTime, startOffset: merged.first?.lowerBound ?? 0, endOffset: merged.last?.upperBound ?? 0, ranges: merged, tracks: trackRanges, sampleIndicesCountFromFileStart: coversFileStart)
     }
 
     /// Sorts and merges overlapping or touching ranges.

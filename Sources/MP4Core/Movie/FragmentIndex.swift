@@ -1,0 +1,98 @@
+/// The samples of a fragmented file, read from its movie fragments (`moof`): one
+/// ``SampleTable`` per track, built with the `trex` defaults of `moov`.
+///
+/// Loading reads each `moof` it covers (never the `mdat` payloads). A byte range limits the
+/// load to the fragments that start inside it, which is how a seek reads only the fragments
+/// around its time when `sidx` or `mfra` say where they are (see ``FragmentLocator``); sample
+/// indices then count from the first loaded fragment.
+public struct FragmentIndex: Sendable {
+    /// Per track ID, the samples of the loaded fragments.
+    public var tables: [UInt32: SampleTable]
+    /// The `moof` boxes that were loaded, in file order.
+    public var fragments: [TopLevelBox]
+    /// Whether every `moof` of the file was loaded (so sample indices count from the start).
+    public var coversWholeFile: Bool
+    /// Problems found in the fragments.
+    public var findings: [Finding]
+    /// What loading read from the source.
+    public var statistics: ReadStatistics
+    /// Whether every track's first loaded fragment has a `tfdt`, so decode times are absolute
+    /// even when the load did not start at the first fragment.
+    public var hasAbsoluteTimes: Bool
+
+    /// Loads the fragments of `file` from `source` whose `moof` starts in `byteRange` (all of
+    /// them when `nil`).
+    /// - Throws: ``MP4Error`` `.io` when the source fails, `.limitExceeded` when the `moof`s
+    ///   exceed ``ParseLimits/maxMetadataBytes`` or the box tree exceeds its bounds.
+    public static func load(_ file: MP4File, from source: some ByteSource, byteRange: Range<UInt64>? = nil, limits: ParseLimits = .default) async throws -> FragmentIndex {
+        var cache: [UInt64: BoxNode] = [:]
+        return try await load(file, from: source, byteRange: byteRange, limits: limits, cache: &cache)
+    }
+
+    /// As ``load(_:from:byteRange:limits:)``, taking parsed `moof`s from `cache` (by offset)
+    /// and adding the ones it reads, so that widening a load reads each `moof` once.
+    static func load(_ file: MP4File, from source: some ByteSource, byteRange: Range<UInt64>?, limits: ParseLimits, cache: inout [UInt64: BoxNode]) async throws -> FragmentIndex {
+        var defaults: [UInt32: TrackExtendsBox] = [:]
+        for trex in file.movieBox?.first(.mvex)?.all(.trex) ?? [] {
+            if case .trackExtends(let box) = trex.content { defaults[box.trackID] = box }
+        }
+        var builders: [UInt32: FragmentTableBuilder] = [:]
+        for track in file.movie?.tracks ?? [] where builders[track.trackID] == nil {
+            builders[track.trackID] = FragmentTableBuilder(trackID: track.trackID, defaults: defaults[track.trackID], maxSamples: limits.maxFragmentSamples, allSamplesSync: track.kind == .audio)
+        }
+        let allMoofs = file.layout.boxes.filter { $0.type == .moof }
+        let moofs = allMoofs.filter { byteRange?.contains($0.offset) ?? true }
+        var findings: [Finding] = []
+        var statistics = ReadStatistics()
+        var parser = BoxTreeParser(limits: limits)
+        var loaded: UInt64 = 0
+        let length = file.layout.fileSize
+        for (number, moof) in allMoofs.enumerated() where byteRange?.contains(moof.offset) ?? true {
+            let path = BoxPath.top(.moof, ordinalNumber: allMoofs.count > 1 ? number + 1 : nil)
+            guard moof.availableSize <= limits.maxOtherBoxSize, loaded + moof.availableSize <= limits.maxMetadataBytes else {
+                throw MP4Error(.limitExceeded, "movie fragments exceed ParseLimits.maxOtherBoxSize/maxMetadataBytes (\(loaded + moof.availableSize) bytes of moof)", offset: moof.offset, path: path)
+            }
+            loaded += moof.availableSize
+            let node: BoxNode
+            if let cached = cache[moof.offset] {
+                node = cached
+            } else {
+                let bytes = try await source.read(moof.offset..<moof.availableEnd)
+                statistics.readCount += 1
+                statistics.byteCount += UInt64(bytes.count)
+                guard bytes.count == Int(moof.availableSize) else {
+                    throw MP4Error(.io, "\(source.name): asked for \(moof.availableSize) bytes at \(moof.offset), got \(bytes.count)", offset: moof.offset, path: path)
+                }
+                node = try parser.parse(bytes, at: moof.offset, path: path)
+                cache[moof.offset] = node
+            }
+            var implicitBase = moof.offset
+            let trafs = node.all(.traf)
+            for (i, traf) in trafs.enumerated() {
+                let trafPath = path.appending(.traf, ordinalNumber: trafs.count > 1 ? i + 1 : nil)
+                guard case .trackFragmentHeader(let header)? = traf.first(.tfhd)?.content else {
+                    findings.append(Finding(id: "traf-without-tfhd", severity: .error, message: "traf has no readable tfhd; its samples are skipped", offset: traf.header.offset, path: trafPath))
+                    continue
+                }
+                guard builders[header.trackID] != nil else {
+                    findings.append(Finding(id: "traf-unknown-track", severity: .warning, message: "traf refers to track \(header.trackID), which moov does not have; skipped", offset: traf.header.offset, path: trafPath))
+                    continue
+                }
+                if defaults[header.trackID] == nil && file.movieBox?.first(.mvex) != nil {
+                    findings.append(Finding(id: "missing-trex", severity: .warning, message: "mvex has no trex for track \(header.trackID); fragment defaults are taken as 0", path: trafPath))
+                    defaults[header.trackID] = TrackExtendsBox(trackID: header.trackID, defaultSampleDescriptionIndex: 1, defaultSampleDuration: 0, defaultSampleSize: 0, defaultSampleFlags: 0)
+                }
+                implicitBase = builders[header.trackID]?.append(traf: traf, path: trafPath, header: header, moofOffset: moof.offset, implicitBase: implicitBase, fileLength: length) ?? implicitBase
+            }
+        }
+        findings += parser.findings
+        var tables: [UInt32: SampleTable] = [:]
+        var absolute = true
+        for (id, builder) in builders.sorted(by: { $0.key < $1.key }) {
+            if builder.hasUnanchoredTimes { absolute = false }
+            findings += builder.findings
+            tables[id] = builder.build()
+        }
+        return FragmentIndex(tables: tables, fragments: moofs, coversWholeFile: moofs.count == allMoofs.count, findings: findings, statistics: statistics, hasAbsoluteTimes: absolute)
+    }
+}

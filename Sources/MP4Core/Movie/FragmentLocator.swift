@@ -1,0 +1,139 @@
+/// Where the fragments of a fragmented file are in time and bytes, from its segment index
+/// (`sidx`, ISO/IEC 14496-12 §8.16.3, also nested) or its movie fragment random access box
+/// (`mfra`/`tfra`, §8.8.10): what lets a seek read only the fragments around its time instead
+/// of every `moof`.
+public struct FragmentLocator: Sendable, Hashable {
+    /// Where the entries come from.
+    public enum Origin: String, Sendable, Hashable, Codable {
+        case segmentIndex = "sidx"
+        case randomAccess = "mfra"
+    }
+
+    /// One entry point: a subsegment (`sidx`) or a random access point (`tfra`).
+    public struct Entry: Sendable, Hashable {
+        /// Start time in ``FragmentLocator/timescale`` units: the earliest presentation time of
+        /// a subsegment, or the time of a random access sample (media timeline, before edits).
+        public var time: Int64
+        /// Bytes from where the entry starts up to the next entry (or the end of the indexed
+        /// data).
+        public var byteRange: Range<UInt64>
+        /// Whether the entry starts with a sync sample (always for `tfra`).
+        public var startsWithSync: Bool
+    }
+
+    /// Where the entries come from.
+    public var origin: Origin
+    /// The track the times refer to.
+    public var trackID: UInt32
+    /// The time scale of ``Entry/time``.
+    public var timescale: UInt32
+    /// Entries in time (and byte) order.
+    public var entries: [Entry]
+
+    /// Reads the locator of `file` for `trackID` (or the first one when no index names that
+    /// track): a top-level `sidx` (nested ones followed up to a depth of 8), else `mfra`.
+    /// Returns `nil` when the file has neither or they are unusable.
+    public static func load(_ file: MP4File, from source: some ByteSource, trackID: UInt32, limits: ParseLimits = .default) async throws -> FragmentLocator? {
+        var budget = Budget(limits: limits)
+        var fromIndex: [FragmentLocator] = []
+        for box in file.layout.boxes where box.type == .sidx {
+            guard let node = try await budget.load(box.offset..<box.availableEnd, from: source, path: .top(.sidx)),
+                  case .segmentIndex(let sidx) = node.content, sidx.timescale > 0 else { continue }
+            var entries: [Entry] = []
+            try await expand(sidx, end: box.availableEnd, rootTimescale: sidx.timescale, source: source, budget: &budget, depth: 0, into: &entries)
+            if !entries.isEmpty { fromIndex.append(FragmentLocator(origin: .segmentIndex, trackID: sidx.referenceID, timescale: sidx.timescale, entries: entries)) }
+            if sidx.referenceID == trackID { break }
+        }
+        if let match = fromIndex.first(where: { $0.trackID == trackID }) ?? fromIndex.first { return match }
+        return try await loadRandomAccess(file, from: source, trackID: trackID, budget: &budget)
+    }
+
+    /// Bounds the reads a locator may make.
+    struct Budget {
+        let limits: ParseLimits
+        var bytes: UInt64 = 0
+        var entries = 0
+        var parser: BoxTreeParser
+
+        init(limits: ParseLimits) {
+            self.limits = limits
+            self.parser = BoxTreeParser(limits: limits)
+        }
+
+        mutating func load(_ range: Range<UInt64>, from source: some ByteSource, path: BoxPath) async throws -> BoxNode? {
+            guard UInt64(range.count) <= limits.maxOtherBoxSize, bytes + UInt64(range.count) <= limits.maxMetadataBytes else {
+                throw MP4Error(.limitExceeded, "index boxes exceed ParseLimits.maxOtherBoxSize/maxMetadataBytes", offset: range.lowerBound, path: path)
+            }
+            bytes += UInt64(range.count)
+            let data = try await source.read(range)
+            guard data.count == range.count else { return nil }
+            return try parser.parse(data, at: range.lowerBound, path: path)
+        }
+    }
+
+    /// Appends the subsegments of `sidx` (which ends at `end`), reading referenced `sidx`
+    /// boxes for hierarchical indexes.
+    private static func expand(_ sidx: SegmentIndexBox, end: UInt64, rootTimescale: UInt32, source: some ByteSource, budget: inout Budget, depth: Int, into entries: inout [Entry]) async throws {
+        guard depth < 8 else { throw MP4Error(.limitExceeded, "sidx references nest deeper than 8 levels", offset: end) }
+        var offset = end &+ sidx.firstOffset
+        var time = Int64(clamping: sidx.earliestPresentationTime)
+        let length = try await source.length()
+        for reference in sidx.references {
+            let next = offset + UInt64(reference.referencedSize)
+            guard next <= length else { return }
+            budget.entries += 1
+            guard budget.entries <= budget.limits.maxFragmentSamples else { throw MP4Error(.limitExceeded, "sidx references exceed ParseLimits.maxFragmentSamples") }
+            if reference.referencesIndex {
+                // A referenced index starts with its own sidx: read its header and table.
+                let headerEnd = min(next, offset + 16)
+                let header = try BoxHeader.parse(try await source.read(offset..<headerEnd)[...], at: offset, containerEnd: next)
+                guard header.type == .sidx,
+                      offset + header.size <= next,
+                      let node = try await budget.load(offset..<(offset + header.size), from: source, path: .top(.sidx)),
+                      case .segmentIndex(let child) = node.content, child.timescale > 0
+                else { return }
+                try await expand(child, end: offset + header.size, rootTimescale: rootTimescale, source: source, budget: &budget, depth: depth + 1, into: &entries)
+            } else {
+                // Times of a nested index in another time scale are converted to the root's.
+                let rootTime = sidx.timescale == rootTimescale ? time : Timeline.clampedInt64(Double(time) * Double(rootTimescale) / Double(sidx.timescale))
+                entries.append(Entry(time: rootTime, byteRange: offset..<next, startsWithSync: reference.startsWithSAP))
+            }
+            offset = next
+            time &+= Int64(reference.subsegmentDuration)
+        }
+    }
+
+    /// Entries from `mfra/tfra` for `trackID`, located through `mfro` at the end of the file.
+    private static func loadRandomAccess(_ file: MP4File, from source: some ByteSource, trackID: UInt32, budget: inout Budget) async throws -> FragmentLocator? {
+        guard let mfra = file.layout.boxes.last(where: { $0.type == .mfra }),
+              let node = try await budget.load(mfra.offset..<mfra.availableEnd, from: source, path: .top(.mfra)),
+              let timescale = file.movie?.tracks.first(where: { $0.trackID == trackID })?.timescale, timescale > 0
+        else { return nil }
+        var table: TrackFragmentRandomAccessBox?
+        for child in node.all(.tfra) {
+            if case .trackFragmentRandomAccess(let tfra) = child.content, tfra.trackID == trackID { table = tfra }
+        }
+        guard let table, !table.entries.isEmpty else { return nil }
+        let moofEnds = file.layout.boxes.filter { $0.type == .moof }.map(\.offset)
+        var entries: [Entry] = []
+        let sorted = table.entries.sorted { $0.moofOffset < $1.moofOffset }
+        for (i, entry) in sorted.enumerated() where moofEnds.contains(entry.moofOffset) {
+            if let last = entries.last, last.byteRange.lowerBound == entry.moofOffset { continue }
+            let next = sorted[(i + 1)...].first { $0.moofOffset > entry.moofOffset }?.moofOffset ?? mfra.offset
+            entries.append(Entry(time: Int64(clamping: entry.time), byteRange: entry.moofOffset..<max(next, entry.moofOffset), startsWithSync: true))
+        }
+        return entries.isEmpty ? nil : FragmentLocator(origin: .randomAccess, trackID: trackID, timescale: timescale, entries: entries)
+    }
+
+    /// The entries to load for media times `[start, end]` (in ``timescale`` units): from the
+    /// last sync entry starting at or before `start` to the last entry starting at or before
+    /// `end`, widened by `extraBefore`/`extraAfter` entries.
+    public func entryRange(from start: Int64, to end: Int64, extraBefore: Int = 0, extraAfter: Int = 0) -> ClosedRange<Int> {
+        var first = entries.lastIndex { $0.time <= start } ?? 0
+        while first > 0 && !entries[first].startsWithSync { first -= 1 }
+        var last = entries.lastIndex { $0.time <= end } ?? 0
+        first = max(0, first - extraBefore)
+        last = min(entries.count - 1, max(last, first) + extraAfter)
+        return first...last
+    }
+}

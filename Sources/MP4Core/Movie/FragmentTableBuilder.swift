@@ -1,0 +1,169 @@
+/// Builds the ``SampleTable`` of one track from its movie fragments (ISO/IEC 14496-12 §8.8):
+/// each `traf`'s `trun`s are appended as chunks, with the defaults of `tfhd` and `trex`
+/// resolved per sample, decode times from `tfdt` (or continuing from the previous fragment),
+/// and data offsets resolved from `tfhd`/`trun` as the standard says.
+///
+/// The result is the same compact table a progressive track has: durations and composition
+/// offsets run-length coded, one chunk per `trun`, 4 bytes per sample for sizes. A `trun`
+/// without per-sample fields can claim billions of samples in 20 bytes; the total is bounded by
+/// ``ParseLimits/maxFragmentSamples``.
+struct FragmentTableBuilder {
+    let trackID: UInt32
+    let defaults: TrackExtendsBox?
+    let maxSamples: Int
+    /// Whether every sample counts as sync whatever its flags (audio).
+    let allSamplesSync: Bool
+    private(set) var findings: [Finding] = []
+    private(set) var sampleCount = 0
+    /// Whether the limit stopped the build.
+    private(set) var isCut = false
+    /// Whether a traf without `tfdt` followed nothing, so its decode times are only relative.
+    private(set) var hasUnanchoredTimes = false
+
+    private var timeRuns: [SampleTable.TimeRun] = []
+    private var nextDecodeTime: Int64 = 0
+    private var offsetRuns: [(count: Int, offset: Int32)] = []
+    private var hasCompositionOffsets = false
+    private var sizes: [UInt8] = []
+    private var chunkOffsets: [UInt8] = []
+    private var chunkCount = 0
+    private var chunkRuns: [SampleTable.ChunkRun] = []
+    private var syncIndices: [Int] = []
+
+    init(trackID: UInt32, defaults: TrackExtendsBox?, maxSamples: Int, allSamplesSync: Bool) {
+        self.trackID = trackID
+        self.allSamplesSync = allSamplesSync
+        self.defaults = defaults
+        self.maxSamples = maxSamples
+    }
+
+    /// Appends the samples of `traf` (at `path`) whose `moof` starts at `moofOffset`.
+    /// `implicitBase` is where its data starts when neither `tfhd` nor the moof-relative flag
+    /// says otherwise (the `moof` for the first `traf`, else the end of the previous `traf`'s
+    /// data). Returns the end of this `traf`'s data.
+    mutating func append(traf: BoxNode, path: BoxPath, header: TrackFragmentHeaderBox, moofOffset: UInt64, implicitBase: UInt64, fileLength: UInt64) -> UInt64 {
+        let base: UInt64 = header.baseDataOffset ?? (header.defaultBaseIsMoof ? moofOffset : implicitBase)
+        if case .trackFragmentDecodeTime(let t)? = traf.first(.tfdt)?.content {
+            let time = Int64(clamping: t)
+            if let last = timeRuns.last, time < last.firstTime {
+                findings.append(Finding(id: "fragment-time-backwards", severity: .warning, message: "tfdt \(t) is before earlier samples of track \(trackID) (\(nextDecodeTime)); kept in order", path: path.appending(.tfdt)))
+            } else {
+                if !timeRuns.isEmpty && time != nextDecodeTime && time < nextDecodeTime {
+                    findings.append(Finding(id: "fragment-time-overlap", severity: .info, message: "tfdt \(t) overlaps the previous fragment of track \(trackID), which ends at \(nextDecodeTime)", path: path.appending(.tfdt)))
+                }
+                nextDecodeTime = time
+            }
+        } else if timeRuns.isEmpty {
+            hasUnanchoredTimes = true
+        }
+        let descriptionNumber = header.sampleDescriptionIndex ?? defaults?.defaultSampleDescriptionIndex ?? 1
+        let defaultDuration = header.defaultSampleDuration ?? defaults?.defaultSampleDuration ?? 0
+        let defaultSize = header.defaultSampleSize ?? defaults?.defaultSampleSize ?? 0
+        let defaultFlags = header.defaultSampleFlags ?? defaults?.defaultSampleFlags ?? 0
+        var dataEnd = base
+        let runs = traf.children.enumerated().filter { $0.element.type == .trun }
+        for (runNumber, (_, node)) in runs.enumerated() {
+            guard case .trackRun(let run) = node.content else { continue }
+            let runPath = path.appending(.trun, ordinalNumber: runs.count > 1 ? runNumber + 1 : nil)
+            guard !isCut else { return dataEnd }
+            guard run.sampleCount <= maxSamples - sampleCount else {
+                findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) fragment samples (ParseLimits.maxFragmentSamples); later samples are not indexed", path: runPath))
+                isCut = true
+                return dataEnd
+            }
+            // Where this run's data starts: the data offset is relative to the base; without
+            // it a run continues where the previous one ended.
+            var start = runNumber == 0 ? base : dataEnd
+            if let relative = run.dataOffset {
+                let (value, overflow) = Int64(clamping: base).addingReportingOverflow(Int64(relative))
+                guard !overflow, value >= 0 else {
+                    findings.append(Finding(id: "trun-offset-invalid", severity: .error, message: "trun data offset \(relative) from base \(base) is before the start of the file; run skipped", path: runPath))
+                    continue
+                }
+                start = UInt64(value)
+            }
+            if run.sampleCount == 0 { dataEnd = start; continue }
+            var offset = start
+            let hasDuration = run.flags & 0x100 != 0, hasSize = run.flags & 0x200 != 0
+            let hasFlags = run.flags & 0x400 != 0, hasOffset = run.flags & 0x800 != 0
+            var column = 0
+            let durationColumn = hasDuration ? column : -1; column += hasDuration ? 4 : 0
+            let sizeColumn = hasSize ? column : -1; column += hasSize ? 4 : 0
+            let flagsColumn = hasFlags ? column : -1; column += hasFlags ? 4 : 0
+            let offsetColumn = hasOffset ? column : -1
+            let records = run.records
+            @inline(__always) func u32(_ sample: Int, _ at: Int) -> UInt32 {
+                let p = records.startIndex + sample * run.recordSize + at
+                return UInt32(records[p]) << 24 | UInt32(records[p + 1]) << 16 | UInt32(records[p + 2]) << 8 | UInt32(records[p + 3])
+            }
+            sizes.reserveCapacity(sizes.count + run.sampleCount * 4)
+            for i in 0..<run.sampleCount {
+                let duration = Int64(durationColumn >= 0 ? u32(i, durationColumn) : defaultDuration)
+                let size = sizeColumn >= 0 ? u32(i, sizeColumn) : defaultSize
+                let flags = i == 0 ? (run.firstSampleFlags ?? (flagsColumn >= 0 ? u32(i, flagsColumn) : defaultFlags)) : (flagsColumn >= 0 ? u32(i, flagsColumn) : defaultFlags)
+                let composition = offsetColumn >= 0 ? Int32(bitPattern: u32(i, offsetColumn)) : 0
+                appendTime(duration, sample: sampleCount + i)
+                if composition != 0 { hasCompositionOffsets = true }
+                if let last = offsetRuns.last, last.offset == composition {
+                    offsetRuns[offsetRuns.count - 1].count += 1
+                } else {
+                    offsetRuns.append((1, composition))
+                }
+                // A sync sample: sample_is_non_sync_sample (bit 16) clear and sample_depends_on
+                // not 1 ("depends on others"); audio samples are all sync (as ffmpeg reads them).
+                if allSamplesSync || flags & 0x0001_0000 == 0 && flags & 0x0300_0000 != 0x0100_0000 { syncIndices.append(sampleCount + i) }
+                sizes.append(UInt8(size >> 24)); sizes.append(UInt8(size >> 16 & 0xFF)); sizes.append(UInt8(size >> 8 & 0xFF)); sizes.append(UInt8(size & 0xFF))
+                offset &+= UInt64(size)
+            }
+            if offset > fileLength {
+                findings.append(Finding(id: "trun-past-end", severity: .warning, message: "trun data [\(start), \(offset)) ends past the end of the file (\(fileLength) bytes)", path: runPath))
+            }
+            appendChunk(offset: start, samples: run.sampleCount, description: descriptionNumber)
+            sampleCount += run.sampleCount
+            dataEnd = offset
+        }
+        return dataEnd
+    }
+
+    private mutating func appendTime(_ duration: Int64, sample: Int) {
+        if let last = timeRuns.last, last.delta == duration, last.firstTime &+ Int64(last.count) &* last.delta == nextDecodeTime {
+            timeRuns[timeRuns.count - 1].count += 1
+        } else {
+            timeRuns.append(SampleTable.TimeRun(firstSample: sample, count: 1, firstTime: nextDecodeTime, delta: duration))
+        }
+        nextDecodeTime = nextDecodeTime.addingReportingOverflow(duration).overflow ? nextDecodeTime : nextDecodeTime + duration
+    }
+
+    private mutating func appendChunk(offset: UInt64, samples: Int, description: UInt32) {
+        for shift in stride(from: 56, through: 0, by: -8) { chunkOffsets.append(UInt8(offset >> UInt64(shift) & 0xFF)) }
+        if let last = chunkRuns.last, last.perChunk == UInt32(samples), last.descriptionNumber == description {
+            chunkRuns[chunkRuns.count - 1].chunkCount += 1
+        } else {
+            chunkRuns.append(SampleTable.ChunkRun(firstSample: sampleCount, firstChunkIndex: UInt32(chunkCount), chunkCount: 1, perChunk: UInt32(clamping: samples), descriptionNumber: description))
+        }
+        chunkCount += 1
+    }
+
+    /// The finished table.
+    func build() -> SampleTable {
+        var offsetRunStarts: [Int] = []
+        var compositionOffsets: SampleTableData?
+        if hasCompositionOffsets {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(offsetRuns.count * 8)
+            var start = 0
+            for run in offsetRuns {
+                offsetRunStarts.append(start)
+                start += run.count
+                for value in [UInt32(clamping: run.count), UInt32(bitPattern: run.offset)] {
+                    bytes.append(UInt8(value >> 24)); bytes.append(UInt8(value >> 16 & 0xFF)); bytes.append(UInt8(value >> 8 & 0xFF)); bytes.append(UInt8(value & 0xFF))
+                }
+            }
+            offsetRunStarts.append(start)
+            compositionOffsets = SampleTableData(kind: .compositionOffset, version: 1, entryCount: offsetRuns.count, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: bytes[...])
+        }
+        let sizeTable = SampleTableData(kind: .sampleSize, version: 0, entryCount: sampleCount, constantSampleSize: 0, sampleCount: UInt32(clamping: sampleCount), fieldSize: 0, entryBytes: sizes[...])
+        let offsetTable = SampleTableData(kind: .chunkLargeOffset, version: 0, entryCount: chunkCount, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: chunkOffsets[...])
+        return SampleTable(sampleCount: sampleCount, findings: findings, timeRuns: timeRuns, offsetRunStarts: offsetRunStarts, compositionOffsets: compositionOffsets, syncIndices: syncIndices.count == sampleCount ? nil : syncIndices, chunkRuns: chunkRuns, sizes: sizeTable, constantSize: 0, chunkOffsets: offsetTable)
+    }
+}

@@ -1,0 +1,97 @@
+/// The seek API over a ``ByteSource``: what reads a fragmented file's `moof`s (all of them,
+/// or only those around the seek time when `sidx`/`mfra` locate them).
+extension SeekPlanner {
+    /// Indexes every track of `file`: progressive files from `moov` (no read), fragmented
+    /// files from every `moof` (one read per fragment, never the media data).
+    public static func index(_ file: MP4File, from source: some ByteSource, limits: ParseLimits = .default) async throws -> SeekPlanner {
+        guard file.isFragmented else { return SeekPlanner(file: file, limits: limits) }
+        let fragments = try await FragmentIndex.load(file, from: source, limits: limits)
+        return SeekPlanner(file: file, fragments: fragments, limits: limits)
+    }
+
+    /// Opens `source` and plans one seek (see ``plan(_:from:at:duration:alignment:limits:)``).
+    public static func plan(_ source: some ByteSource, at time: Double, duration: Double = 0, alignment: SeekPlan.Alignment = .previousSync, limits: ParseLimits = .default) async throws -> SeekPlan {
+        let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
+        return try await plan(file, from: source, at: time, duration: duration, alignment: alignment, limits: limits)
+    }
+
+    /// Plans one seek in `file`, reading as little as possible: nothing more for a progressive
+    /// file; for a fragmented file with `sidx` or `mfra`, only the `moof`s of the fragments
+    /// around the window (widened one fragment at a time until they cover it); otherwise every
+    /// `moof`.
+    ///
+    /// With a partial load, sample indices count from the first loaded fragment
+    /// (``SeekPlan/sampleIndicesCountFromFileStart`` is `false`); offsets and times are absolute.
+    public static func plan(_ file: MP4File, from source: some ByteSource, at time: Double, duration: Double = 0, alignment: SeekPlan.Alignment = .previousSync, limits: ParseLimits = .default) async throws -> SeekPlan {
+        guard file.isFragmented else {
+            return try SeekPlanner(file: file, limits: limits).plan(at: time, duration: duration, alignment: alignment)
+        }
+        let tracks = file.movie?.tracks ?? []
+        guard time.isFinite, time >= 0, duration.isFinite, duration >= 0,
+              let main = tracks.first(where: { $0.kind == .video }) ?? tracks.first(where: { $0.kind == .audio }) ?? tracks.first,
+              let timescale = main.timescale, timescale > 0,
+              let locator = try await FragmentLocator.load(file, from: source, trackID: main.trackID, limits: limits),
+              locator.entries.count > 1
+        else {
+            return try await index(file, from: source, limits: limits).plan(at: time, duration: duration, alignment: alignment)
+        }
+        let timeline = Timeline(editList: main.editList, movieTimescale: file.movie?.header?.timescale ?? 0, mediaTimescale: timescale)
+        func locatorTime(_ seconds: Double) -> Int64 {
+            Timeline.clampedInt64(Double(timeline.mediaTime(atPresentation: seconds)) * Double(locator.timescale) / Double(timescale))
+        }
+        let start = locatorTime(time), end = locatorTime(time + duration)
+        var before = 0, after = alignment == .nextSync ? 1 : 0
+        var cache: [UInt64: BoxNode] = [:]
+        // Each widening adds one fragment on one side; a few are enough for real files, after
+        // which the whole file is indexed.
+        for _ in 0..<8 {
+            let entries = locator.entryRange(from: start, to: end, extraBefore: before, extraAfter: after)
+            let atFirst = entries.lowerBound == 0, atLast = entries.upperBound == locator.entries.count - 1
+            // The first and last entries extend to the ends of the file: an index need not
+            // cover every fragment (another track's last fragment, say).
+            let lower = atFirst ? 0 : locator.entries[entries.lowerBound].byteRange.lowerBound
+            let upper = atLast ? file.layout.fileSize : locator.entries[entries.upperBound].byteRange.upperBound
+            let bytes = lower..<max(lower, upper)
+            let fragments = try await FragmentIndex.load(file, from: source, byteRange: bytes, limits: limits, cache: &cache)
+            guard fragments.hasAbsoluteTimes else { break }
+            if fragments.coversWholeFile { return try SeekPlanner(file: file, fragments: fragments, limits: limits).plan(at: time, duration: duration, alignment: alignment) }
+            let planner = SeekPlanner(file: file, fragments: fragments, limits: limits)
+            let plan: SeekPlan
+            do {
+                plan = try planner.plan(at: time, duration: duration, alignment: alignment)
+            } catch let error as MP4Error where error.kind != .limitExceeded {
+                // No sync sample, or the time past the loaded samples: widen, or give up.
+                if atFirst && atLast { throw error }
+                if !atFirst { before += 1 }
+                if !atLast { after += 1 }
+                continue
+            }
+            // The loaded fragments must hold everything the plan needs: the keyframe at or
+            // before the time, and on every track the samples from the keyframe's decode time
+            // until past the window. A track without loaded samples may have some just outside.
+            var needsEarlier = !atFirst && alignment != .nextSync && plan.keyframeTime > time + 1e-9
+            var needsLater = false
+            // The sample shown at the time may have been decoded in an earlier fragment (B
+            // frames): an exact start needs the load to begin at a sync sample shown no later.
+            if alignment == .exactSample, !atFirst, let main = planner.mainTrack,
+               !main.samples.isSync(0) || main.presentationTime(of: 0) > plan.keyframeTime + 1e-9 {
+                needsEarlier = true
+            }
+            let keyframeDecode = planner.mainTrack.map { $0.decodePresentationTime(of: plan.keyframeSampleIndex) } ?? 0
+            for indexed in planner.tracks {
+                let count = indexed.samples.sampleCount
+                guard count > 0 else {
+                    needsEarlier = needsEarlier || !atFirst
+                    needsLater = needsLater || !atLast
+                    continue
+                }
+                if !atFirst && indexed.decodePresentationTime(of: 0) > keyframeDecode + 1e-9 { needsEarlier = true }
+                if !atLast && indexed.decodePresentationTime(of: count - 1) <= plan.windowEnd + 1e-9 { needsLater = true }
+            }
+            if !needsEarlier && !needsLater { return plan }
+            if needsEarlier { before += 1 }
+            if needsLater { after += 1 }
+        }
+        return try await index(file, from: source, limits: limits).plan(at: time, duration: duration, alignment: alignment)
+    }
+}
