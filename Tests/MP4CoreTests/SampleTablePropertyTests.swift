@@ -115,6 +115,16 @@ import MP4TestSupport
                 #expect(table.syncSample(atOrAfter: i) == after)
             }
             #expect(table.sample(at: n) == nil && table.sample(at: -1) == nil)
+            // Chunk spans (the planner's walk, per chunk for constant sizes) cover exactly the
+            // samples' bytes, in order.
+            for _ in 0..<5 where n > 0 {
+                let a = Int.random(in: 0..<n, using: &random), b = Int.random(in: a...n, using: &random)
+                var spans: [Range<UInt64>] = [], counted = 0
+                table.forEachChunkSpan(in: a..<b) { span, count in spans.append(span); counted += count }
+                let expected = (a..<b).map { naive.offset[$0]..<(naive.offset[$0] + UInt64(naive.size[$0])) }
+                #expect(counted == b - a)
+                #expect(SeekPlanner.merge(spans.filter { !$0.isEmpty }) == SeekPlanner.merge(expected.filter { !$0.isEmpty }))
+            }
         }
     }
 

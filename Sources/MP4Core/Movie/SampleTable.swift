@@ -301,6 +301,46 @@ public struct SampleTable: Sendable {
         }
     }
 
+    /// Whether every sample has the same size (`stsz` with a constant size, typical of PCM).
+    public var hasConstantSampleSize: Bool { constantSize != 0 }
+
+    /// Calls `body` with the byte span of each run of consecutive samples in `range` that
+    /// share a chunk, in decode order, and the number of samples in it. O(1) per chunk when
+    /// sizes are constant (PCM: thousands of one-frame samples per chunk), O(1) per sample
+    /// otherwise.
+    public func forEachChunkSpan(in range: Range<Int>, _ body: (Range<UInt64>, Int) -> Void) {
+        let range = range.clamped(to: 0..<sampleCount)
+        guard !range.isEmpty else { return }
+        if constantSize == 0 {
+            var span: (range: Range<UInt64>, chunk: Int, count: Int)?
+            forEachSample(in: range) { sample in
+                if let current = span, current.chunk == sample.chunkIndex, current.range.upperBound == sample.byteOffset {
+                    span = (current.range.lowerBound..<sample.endOffset, current.chunk, current.count + 1)
+                } else {
+                    if let current = span { body(current.range, current.count) }
+                    span = (sample.byteOffset..<max(sample.byteOffset, sample.endOffset), sample.chunkIndex, 1)
+                }
+                return true
+            }
+            if let current = span { body(current.range, current.count) }
+            return
+        }
+        var index = range.lowerBound
+        let size = UInt64(constantSize)
+        while index < range.upperBound {
+            guard let r = Self.lastRun(chunkRuns, atOrBefore: index, key: \.firstSample) else { return }
+            let run = chunkRuns[r]
+            let within = index - run.firstSample
+            let chunk = run.firstChunk + within / run.samplesPerChunk
+            let firstInChunk = index - within % run.samplesPerChunk
+            let end = min(firstInChunk + run.samplesPerChunk, range.upperBound)
+            let start = chunkOffset(chunk) &+ UInt64(index - firstInChunk) &* size
+            let (stop, overflow) = start.addingReportingOverflow(UInt64(end - index) &* size)
+            body(start..<(overflow ? UInt64.max : stop), end - index)
+            index = end
+        }
+    }
+
     /// The last sample whose decode time is ≤ `time`, or `nil` when every sample is later.
     /// O(log runs).
     public func lastSample(decodedAtOrBefore time: Int64) -> Int? {

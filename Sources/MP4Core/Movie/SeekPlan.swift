@@ -176,7 +176,8 @@ public struct SeekPlanner: Sendable {
             if last < first && !isMain { continue }
             windows.append((indexed, first, max(first, last)))
         }
-        let work = windows.reduce(0) { $0 + ($1.last - $1.first + 1) }
+        // Constant-size samples (PCM) are walked a chunk at a time, so only the others count.
+        let work = windows.reduce(0) { $0 + ($1.indexed.samples.hasConstantSampleSize ? 0 : $1.last - $1.first + 1) }
         if work > limits.maxSamplesPerQuery {
             throw MP4Error(.limitExceeded, "the window holds \(work) samples, more than \(limits.maxSamplesPerQuery) (ParseLimits.maxSamplesPerQuery); ask for a shorter duration")
         }
@@ -184,16 +185,15 @@ public struct SeekPlanner: Sendable {
         var ranges: [Range<UInt64>] = []
         for (indexed, first, last) in windows {
             var trackRange = SeekPlan.TrackRange(trackID: indexed.track.trackID, firstSampleIndex: first, lastSampleIndex: last, firstSampleTime: indexed.presentationTime(of: first), startOffset: UInt64.max, endOffset: 0, byteCount: 0)
-            indexed.samples.forEachSample(in: first..<(last + 1)) { sample in
-                trackRange.startOffset = min(trackRange.startOffset, sample.byteOffset)
-                trackRange.endOffset = max(trackRange.endOffset, sample.endOffset)
-                trackRange.byteCount += UInt64(sample.byteCount)
-                if let previous = ranges.last, previous.upperBound == sample.byteOffset {
-                    ranges[ranges.count - 1] = previous.lowerBound..<sample.endOffset
-                } else if sample.byteCount > 0 {
-                    ranges.append(sample.byteOffset..<sample.endOffset)
+            indexed.samples.forEachChunkSpan(in: first..<(last + 1)) { span, _ in
+                trackRange.startOffset = min(trackRange.startOffset, span.lowerBound)
+                trackRange.endOffset = max(trackRange.endOffset, span.upperBound)
+                trackRange.byteCount += UInt64(span.count)
+                if let previous = ranges.last, previous.upperBound == span.lowerBound {
+                    ranges[ranges.count - 1] = previous.lowerBound..<span.upperBound
+                } else if !span.isEmpty {
+                    ranges.append(span)
                 }
-                return true
             }
             trackRanges.append(trackRange)
         }
