@@ -12,8 +12,10 @@ let package = Package(
     targets: [
         // Standard library only: boxes, sample tables, layout, seek and rewrite planning.
         .target(name: "MP4Core"),
-        // Foundation-backed byte sources (local files; later HTTP and the sparse cache).
-        .target(name: "MP4IO", dependencies: ["MP4Core"]),
+        // Our own wrappers for system calls Glibc's overlay lacks (copy_file_range, SEEK_DATA).
+        .target(name: "CSystem"),
+        // Byte sources (local files; later HTTP and the sparse cache) and the file writers.
+        .target(name: "MP4IO", dependencies: ["MP4Core", "CSystem"]),
         // Commands, argument scanning, text and JSON rendering, exit codes.
         .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
         .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI"]),

@@ -7,6 +7,7 @@ import Musl
 import Darwin
 #endif
 
+import CSystem
 import MP4Core
 
 /// Thin, typed wrappers over the POSIX calls the I/O module uses.
@@ -50,10 +51,158 @@ enum Platform {
 
     static func closeFile(_ fd: Int32) { _ = close(fd) }
 
+    /// Identity and state of an open file.
+    struct FileStatus: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: UInt64
+        var modified: Int64
+        var modifiedNanoseconds: Int64
+        var permissions: UInt32
+    }
+
+    static func status(_ fd: Int32, path: String) throws -> FileStatus {
+        var info = stat()
+        if fstat(fd, &info) != 0 { throw ioError("cannot stat \(path)") }
+        #if canImport(Darwin)
+        let seconds = Int64(info.st_mtimespec.tv_sec), nanoseconds = Int64(info.st_mtimespec.tv_nsec)
+        #else
+        let seconds = Int64(info.st_mtim.tv_sec), nanoseconds = Int64(info.st_mtim.tv_nsec)
+        #endif
+        return FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777)
+    }
+
+    /// The status of `path` when it exists.
+    static func status(path: String) -> FileStatus? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { closeFile(fd) }
+        return try? status(fd, path: path)
+    }
+
+    /// Creates a new file that must not exist yet, for writing.
+    static func createExclusive(_ path: String, permissions: UInt32) throws -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions))
+        if fd < 0 { throw ioError("cannot create \(path)") }
+        return fd
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    static func writeFully(_ fd: Int32, _ bytes: [UInt8], offset: UInt64, path: String) throws {
+        var done = 0
+        try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while done < buffer.count {
+                let n = pwrite(fd, base + done, buffer.count - done, off_t(offset + UInt64(done)))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw ioError("write of \(buffer.count) bytes at \(offset) failed in \(path)")
+                }
+                done += n
+            }
+        }
+    }
+
+    /// Copies `range` of `input` to `output` at `outputOffset` inside the kernel where it can
+    /// (`copy_file_range`), else through `buffer`. Holes of the input (`SEEK_DATA`/`SEEK_HOLE`)
+    /// are skipped, so they stay holes in an output that was sized beforehand. Calls
+    /// `progress` with the bytes done so far (holes included).
+    static func copy(_ input: Int32, _ range: Range<UInt64>, to output: Int32, at outputOffset: UInt64, buffer: inout [UInt8], names: (String, String), progress: (UInt64) throws -> Void) throws {
+        var position = range.lowerBound
+        var kernelCopy = true
+        while position < range.upperBound {
+            // Where the next data starts and ends.
+            var dataStart = position
+            let foundData = mp4probe_seek_data(input, Int64(position))
+            if foundData < 0 {
+                if errno == ENXIO { try progress(range.upperBound - range.lowerBound); return }  // only a hole remains
+            } else {
+                dataStart = UInt64(foundData)
+            }
+            if dataStart >= range.upperBound { try progress(range.upperBound - range.lowerBound); return }
+            let foundHole = mp4probe_seek_hole(input, Int64(dataStart))
+            let dataEnd = foundHole < 0 ? range.upperBound : min(range.upperBound, max(UInt64(foundHole), dataStart + 1))
+            var at = dataStart
+            while at < dataEnd {
+                let step = Int(min(dataEnd - at, 64 << 20))
+                let target = outputOffset + (at - range.lowerBound)
+                var copied = -1
+                if kernelCopy {
+                    copied = mp4probe_copy_file_range(input, Int64(at), output, Int64(target), step)
+                    if copied < 0 {
+                        let code = errno
+                        if code == EINTR { continue }
+                        if code == ENOSPC || code == EIO || code == EDQUOT || code == EFBIG { throw ioError("write to \(names.1) failed") }
+                        kernelCopy = false  // ENOSYS, EXDEV, EINVAL...: fall back to read/write
+                    }
+                }
+                if !kernelCopy {
+                    let count = min(step, buffer.count)
+                    let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, count, off_t(at)) }
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        throw ioError("read at \(at) failed in \(names.0)")
+                    }
+                    copied = n
+                    if n > 0 { try writeFully(output, Array(buffer[0..<n]), offset: target, path: names.1) }
+                }
+                if copied == 0 { throw MP4Error(.io, "\(names.0) ended at \(at), before \(range.upperBound): did it shrink during the rewrite?", offset: at) }
+                at += UInt64(copied)
+                try progress(at - range.lowerBound)
+            }
+            position = dataEnd
+        }
+    }
+
+    static func truncate(_ fd: Int32, size: UInt64, path: String) throws {
+        if ftruncate(fd, off_t(size)) != 0 { throw ioError("cannot size \(path) to \(size) bytes") }
+    }
+
+    static func sync(_ fd: Int32, path: String) throws {
+        if fsync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
+    }
+
+    static func setPermissions(_ fd: Int32, _ permissions: UInt32, path: String) throws {
+        if fchmod(fd, mode_t(permissions)) != 0 { throw ioError("cannot set the permissions of \(path)") }
+    }
+
+    static func renameFile(_ from: String, to: String) throws {
+        if rename(from, to) != 0 { throw ioError("cannot rename \(from) to \(to)") }
+    }
+
+    static func removeFile(_ path: String) { _ = unlink(path) }
+
+    /// Flushes a directory entry change (a rename) to disk.
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        closeFile(fd)
+    }
+
+    static var processID: Int32 { getpid() }
+
+    /// Whether standard error is a terminal (progress goes there only then).
+    static var standardErrorIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Wall-clock seconds, for progress rates.
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    /// Random bytes for temporary names, without Foundation.
+    static func randomSuffix() -> String {
+        String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    }
+
     /// An I/O error with the system's message for the current `errno`.
     static func ioError(_ what: String) -> MP4Error {
         let code = errno
-        let reason = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+        var reason = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+        if code == ENOSPC { reason += " (the disk is full)" }
+        if code == EDQUOT { reason += " (disk quota exceeded)" }
         return MP4Error(.io, "\(what): \(reason)")
     }
 }

@@ -15,6 +15,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case ioError = 4
     /// A resource limit was reached (`moov` too large, nesting too deep).
     case limitExceeded = 5
+    /// `faststart` refused a file it cannot rewrite safely (`cmov`, offsets outside every box,
+    /// a truncated input...); nothing was written.
+    case rewriteRefused = 6
     /// A bug: an unexpected internal error.
     case internalError = 70
 

@@ -8,6 +8,7 @@ enum Help {
       3   invalid input (not MP4/QuickTime, or broken beyond reading)
       4   I/O error (missing file, permission, read failure)
       5   resource limit reached (e.g. moov larger than --max-moov-size)
+      6   faststart refused a file it cannot rewrite safely (nothing written)
       70  internal error
 
     """
@@ -25,6 +26,8 @@ enum Help {
                                     every sample: dts, pts, duration, offset, size, sync, chunk
       mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json]
                                     keyframe and byte ranges a player needs from TIME
+      mp4probe faststart IN OUT [--verify] [--dry-run] | faststart --in-place FILE
+                                    move moov in front of the media (safe, atomic)
       mp4probe help COMMAND         help for one command
       mp4probe --version
 
@@ -75,6 +78,34 @@ enum Help {
       --align MODE     previous (default): last sync sample at or before TIME; next: first at or
                        after; exact: the sample shown at TIME, no sync alignment
       --json           machine-readable plan (keyframeTime, startOffset, endOffset, ranges, tracks)
+
+    \(exitCodes)
+    """
+
+    static let faststart = """
+    Usage: mp4probe faststart IN OUT [options]
+           mp4probe faststart --in-place FILE [options]
+           mp4probe faststart --dry-run IN [--json]
+
+    Moves moov in front of the media so that progressive players can start before the whole
+    file has arrived. Every chunk offset is relocated (stco is promoted to co64 when an offset
+    passes 4 GiB; saio and iloc offsets are relocated too); every other box is copied byte for
+    byte, with the kernel's copy primitive. The output is written to a temporary file beside
+    OUT, flushed to disk and renamed into place: on any error nothing appears at OUT and IN is
+    unchanged. A file that is already faststart, or fragmented, is copied unchanged to OUT
+    (left alone with --in-place). Files that cannot be rewritten safely (cmov, offsets outside
+    every box, a truncated input, a top-level meta) are refused with exit code 6.
+
+    Options:
+      --in-place        rewrite FILE itself (same temp-and-rename safety, permissions kept)
+      --dry-run         print the plan (new layout, offsets relocated, co64 promotion, size)
+                        without writing
+      --verify          before replacing anything, re-read the output: it must be faststart
+                        and every sample's bytes must equal the input's
+      --drop-free       drop top-level free/skip padding
+      --quiet           no progress line (progress is shown only on a terminal anyway)
+      --json            machine-readable result (schema: docs/json-schema.md)
+      --max-moov-size SIZE  refuse a moov larger than SIZE (default 256M)
 
     \(exitCodes)
     """

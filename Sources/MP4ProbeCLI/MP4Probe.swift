@@ -13,6 +13,7 @@ public enum MP4Probe {
         ("boxes", "print the box tree with offsets, sizes, version/flags and key fields"),
         ("samples", "list every sample: dts, pts, duration, offset, size, sync, chunk"),
         ("seek", "map a time (and duration) to the keyframe and the byte ranges a player needs"),
+        ("faststart", "move moov in front of the media, safely (temp file, fsync, rename)"),
         ("help", "show help for a command"),
     ]
 
@@ -53,6 +54,7 @@ public enum MP4Probe {
             case "boxes": return try await BoxesCommand.run(arguments, output: output, errors: errors)
             case "samples": return try await SamplesCommand.run(arguments, output: output, errors: errors)
             case "seek": return try await SeekCommand.run(arguments, output: output, errors: errors)
+            case "faststart": return try await FaststartCommand.run(arguments, output: output, errors: errors)
             default: return try await InfoCommand.run(arguments, output: output, errors: errors)
             }
         } catch let error as ArgumentScanner.UsageError {
@@ -73,6 +75,7 @@ public enum MP4Probe {
         case "boxes": output.write(Help.boxes)
         case "samples": output.write(Help.samples)
         case "seek": output.write(Help.seek)
+        case "faststart": output.write(Help.faststart)
         default:
             errors.write("mp4probe: no help for unknown command '\(command)'\n")
             return ExitCode.usage.rawValue

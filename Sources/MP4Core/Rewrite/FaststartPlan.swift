@@ -1,0 +1,212 @@
+/// A faststart rewrite, planned without writing anything: the new order of the top-level boxes
+/// (`moov` moved in front of the media), the new `moov` bytes with every chunk offset
+/// relocated, and the output as a list of pieces — byte ranges copied from the input, and the
+/// new `moov` — that a writer streams in order.
+///
+/// Every absolute file offset in `moov` is relocated through the top-level box it falls in:
+/// `stco`/`co64` of every track (an `stco` is promoted to `co64` when a relocated offset passes
+/// 2^32, repeated until the sizes settle), `saio` offsets of progressive encrypted tracks, and
+/// `iloc` extents of `meta` boxes. What cannot be relocated safely is refused with
+/// ``MP4Error/Kind/unsupported`` rather than written broken.
+public struct FaststartPlan: Sendable {
+    /// What the rewrite does for a file.
+    public enum Verdict: String, Sendable, Hashable, Codable {
+        /// `moov` moves in front of the media.
+        case rewrite
+        /// `moov` already precedes the media (or there is no media): nothing to move.
+        case alreadyFaststart = "already-faststart"
+        /// A fragmented file: `moov` is at the front by construction; nothing to move.
+        case fragmented
+    }
+
+    /// One part of the output, in order.
+    public enum Piece: Sendable, Hashable {
+        /// Input bytes copied unchanged.
+        case copy(Range<UInt64>)
+        /// New bytes (the rewritten `moov`, or a patched box header).
+        case bytes([UInt8])
+
+        /// Bytes this piece writes.
+        public var count: UInt64 {
+            switch self {
+            case .copy(let range): return range.upperBound - range.lowerBound
+            case .bytes(let bytes): return UInt64(bytes.count)
+            }
+        }
+    }
+
+    /// A top-level box in the output.
+    public struct PlacedBox: Sendable, Hashable {
+        public var type: FourCC
+        public var inputOffset: UInt64
+        public var outputOffset: UInt64
+        public var size: UInt64
+    }
+
+    /// Options of the rewrite.
+    public struct Options: Sendable, Hashable {
+        /// Drop top-level `free`/`skip` padding (kept by default: every other box stays
+        /// byte-identical).
+        public var dropsPadding: Bool
+
+        public init(dropsPadding: Bool = false) { self.dropsPadding = dropsPadding }
+    }
+
+    public var verdict: Verdict
+    /// The output, piece by piece (empty unless ``verdict`` is ``Verdict/rewrite``).
+    public var pieces: [Piece]
+    /// The output's top-level boxes in order.
+    public var boxes: [PlacedBox]
+    /// Size of the input.
+    public var inputSize: UInt64
+    /// Size of the output.
+    public var outputSize: UInt64
+    /// Size of `moov` before and after.
+    public var movieSize: (before: UInt64, after: UInt64)
+    /// Chunk (and other) offsets rewritten.
+    public var relocatedOffsetCount: Int
+    /// `stco` tables promoted to `co64`.
+    public var promotedTableCount: Int
+    /// Notes for the user (dropped padding, tracks with external data left alone).
+    public var notes: [String]
+
+    /// Plans the rewrite of `file`, reading its `moov` again from `source`.
+    /// - Throws: ``MP4Error`` — `.unsupported` for what cannot be rewritten safely (`cmov`,
+    ///   several `moov`, an offset outside every box, a truncated input...), `.io` when the
+    ///   source fails.
+    public static func make(_ file: MP4File, source: some ByteSource, options: Options = Options()) async throws -> FaststartPlan {
+        let layout = file.layout
+        var plan = FaststartPlan(verdict: .alreadyFaststart, pieces: [], boxes: [], inputSize: layout.fileSize, outputSize: layout.fileSize, movieSize: (0, 0), relocatedOffsetCount: 0, promotedTableCount: 0, notes: [])
+        guard let moovBox = layout.movieBox else {
+            throw MP4Error(.unsupported, "the file has no moov box: there is nothing to move")
+        }
+        plan.movieSize = (moovBox.size, moovBox.size)
+        if file.isFragmented {
+            plan.verdict = .fragmented
+            return plan
+        }
+        if layout.moviePlacement != .afterMediaData { return plan }
+        if let truncated = layout.boxes.first(where: \.isTruncated) {
+            throw MP4Error(.unsupported, "the input is truncated: '\(truncated.type)' at \(truncated.offset) claims \(truncated.size) bytes but the file ends after \(truncated.availableSize); rewriting would lose data", offset: truncated.offset, path: .top(truncated.type))
+        }
+        if layout.boxes.filter({ $0.type == .moov }).count > 1 {
+            throw MP4Error(.unsupported, "the file has several moov boxes; which one players use is ambiguous", path: .top(.moov))
+        }
+        if let meta = layout.boxes.first(where: { $0.type == .meta }) {
+            throw MP4Error(.unsupported, "a top-level meta box may hold item offsets (iloc) into the media; it is not relocated", offset: meta.offset, path: .top(.meta))
+        }
+        guard let moov = file.movieBox else { throw MP4Error(.unsupported, "moov was not parsed", path: .top(.moov)) }
+        var found: BoxNode?
+        moov.walk(path: .top(.moov)) { node, _ in if node.type == .cmov && found == nil { found = node } }
+        if let cmov = found {
+            throw MP4Error(.unsupported, "moov is compressed (cmov): its chunk offsets cannot be relocated", offset: cmov.header.offset, path: .top(.moov).appending(.cmov))
+        }
+
+        // The new order: everything before the first mdat, then moov, then the rest.
+        let firstMedia = layout.boxes.firstIndex { $0.type == .mdat } ?? layout.boxes.count
+        var order: [TopLevelBox] = []
+        for (i, box) in layout.boxes.enumerated() where i < firstMedia && box.type != .moov { order.append(box) }
+        let leadingCount = order.count
+        for (i, box) in layout.boxes.enumerated() where i >= firstMedia && box.type != .moov { order.append(box) }
+        if options.dropsPadding {
+            let before = order.count
+            order.removeAll { ($0.type == .free || $0.type == .skip) }
+            if order.count < before { plan.notes.append("dropped \(before - order.count) free/skip box(es)") }
+        }
+        let inputMovie = try await source.read(moovBox.offset..<moovBox.availableEnd)
+        guard inputMovie.count == Int(moovBox.availableSize) else {
+            throw MP4Error(.io, "\(source.name): could not read moov again", offset: moovBox.offset, path: .top(.moov))
+        }
+        var relocations = try OffsetRelocations.collect(moov, movieOffset: moovBox.offset, bytes: inputMovie, notes: &plan.notes)
+
+        // Promote until the sizes settle: each promotion grows moov and moves the media.
+        var movieSize = UInt64(inputMovie.count)
+        var placed: [PlacedBox] = []
+        var remap: (UInt64) -> UInt64? = { _ in nil }
+        for _ in 0...relocations.tables.count {
+            movieSize = UInt64(inputMovie.count) + relocations.growth
+            placed = Self.place(order, leadingCount: leadingCount, movieOffset: moovBox.offset, movieSize: movieSize)
+            var target: [UInt64: UInt64] = [:]
+            for box in placed { target[box.inputOffset] = box.outputOffset }
+            let sorted = layout.boxes
+            remap = { offset in
+                // The input box holding `offset` (binary search), mapped to its new place.
+                var low = 0, high = sorted.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if sorted[mid].offset <= offset { low = mid + 1 } else { high = mid }
+                }
+                guard low > 0 else { return nil }
+                let box = sorted[low - 1]
+                guard box.type != .moov, offset <= box.availableEnd, let moved = target[box.offset] else { return nil }
+                return moved + (offset - box.offset)
+            }
+            if try !relocations.promoteWhereNeeded(remap) { break }
+        }
+        let newMovie = try relocations.apply(remap: remap, explicitSize: moovBox.header.extendsToEnd)
+        guard UInt64(newMovie.count) == movieSize else {
+            throw MP4Error(.unsupported, "internal size mismatch while rebuilding moov (\(newMovie.count) vs \(movieSize))", path: .top(.moov))
+        }
+
+        // Pieces: input ranges merged where contiguous, the new moov in its place.
+        var pieces: [Piece] = []
+        func copy(_ range: Range<UInt64>) {
+            if case .copy(let last)? = pieces.last, last.upperBound == range.lowerBound {
+                pieces[pieces.count - 1] = .copy(last.lowerBound..<range.upperBound)
+            } else if !range.isEmpty {
+                pieces.append(.copy(range))
+            }
+        }
+        for (i, box) in order.enumerated() {
+            if i == leadingCount { pieces.append(.bytes(newMovie)) }
+            if box.header.extendsToEnd && i != order.count - 1 {
+                // A size-0 box that is no longer last needs its size written out.
+                guard box.header.headerSize == 8, box.availableSize <= UInt64(UInt32.max) else {
+                    throw MP4Error(.unsupported, "'\(box.type)' at \(box.offset) runs to the end of the file (size 0) and would need a 64-bit header", offset: box.offset, path: .top(box.type))
+                }
+                let size = UInt32(box.availableSize)
+                pieces.append(.bytes([UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]))
+                copy((box.offset + 4)..<box.availableEnd)
+            } else {
+                copy(box.offset..<box.availableEnd)
+            }
+        }
+        if leadingCount == order.count { pieces.append(.bytes(newMovie)) }
+        if layout.unparsedTailByteCount > 0 {
+            copy((layout.fileSize - layout.unparsedTailByteCount)..<layout.fileSize)
+            plan.notes.append("kept \(layout.unparsedTailByteCount) trailing byte(s) that form no box")
+        }
+        plan.verdict = .rewrite
+        plan.pieces = pieces
+        plan.boxes = placed
+        plan.outputSize = pieces.reduce(0) { $0 + $1.count }
+        plan.movieSize = (UInt64(inputMovie.count), movieSize)
+        plan.relocatedOffsetCount = relocations.offsetCount
+        plan.promotedTableCount = relocations.promotedCount
+        return plan
+    }
+
+    /// Output positions of `order` with `moov` (of `movieSize`) after the first `leadingCount`.
+    static func place(_ order: [TopLevelBox], leadingCount: Int, movieOffset: UInt64, movieSize: UInt64) -> [PlacedBox] {
+        var placed: [PlacedBox] = []
+        var position: UInt64 = 0
+        for (i, box) in order.enumerated() {
+            if i == leadingCount {
+                placed.append(PlacedBox(type: .moov, inputOffset: movieOffset, outputOffset: position, size: movieSize))
+                position += movieSize
+            }
+            placed.append(PlacedBox(type: box.type, inputOffset: box.offset, outputOffset: position, size: box.availableSize))
+            position += box.availableSize
+        }
+        if leadingCount == order.count {
+            placed.append(PlacedBox(type: .moov, inputOffset: movieOffset, outputOffset: position, size: movieSize))
+        }
+        return placed
+    }
+}
+
+extension FaststartPlan: Equatable {
+    public static func == (a: FaststartPlan, b: FaststartPlan) -> Bool {
+        a.verdict == b.verdict && a.pieces == b.pieces && a.boxes == b.boxes && a.outputSize == b.outputSize && a.movieSize == b.movieSize
+    }
+}

@@ -1,0 +1,87 @@
+import MP4Core
+
+/// Writes a file so that its destination only ever holds the old file or the complete new
+/// one: the bytes go to a temporary file in the destination's directory, which is flushed to
+/// disk and then renamed over the destination (and the directory flushed). On any failure the
+/// temporary file is removed and the destination is untouched.
+final class AtomicFileWriter {
+    /// Where the file ends up.
+    let destination: String
+    /// The temporary file being written.
+    let temporaryPath: String
+    private var descriptor: Int32?
+    /// Set once the file was renamed into place or removed.
+    private var finished = false
+
+    /// Creates the temporary file beside `destination` with `permissions`.
+    init(destination: String, permissions: UInt32) throws {
+        self.destination = destination
+        let slash = destination.lastIndex(of: "/")
+        let directory = slash.map { String(destination[..<$0]) } ?? "."
+        let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        var attempt = 0
+        while true {
+            let candidate = (directory.isEmpty ? "" : directory + "/") + ".\(base).mp4probe-\(Platform.processID)-\(Platform.randomSuffix()).tmp"
+            do {
+                let fd = try Platform.createExclusive(candidate, permissions: 0o600)
+                self.temporaryPath = candidate
+                self.descriptor = fd
+                break
+            } catch let error as MP4Error {
+                attempt += 1
+                if attempt >= 5 || !error.message.contains("exists") {
+                    throw MP4Error(.io, "cannot write in the directory of \(destination): \(error.message)")
+                }
+            }
+        }
+        do {
+            try Platform.setPermissions(try fd(), permissions, path: temporaryPath)
+        } catch {
+            abort()
+            throw error
+        }
+    }
+
+    deinit { abort() }
+
+    func fd() throws -> Int32 {
+        guard let descriptor else { throw MP4Error(.io, "\(temporaryPath) is already closed") }
+        return descriptor
+    }
+
+    /// Sets the final size up front, so that holes copied from a sparse input stay holes.
+    func setSize(_ size: UInt64) throws { try Platform.truncate(try fd(), size: size, path: temporaryPath) }
+
+    func write(_ bytes: [UInt8], at offset: UInt64) throws {
+        try Platform.writeFully(try fd(), bytes, offset: offset, path: temporaryPath)
+    }
+
+    /// Flushes, closes and renames the temporary file over the destination.
+    func commit() throws {
+        let fd = try fd()
+        do {
+            try Platform.sync(fd, path: temporaryPath)
+            Platform.closeFile(fd)
+            descriptor = nil
+            try Platform.renameFile(temporaryPath, to: destination)
+            finished = true
+        } catch {
+            abort()
+            throw error
+        }
+        let slash = destination.lastIndex(of: "/")
+        Platform.syncDirectory(slash.map { String(destination[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? ".")
+    }
+
+    /// Removes the temporary file (nothing happens when it was committed).
+    func abort() {
+        if let descriptor {
+            Platform.closeFile(descriptor)
+            self.descriptor = nil
+        }
+        if !finished {
+            finished = true
+            Platform.removeFile(temporaryPath)
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import MP4Core
+
+/// Executes a ``FaststartPlan`` on local files: the media is copied in large blocks inside the
+/// kernel (`copy_file_range`, holes preserved), `moov` is the only thing held in memory, and the
+/// output appears at its destination only when complete and flushed (``AtomicFileWriter``).
+///
+/// ```swift
+/// let result = try await FaststartRewriter.rewrite(input: "in.mp4", output: "out.mp4")
+/// print(result.plan.verdict, result.plan.relocatedOffsetCount)
+/// ```
+public enum FaststartRewriter {
+    /// How the rewrite runs.
+    public struct Options: Sendable {
+        /// Rewrite the input itself (through a temporary file and a rename, keeping its
+        /// permissions); `output` must then equal `input`.
+        public var inPlace: Bool
+        /// Drop top-level `free`/`skip` boxes.
+        public var dropsPadding: Bool
+        /// Re-read the output: it must be faststart and every sample's bytes must equal the
+        /// input's.
+        public var verifies: Bool
+        /// Called with the bytes written so far and the total, every 64 MiB or so.
+        public var progress: (@Sendable (UInt64, UInt64) -> Void)?
+        /// Resource bounds for parsing the input.
+        public var limits: ParseLimits
+        /// Tests only: fail as if the disk were full once this many bytes were written.
+        var failsAfterBytes: UInt64?
+
+        public init(inPlace: Bool = false, dropsPadding: Bool = false, verifies: Bool = false, limits: ParseLimits = .default, progress: (@Sendable (UInt64, UInt64) -> Void)? = nil) {
+            self.inPlace = inPlace
+            self.dropsPadding = dropsPadding
+            self.verifies = verifies
+            self.limits = limits
+            self.progress = progress
+        }
+    }
+
+    /// What a rewrite did.
+    public struct Result: Sendable {
+        /// The plan that was executed (or that found nothing to do).
+        public var plan: FaststartPlan
+        /// Whether a file was written (`false` for an in-place run with nothing to do).
+        public var wroteOutput: Bool
+        /// Samples compared by ``Options/verifies`` (nil when not verified).
+        public var verifiedSampleCount: Int?
+    }
+
+    /// Plans the rewrite of `input` without writing.
+    public static func plan(input: String, options: Options = Options()) async throws -> FaststartPlan {
+        let source = try FileSource(path: input)
+        let file = try await MP4File.open(source, options: MP4File.Options(limits: options.limits))
+        return try await FaststartPlan.make(file, source: source, options: FaststartPlan.Options(dropsPadding: options.dropsPadding))
+    }
+
+    /// Rewrites `input` to `output` (or in place). A file that is already faststart, or
+    /// fragmented, is copied unchanged to `output` (left alone in place).
+    /// - Throws: ``MP4Error`` — `.unsupported` when the file cannot be rewritten safely, `.io`
+    ///   for read/write failures (nothing is left at the destination), `.malformed` when
+    ///   verification finds a difference.
+    public static func rewrite(input: String, output: String, options: Options = Options()) async throws -> Result {
+        let inputStatus = Platform.status(path: input)
+        if let inputStatus, let outputStatus = Platform.status(path: output),
+           inputStatus.device == outputStatus.device, inputStatus.inode == outputStatus.inode, !options.inPlace {
+            throw MP4Error(.unsupported, "\(output) is the input itself; use --in-place to rewrite a file in place")
+        }
+        if options.inPlace && output != input {
+            throw MP4Error(.unsupported, "an in-place rewrite writes to its input, not to \(output)")
+        }
+        let plan = try await Self.plan(input: input, options: options)
+        if plan.verdict != .rewrite && options.inPlace {
+            return Result(plan: plan, wroteOutput: false, verifiedSampleCount: nil)
+        }
+        let pieces: [FaststartPlan.Piece] = plan.verdict == .rewrite ? plan.pieces : [.copy(0..<plan.inputSize)]
+        let total = pieces.reduce(0) { $0 + $1.count }
+
+        let inputFD = try Platform.openForReading(input)
+        defer { Platform.closeFile(inputFD) }
+        let before = try Platform.status(inputFD, path: input)
+        guard before.size == plan.inputSize else {
+            throw MP4Error(.io, "\(input) changed while it was being planned (\(plan.inputSize) → \(before.size) bytes)")
+        }
+        let writer = try AtomicFileWriter(destination: output, permissions: before.permissions & 0o777)
+        var verified: Int?
+        do {
+            let outputFD = try writer.fd()
+            try writer.setSize(total)
+            var written: UInt64 = 0
+            var reported: UInt64 = 0
+            var buffer = [UInt8](repeating: 0, count: 8 << 20)
+            func advance(_ done: UInt64) throws {
+                if let limit = options.failsAfterBytes, done >= limit {
+                    throw MP4Error(.io, "write to \(writer.temporaryPath) failed: No space left on device (the disk is full) [simulated]")
+                }
+                if done - reported >= 64 << 20 || done == total {
+                    reported = done
+                    options.progress?(done, total)
+                }
+            }
+            for piece in pieces {
+                switch piece {
+                case .bytes(let bytes):
+                    try writer.write(bytes, at: written)
+                    written += UInt64(bytes.count)
+                    try advance(written)
+                case .copy(let range):
+                    let start = written
+                    try Platform.copy(inputFD, range, to: outputFD, at: start, buffer: &buffer, names: (input, writer.temporaryPath)) { done in
+                        try advance(start + done)
+                    }
+                    written += range.upperBound - range.lowerBound
+                }
+            }
+            let after = try Platform.status(inputFD, path: input)
+            if after != before {
+                throw MP4Error(.io, "\(input) was modified during the rewrite; the output was discarded")
+            }
+            // Verified before it replaces anything, so a failed check leaves no output.
+            if options.verifies {
+                verified = try await verify(input: input, output: writer.temporaryPath, limits: options.limits)
+            }
+            try writer.commit()
+        } catch {
+            writer.abort()
+            throw error
+        }
+        return Result(plan: plan, wroteOutput: true, verifiedSampleCount: verified)
+    }
+
+    /// Checks that `output` is faststart and that every sample of every track holds the same
+    /// bytes as in `input`. Returns the number of samples compared.
+    public static func verify(input: String, output: String, limits: ParseLimits = .default) async throws -> Int {
+        let a = try FileSource(path: input), b = try FileSource(path: output)
+        let fileA = try await MP4File.open(a, options: MP4File.Options(limits: limits))
+        let fileB = try await MP4File.open(b, options: MP4File.Options(limits: limits))
+        if fileB.layout.moviePlacement == .afterMediaData {
+            throw MP4Error(.malformed, "verification failed: \(output) is not faststart")
+        }
+        let tracksA = try await SeekPlanner.index(fileA, from: a, limits: limits).tracks
+        let tracksB = try await SeekPlanner.index(fileB, from: b, limits: limits).tracks
+        guard tracksA.count == tracksB.count else {
+            throw MP4Error(.malformed, "verification failed: \(tracksA.count) tracks in the input, \(tracksB.count) in the output")
+        }
+        var compared = 0
+        for (ta, tb) in zip(tracksA, tracksB) {
+            guard ta.samples.sampleCount == tb.samples.sampleCount else {
+                throw MP4Error(.malformed, "verification failed: track \(ta.track.trackID) has \(ta.samples.sampleCount) samples in the input, \(tb.samples.sampleCount) in the output")
+            }
+            var spansA: [Range<UInt64>] = [], spansB: [Range<UInt64>] = []
+            ta.samples.forEachChunkSpan(in: 0..<ta.samples.sampleCount) { span, _ in spansA.append(span) }
+            tb.samples.forEachChunkSpan(in: 0..<tb.samples.sampleCount) { span, _ in spansB.append(span) }
+            guard spansA.map(\.count) == spansB.map(\.count) else {
+                throw MP4Error(.malformed, "verification failed: track \(ta.track.trackID) chunks differ in size")
+            }
+            for (ra, rb) in zip(spansA, spansB) {
+                var offset: UInt64 = 0
+                while offset < UInt64(ra.count) {
+                    let step = min(UInt64(ra.count) - offset, 4 << 20)
+                    let bytesA = try await a.read((ra.lowerBound + offset)..<(ra.lowerBound + offset + step))
+                    let bytesB = try await b.read((rb.lowerBound + offset)..<(rb.lowerBound + offset + step))
+                    if bytesA != bytesB {
+                        throw MP4Error(.malformed, "verification failed: track \(ta.track.trackID) bytes at \(rb.lowerBound + offset) differ from the input's at \(ra.lowerBound + offset)", offset: rb.lowerBound + offset)
+                    }
+                    offset += step
+                }
+            }
+            compared += ta.samples.sampleCount
+        }
+        return compared
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import MP4Core
+import MP4IO
+
+/// `mp4probe faststart IN OUT` / `mp4probe faststart --in-place FILE`: moves `moov` in front
+/// of the media (see docs/faststart.md).
+enum FaststartCommand {
+    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
+        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact", "in-place", "dry-run", "verify", "quiet", "drop-free"], options: ["max-moov-size"])
+        if scanner.flag("help") { output.write(Help.faststart); return ExitCode.success.rawValue }
+        let inPlace = scanner.flag("in-place")
+        let paths = scanner.positionals
+        guard inPlace ? paths.count == 1 : (paths.count == 2 || (paths.count == 1 && scanner.flag("dry-run"))) else {
+            throw ArgumentScanner.UsageError(description: inPlace ? "--in-place takes exactly one FILE" : "expected IN and OUT (or --in-place FILE)")
+        }
+        let input = paths[0]
+        let destination = inPlace ? input : (paths.count > 1 ? paths[1] : input)
+        for path in paths where path.lowercased().hasPrefix("http://") || path.lowercased().hasPrefix("https://") {
+            throw ArgumentScanner.UsageError(description: "faststart rewrites local files; '\(path)' is a URL")
+        }
+        var limits = ParseLimits()
+        if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
+        let showsProgress = !scanner.flag("quiet") && !scanner.flag("json") && isatty(2) == 1
+        let clock = ContinuousClock(), started = clock.now
+        var options = FaststartRewriter.Options(inPlace: inPlace, dropsPadding: scanner.flag("drop-free"), verifies: scanner.flag("verify"), limits: limits)
+        if showsProgress {
+            options.progress = { done, total in
+                let elapsed = max(Double((clock.now - started).components.seconds) + Double((clock.now - started).components.attoseconds) / 1e18, 0.001)
+                let rate = Double(done) / elapsed
+                let left = rate > 0 ? Double(total - done) / rate : 0
+                StandardStream.error.write("\r\u{1B}[K\(Format.bytes(done)) of \(Format.bytes(total)) at \(Format.bytes(UInt64(rate)))/s, \(Format.fixed(left, 0)) s left" + (done == total ? "\n" : ""))
+            }
+        }
+        do {
+            if scanner.flag("dry-run") {
+                let plan = try await FaststartRewriter.plan(input: input, options: options)
+                write(plan: plan, input: input, output: destination, dryRun: true, verified: nil, json: scanner, to: output)
+                return ExitCode.success.rawValue
+            }
+            let result = try await FaststartRewriter.rewrite(input: input, output: destination, options: options)
+            write(plan: result.plan, input: input, output: result.wroteOutput ? destination : nil, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output)
+            return ExitCode.success.rawValue
+        } catch let error as MP4Error where error.kind == .unsupported {
+            errors.write("mp4probe faststart: refused: \(error)\nnothing was written; \(input) is unchanged\n")
+            return ExitCode.rewriteRefused.rawValue
+        } catch let error as MP4Error {
+            var named = error
+            if !named.message.contains(input) { named.message = "\(input): \(named.message)" }
+            errors.write("mp4probe faststart: \(named)\nnothing was written; \(input) is unchanged\n")
+            return ExitCode.for(error).rawValue
+        }
+    }
+
+    static func write(plan: FaststartPlan, input: String, output: String?, dryRun: Bool, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput) {
+        if scanner.flag("json") {
+            let document: JSONValue = .object([
+                ("schemaVersion", .int(1)),
+                ("input", .string(input)),
+                ("output", output.map(JSONValue.string) ?? .null),
+                ("dryRun", .bool(dryRun)),
+                ("verdict", .string(plan.verdict.rawValue)),
+                ("inputSize", .uint(plan.inputSize)),
+                ("outputSize", .uint(plan.verdict == .rewrite ? plan.outputSize : plan.inputSize)),
+                ("moovSizeBefore", .uint(plan.movieSize.before)),
+                ("moovSizeAfter", .uint(plan.movieSize.after)),
+                ("relocatedOffsets", .int(Int64(plan.relocatedOffsetCount))),
+                ("promotedToCo64", .int(Int64(plan.promotedTableCount))),
+                ("layout", .array(plan.boxes.map { .object([("type", .string($0.type.description)), ("offset", .uint($0.outputOffset)), ("size", .uint($0.size)), ("inputOffset", .uint($0.inputOffset))]) })),
+                ("verifiedSamples", verified.map { .int(Int64($0)) } ?? .null),
+                ("notes", .array(plan.notes.map(JSONValue.string))),
+            ])
+            stream.write(document.rendered(pretty: !scanner.flag("compact")) + "\n")
+            return
+        }
+        var text = ""
+        switch plan.verdict {
+        case .alreadyFaststart:
+            text += "\(input) is already faststart (moov before the media); " + (output.map { "copied unchanged to \($0)" } ?? (dryRun ? "nothing to do" : "left unchanged")) + "\n"
+        case .fragmented:
+            text += "\(input) is fragmented (moov at the front, media in fragments); " + (output.map { "copied unchanged to \($0)" } ?? (dryRun ? "nothing to do" : "left unchanged")) + "\n"
+        case .rewrite:
+            let moov = plan.boxes.first { $0.type == .moov }
+            text += (dryRun ? "would move" : "moved") + " moov (\(Format.bytes(plan.movieSize.before))" + (plan.movieSize.after != plan.movieSize.before ? " → \(Format.bytes(plan.movieSize.after))" : "") + ") from \(Format.grouped(moov?.inputOffset ?? 0)) to \(Format.grouped(moov?.outputOffset ?? 0))\n"
+            text += "offsets:   \(Format.grouped(UInt64(plan.relocatedOffsetCount))) relocated" + (plan.promotedTableCount > 0 ? "; \(plan.promotedTableCount) stco table(s) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
+            text += "layout:    " + plan.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
+            text += "size:      \(Format.grouped(plan.inputSize)) → \(Format.grouped(plan.outputSize)) bytes\n"
+            if let output { text += "wrote:     \(output)\n" }
+        }
+        if let verified { text += "verified:  faststart, \(Format.grouped(UInt64(verified))) samples byte-identical to the input\n" }
+        for note in plan.notes { text += "note:      \(note)\n" }
+        stream.write(text)
+    }
+}
