@@ -1,0 +1,233 @@
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// The faststart rewrite's invariants, on every SampleMedia file and every moov-at-end file of
+/// the corpus: the output is faststart, every sample's bytes are unchanged, every top-level box
+/// but `moov` is byte-identical, a second run changes nothing, and failures leave nothing behind.
+@Suite(.serialized) struct FaststartRewriterTests {
+    typealias B = BoxBuilder
+
+    static let inputs: [String] = {
+        var files = Fixtures.sampleFiles.map { Fixtures.sample($0) }
+        if let corpus = Fixtures.sharedCorpus, let bytes = FileSystem.read(corpus + "/manifest.tsv") {
+            let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+            if let header = lines.first, let c = header.firstIndex(of: "category"), let f = header.firstIndex(of: "file"), let m = header.firstIndex(of: "moov_before_mdat") {
+                files += lines.dropFirst().filter { $0.count == header.count && $0[c] == "valid" && $0[m] == "no" }.map { corpus + "/" + $0[f] }
+            }
+        }
+        return files
+    }()
+
+    /// Corpus files the rewrite refuses, with the reason it must give.
+    static let expectedRefusals: [String: String] = [:]
+
+    /// Checks the invariants between `input` and `output`; returns the samples compared.
+    static func checkInvariants(input: String, output: String) async throws -> Int {
+        let a = try #require(FileSystem.read(input)), b = try #require(FileSystem.read(output))
+        let fileA = try await MP4File.open(MemorySource(a, name: input))
+        let fileB = try await MP4File.open(MemorySource(b, name: output))
+        #expect(fileB.layout.moviePlacement != .afterMediaData, "\(output) is not faststart")
+        // Every top-level box other than moov is byte-identical and in the same order.
+        let boxesA = fileA.layout.boxes.filter { $0.type != .moov }, boxesB = fileB.layout.boxes.filter { $0.type != .moov }
+        #expect(boxesA.map(\.type) == boxesB.map(\.type))
+        for (x, y) in zip(boxesA, boxesB) {
+            #expect(a[Int(x.offset)..<Int(x.availableEnd)] == b[Int(y.offset)..<Int(y.availableEnd)], "\(input): '\(x.type)' at \(x.offset) changed")
+        }
+        // Same tracks and samples; every sample's bytes equal.
+        let tracksA = SeekPlanner(file: fileA).tracks, tracksB = SeekPlanner(file: fileB).tracks
+        #expect(tracksA.count == tracksB.count)
+        var compared = 0
+        for (ta, tb) in zip(tracksA, tracksB) {
+            #expect(ta.samples.sampleCount == tb.samples.sampleCount)
+            var mismatches = 0
+            var samplesA: [SampleTable.Sample] = []
+            ta.samples.forEachSample { samplesA.append($0); return true }
+            tb.samples.forEachSample { s in
+                let r = samplesA[s.index]
+                if r.byteCount != s.byteCount || r.decodeTime != s.decodeTime || r.isSync != s.isSync || s.endOffset > UInt64(b.count)
+                    || a[Int(r.byteOffset)..<Int(r.endOffset)] != b[Int(s.byteOffset)..<Int(s.endOffset)] {
+                    mismatches += 1
+                }
+                compared += 1
+                return true
+            }
+            #expect(mismatches == 0, "\(input) track \(ta.track.trackID): \(mismatches) samples differ")
+        }
+        // The moov tree has the same shape (co64 may replace stco).
+        func shape(_ file: MP4File) -> [String] {
+            var types: [String] = []
+            file.movieBox?.walk(path: .top(.moov)) { node, path in types.append(path.description.split(separator: "/").map { $0 == "stco" ? "co64" : String($0) }.joined(separator: "/")) }
+            return types
+        }
+        #expect(shape(fileA) == shape(fileB))
+        return compared
+    }
+
+    @Test(arguments: inputs)
+    func rewriteKeepsEverySampleAndEveryOtherBox(input: String) async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let output = directory + "/out.mp4", again = directory + "/again.mp4"
+        let name = String(input.split(separator: "/").last ?? "")
+        let before = FileSystem.read(input)
+        let result: FaststartRewriter.Result
+        do {
+            result = try await FaststartRewriter.rewrite(input: input, output: output, options: .init(verifies: true))
+        } catch let error as MP4Error where error.kind == .unsupported {
+            let reason = try #require(Self.expectedRefusals[name], "\(name) refused: \(error)")
+            #expect(error.message.contains(reason))
+            #expect(!FileSystem.exists(output) && FileSystem.entries(directory).isEmpty)
+            return
+        }
+        #expect(FileSystem.read(input) == before, "the input changed")
+        #expect(result.wroteOutput)
+        let compared = try await Self.checkInvariants(input: input, output: output)
+        if result.plan.verdict == .rewrite { #expect(result.verifiedSampleCount == compared) }
+        // A second run finds nothing to do and writes an identical copy.
+        let second = try await FaststartRewriter.rewrite(input: output, output: again)
+        #expect(second.plan.verdict != .rewrite)
+        #expect(FileSystem.read(again) == FileSystem.read(output))
+        // Only the outputs are in the directory: no temporary files left.
+        #expect(FileSystem.entries(directory) == ["again.mp4", "out.mp4"])
+    }
+
+    @Test func inPlaceKeepsPermissionsAndRefusesTheInputAsOutput() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let path = directory + "/movie.mp4"
+        let original = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        FileSystem.write(original, to: path)
+        FileSystem.setPermissions(path, 0o640)
+        await #expect(throws: MP4Error.self) { try await FaststartRewriter.rewrite(input: path, output: path) }
+        #expect(FileSystem.read(path) == original)
+        let result = try await FaststartRewriter.rewrite(input: path, output: path, options: .init(inPlace: true, verifies: true))
+        #expect(result.plan.verdict == .rewrite && result.verifiedSampleCount == 145)
+        #expect(FileSystem.permissions(path) == 0o640)
+        #expect(FileSystem.entries(directory) == ["movie.mp4"])
+        FileSystem.write(original, to: directory + "/original.mp4")
+        _ = try await Self.checkInvariants(input: directory + "/original.mp4", output: path)
+        // In place again: nothing to do, the file is not touched.
+        let rewritten = FileSystem.read(path)
+        let second = try await FaststartRewriter.rewrite(input: path, output: path, options: .init(inPlace: true))
+        #expect(!second.wroteOutput && FileSystem.read(path) == rewritten)
+    }
+
+    /// A moov-at-end file whose chunk offsets sit just below 2^32, written sparse: moving moov
+    /// in front pushes them past 2^32, so stco must become co64.
+    @Test func offsetsPast4GiBPromoteStcoToCo64() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let input = directory + "/big.mp4", output = directory + "/big-faststart.mp4"
+        let ftyp = B.box("ftyp", Array("isom".utf8) + B.u32(0) + Array("isom".utf8))
+        let mdatStart = UInt64(ftyp.count)
+        let first = mdatStart + 8, last = (UInt64(1) << 32) - 100
+        let sampleA: [UInt8] = Array(repeating: 0xAA, count: 40), sampleB: [UInt8] = (0..<60).map { UInt8($0) }
+        let mdatEnd = last + UInt64(sampleB.count)
+        let mdatHeader = B.u32(UInt32(mdatEnd - mdatStart)) + Array("mdat".utf8)
+        let stbl = B.box("stbl", children: [
+            B.fullBox("stsd", B.u32(0)),
+            B.fullBox("stts", B.u32(1) + B.u32(2) + B.u32(1000)),
+            B.fullBox("stss", B.u32(1) + B.u32(1)),
+            B.fullBox("stsc", B.u32(1) + B.u32(1) + B.u32(1) + B.u32(1)),
+            B.fullBox("stsz", B.u32(0) + B.u32(2) + B.u32(UInt32(sampleA.count)) + B.u32(UInt32(sampleB.count))),
+            B.fullBox("stco", B.u32(2) + B.u32(UInt32(first)) + B.u32(UInt32(last))),
+        ])
+        let trak = B.box("trak", children: [
+            B.fullBox("tkhd", flags: 3, B.u32(0) + B.u32(0) + B.u32(1) + B.u32(0) + B.u32(2000) + [UInt8](repeating: 0, count: 60)),
+            B.box("mdia", children: [
+                B.fullBox("mdhd", B.u32(0) + B.u32(0) + B.u32(1000) + B.u32(2000) + B.u32(0)),
+                B.fullBox("hdlr", B.u32(0) + Array("vide".utf8) + [UInt8](repeating: 0, count: 13)),
+                B.box("minf", children: [stbl]),
+            ]),
+        ])
+        let moov = B.box("moov", children: [B.fullBox("mvhd", B.u32(0) + B.u32(0) + B.u32(1000) + B.u32(2000) + [UInt8](repeating: 0, count: 80)), trak])
+        let size = mdatEnd + UInt64(moov.count)
+        let pieces: [(UInt64, [UInt8])] = [(0, ftyp), (mdatStart, mdatHeader), (first, sampleA), (last, sampleB), (mdatEnd, moov)]
+        #expect(FileSystem.writeSparse(input, size: size, pieces: pieces))
+        let clock = ContinuousClock(), started = clock.now
+        let result = try await FaststartRewriter.rewrite(input: input, output: output, options: .init(verifies: true))
+        let elapsed = clock.now - started
+        #expect(result.plan.promotedTableCount == 1)
+        #expect(result.plan.outputSize == size + 8)  // two entries grow by 4 bytes each
+        #expect(result.verifiedSampleCount == 2)
+        // Holes stayed holes: a 4 GiB output occupies a few blocks, not 4 GiB.
+        #expect(FileSystem.allocatedBytes(output) < 16 << 20, "\(FileSystem.allocatedBytes(output)) bytes allocated")
+        #expect(elapsed < .seconds(60))
+        let file = try await MP4File.open(try FileSource(path: output))
+        let track = try #require(SeekPlanner(file: file).tracks.first)
+        #expect(file.movie?.tracks.first?.usesLargeChunkOffsets == true)
+        let s0 = try #require(track.samples.sample(at: 0)), s1 = try #require(track.samples.sample(at: 1))
+        let moovSize = UInt64(moov.count) + 8
+        #expect(s0.byteOffset == first + moovSize && s1.byteOffset == last + moovSize && s1.byteOffset > UInt64(UInt32.max))
+        let source = try FileSource(path: output)
+        #expect(try await source.read(s1.byteOffset..<s1.endOffset) == sampleB)
+        #expect(try await source.read(s0.byteOffset..<s0.endOffset) == sampleA)
+    }
+
+    @Test func failuresLeaveNothingBehind() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let input = Fixtures.sample("moov-at-end.mp4")
+        let original = FileSystem.read(input)
+        // Destination directory missing, not a directory, or not writable (read-only /proc).
+        for output in [directory + "/missing/out.mp4", input + "/out.mp4", "/proc/mp4probe-out.mp4"] {
+            do {
+                _ = try await FaststartRewriter.rewrite(input: input, output: output)
+                Issue.record("wrote \(output)")
+            } catch let error as MP4Error {
+                #expect(error.kind == .io, "\(error)")
+            }
+            #expect(!FileSystem.exists(output))
+        }
+        // A simulated disk-full after 10,000 bytes: no output, no temporary file.
+        var options = FaststartRewriter.Options()
+        options.failsAfterBytes = 10_000
+        await #expect(throws: MP4Error.self) { try await FaststartRewriter.rewrite(input: input, output: directory + "/out.mp4", options: options) }
+        #expect(FileSystem.entries(directory).isEmpty)
+        // The same for an in-place rewrite: the file stays as it was.
+        let copy = directory + "/copy.mp4"
+        FileSystem.write(try #require(original), to: copy)
+        options.inPlace = true
+        await #expect(throws: MP4Error.self) { try await FaststartRewriter.rewrite(input: copy, output: copy, options: options) }
+        #expect(FileSystem.read(copy) == original && FileSystem.entries(directory) == ["copy.mp4"])
+        // An input truncated in the middle of mdat is refused.
+        let truncated = directory + "/truncated.mp4"
+        FileSystem.write(Array(try #require(original).prefix(40_000)) + [], to: truncated)
+        do {
+            _ = try await FaststartRewriter.rewrite(input: truncated, output: directory + "/t-out.mp4")
+            Issue.record("rewrote a truncated file")
+        } catch let error as MP4Error {
+            // moov-at-end cut inside mdat has no moov at all: nothing to move.
+            #expect(error.kind == .unsupported)
+        }
+        #expect(!FileSystem.exists(directory + "/t-out.mp4"))
+        #expect(FileSystem.read(input) == original)
+    }
+
+    @Test func refusesWhatItCannotRelocate() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let ftyp = B.box("ftyp", Array("qt  ".utf8) + B.u32(0) + Array("qt  ".utf8))
+        let mdat = B.box("mdat", [UInt8](repeating: 1, count: 100))
+        let cases: [(String, [UInt8], String)] = [
+            ("cmov", ftyp + mdat + B.box("moov", children: [B.box("cmov", children: [B.fullBox("dcom", Array("zlib".utf8))])]), "compressed"),
+            ("outside", ftyp + mdat + B.box("moov", children: [B.box("trak", children: [B.box("mdia", children: [B.box("minf", children: [B.box("stbl", children: [B.fullBox("stco", B.u32(1) + B.u32(90_000))])])])])]), "lies in no box"),
+            ("two-moov", ftyp + mdat + B.box("moov") + B.box("moov"), "several moov"),
+            ("truncated", ftyp + mdat + B.box("moov") + B.u32(500) + Array("udta".utf8) + [UInt8](repeating: 0, count: 10), "truncated"),
+            ("top-meta", ftyp + B.fullBox("meta", B.box("iloc")) + mdat + B.box("moov"), "top-level meta"),
+        ]
+        for (name, bytes, reason) in cases {
+            let input = directory + "/\(name).mp4", output = directory + "/\(name)-out.mp4"
+            FileSystem.write(bytes, to: input)
+            do {
+                _ = try await FaststartRewriter.rewrite(input: input, output: output)
+                Issue.record("\(name): rewritten")
+            } catch let error as MP4Error {
+                #expect(error.kind == .unsupported && error.message.contains(reason), "\(name): \(error)")
+            }
+            #expect(!FileSystem.exists(output) && FileSystem.read(input) == bytes)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import MP4ProbeCLI
+import MP4TestSupport
+
+/// `mp4probe faststart`: arguments, exit codes, dry run, JSON, and refusals.
+@Suite struct FaststartCommandTests {
+    @Test func rewritesAndReports() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let output = directory + "/out.mp4"
+        let result = await CommandTests.run(["faststart", Fixtures.sample("moov-at-end.mp4"), output, "--verify"])
+        #expect(result.code == 0, "\(result)")
+        #expect(result.out.contains("moved moov (2.8 KiB) from 79,297 to 40") && result.out.contains("98 relocated"))
+        #expect(result.out.contains("verified:  faststart, 145 samples byte-identical"))
+        #expect(result.err.isEmpty, "no progress line off a terminal: \(result.err)")
+        let info = await CommandTests.run([output])
+        #expect(info.out.contains("Faststart:  yes"))
+        // Already faststart: an identical copy, exit 0.
+        let copy = await CommandTests.run(["faststart", output, directory + "/copy.mp4"])
+        #expect(copy.code == 0 && copy.out.contains("already faststart") && FileSystem.read(directory + "/copy.mp4") == FileSystem.read(output))
+        let fragmented = await CommandTests.run(["faststart", Fixtures.sample("fragmented.mp4"), directory + "/f.mp4"])
+        #expect(fragmented.code == 0 && fragmented.out.contains("is fragmented"))
+    }
+
+    @Test func dryRunWritesNothingAndPrintsThePlan() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let text = await CommandTests.run(["faststart", "--dry-run", Fixtures.sample("moov-at-end.mp4"), directory + "/out.mp4"])
+        #expect(text.code == 0 && text.out.contains("would move moov") && text.out.contains("layout:    ftyp@0 free@32 moov@40 mdat@2958"))
+        #expect(FileSystem.entries(directory).isEmpty)
+        let json = try CommandTests.json(await CommandTests.run(["faststart", "--dry-run", "--json", Fixtures.sample("moov-at-end.mp4")]).out)
+        #expect(json["verdict"] as? String == "rewrite" && json["dryRun"] as? Bool == true)
+        #expect(json["relocatedOffsets"] as? Int == 98 && json["promotedToCo64"] as? Int == 0)
+        #expect(json["outputSize"] as? Int == 82_215 && (json["layout"] as? [[String: Any]])?.count == 4)
+        #expect(Set(json.keys) == ["schemaVersion", "input", "output", "dryRun", "verdict", "inputSize", "outputSize", "moovSizeBefore", "moovSizeAfter", "relocatedOffsets", "promotedToCo64", "layout", "verifiedSamples", "notes"])
+    }
+
+    @Test func exitCodes() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        #expect(await CommandTests.run(["faststart", Fixtures.sample("moov-at-end.mp4")]).code == 2)
+        #expect(await CommandTests.run(["faststart", "--in-place", "a.mp4", "b.mp4"]).code == 2)
+        #expect(await CommandTests.run(["faststart", "https://example.com/a.mp4", directory + "/o.mp4"]).code == 2)
+        #expect(await CommandTests.run(["faststart", directory + "/missing.mp4", directory + "/o.mp4"]).code == 4)
+        #expect(await CommandTests.run(["faststart", Fixtures.sample("moov-at-end.mp4"), directory + "/no/such/dir/o.mp4"]).code == 4)
+        // Refused: a moov with cmov. Exit 6, nothing written.
+        let ftyp = BoxBuilder.box("ftyp", Array("qt  ".utf8) + BoxBuilder.u32(0))
+        let bytes = ftyp + BoxBuilder.box("mdat", [1, 2, 3]) + BoxBuilder.box("moov", children: [BoxBuilder.box("cmov")])
+        FileSystem.write(bytes, to: directory + "/cmov.mov")
+        let refused = await CommandTests.run(["faststart", directory + "/cmov.mov", directory + "/out.mov"])
+        #expect(refused.code == 6 && refused.err.contains("refused") && refused.err.contains("cmov"), "\(refused)")
+        #expect(!FileSystem.exists(directory + "/out.mov"))
+        // The input as output without --in-place.
+        let same = await CommandTests.run(["faststart", directory + "/cmov.mov", directory + "/cmov.mov"])
+        #expect(same.code == 6 && same.err.contains("--in-place"))
+        #expect(ExitCode.rewriteRefused.rawValue == 6)
+    }
+}
