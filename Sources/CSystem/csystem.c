@@ -2,6 +2,7 @@
 #include "csystem.h"
 #include <errno.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 ssize_t mp4probe_copy_file_range(int in_fd, int64_t in_offset, int out_fd, int64_t out_offset, size_t length) {
 #if defined(__linux__)
@@ -31,5 +32,15 @@ int64_t mp4probe_seek_hole(int fd, int64_t offset) {
     (void)fd; (void)offset;
     errno = EINVAL;
     return -1;
+#endif
+}
+
+void mp4probe_start_writeback(int fd, int64_t offset, int64_t length, int wait_before) {
+#if defined(__linux__)
+    unsigned int flags = SYNC_FILE_RANGE_WRITE;
+    if (wait_before) flags |= SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WAIT_AFTER;
+    (void)sync_file_range(fd, (off64_t)offset, (off64_t)length, flags);
+#else
+    (void)fd; (void)offset; (void)length; (void)wait_before;
 #endif
 }

@@ -147,6 +147,10 @@ enum Platform {
                     if n > 0 { try writeFully(output, Array(buffer[0..<n]), offset: target, path: names.1) }
                 }
                 if copied == 0 { throw MP4Error(.io, "\(names.0) ended at \(at), before \(range.upperBound): did it shrink during the rewrite?", offset: at) }
+                // Start writing this block to disk now, and wait for the one before the
+                // previous: the final fsync then has little left, and dirty pages stay bounded.
+                mp4probe_start_writeback(output, Int64(target), Int64(copied), 0)
+                if target >= 128 << 20 { mp4probe_start_writeback(output, Int64(target - (128 << 20)), 64 << 20, 1) }
                 at += UInt64(copied)
                 try progress(at - range.lowerBound)
             }

@@ -19,4 +19,10 @@ int64_t mp4probe_seek_data(int fd, int64_t offset);
 /// as a hole), or -1.
 int64_t mp4probe_seek_hole(int fd, int64_t offset);
 
+/// Starts writing `length` bytes at `offset` of `fd` back to disk without waiting
+/// (sync_file_range with SYNC_FILE_RANGE_WRITE), so that a final fsync has little left to do.
+/// When `wait_before` is set, first waits for earlier writeback of that range to finish,
+/// which bounds the dirty pages a long copy leaves behind. A no-op where unsupported.
+void mp4probe_start_writeback(int fd, int64_t offset, int64_t length, int wait_before);
+
 #endif

@@ -122,25 +122,11 @@ public struct FaststartPlan: Sendable {
         // Promote until the sizes settle: each promotion grows moov and moves the media.
         var movieSize = UInt64(inputMovie.count)
         var placed: [PlacedBox] = []
-        var remap: (UInt64) -> UInt64? = { _ in nil }
+        var remap = OffsetMap(boxes: [], placed: [])
         for _ in 0...relocations.tables.count {
             movieSize = UInt64(inputMovie.count) + relocations.growth
             placed = Self.place(order, leadingCount: leadingCount, movieOffset: moovBox.offset, movieSize: movieSize)
-            var target: [UInt64: UInt64] = [:]
-            for box in placed { target[box.inputOffset] = box.outputOffset }
-            let sorted = layout.boxes
-            remap = { offset in
-                // The input box holding `offset` (binary search), mapped to its new place.
-                var low = 0, high = sorted.count
-                while low < high {
-                    let mid = (low + high) / 2
-                    if sorted[mid].offset <= offset { low = mid + 1 } else { high = mid }
-                }
-                guard low > 0 else { return nil }
-                let box = sorted[low - 1]
-                guard box.type != .moov, offset <= box.availableEnd, let moved = target[box.offset] else { return nil }
-                return moved + (offset - box.offset)
-            }
+            remap = OffsetMap(boxes: layout.boxes, placed: placed)
             if try !relocations.promoteWhereNeeded(remap) { break }
         }
         let newMovie = try relocations.apply(remap: remap, explicitSize: moovBox.header.extendsToEnd)
@@ -202,6 +188,44 @@ public struct FaststartPlan: Sendable {
             placed.append(PlacedBox(type: .moov, inputOffset: movieOffset, outputOffset: position, size: movieSize))
         }
         return placed
+    }
+}
+
+/// Where an input offset goes: through the top-level box holding it, to that box's new place.
+/// Plain sorted arrays and a one-entry cache (chunk offsets mostly ascend within one `mdat`),
+/// since it runs once or twice per chunk offset.
+struct OffsetMap {
+    private let starts: [UInt64]
+    private let ends: [UInt64]
+    /// New offset of each box's start, or `UInt64.max` for boxes that do not move with the
+    /// media (`moov`, dropped boxes).
+    private let targets: [UInt64]
+    private var last = 0
+
+    init(boxes: [TopLevelBox], placed: [FaststartPlan.PlacedBox]) {
+        var target: [UInt64: UInt64] = [:]
+        for box in placed where box.type != .moov { target[box.inputOffset] = box.outputOffset }
+        starts = boxes.map(\.offset)
+        ends = boxes.map(\.availableEnd)
+        targets = boxes.map { $0.type == .moov ? UInt64.max : (target[$0.offset] ?? UInt64.max) }
+    }
+
+    /// The new offset of input offset `offset`, or `nil` when it lies in no box that moves
+    /// with the media (an offset equal to a box's end maps to the new end).
+    mutating func callAsFunction(_ offset: UInt64) -> UInt64? {
+        if last < starts.count, starts[last] <= offset, offset < ends[last] { return map(offset, last) }
+        var low = 0, high = starts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if starts[mid] <= offset { low = mid + 1 } else { high = mid }
+        }
+        guard low > 0, offset <= ends[low - 1] else { return nil }
+        last = low - 1
+        return map(offset, low - 1)
+    }
+
+    private func map(_ offset: UInt64, _ index: Int) -> UInt64? {
+        targets[index] == UInt64.max ? nil : targets[index] + (offset - starts[index])
     }
 }
 

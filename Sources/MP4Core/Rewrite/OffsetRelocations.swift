@@ -151,13 +151,16 @@ struct OffsetRelocations {
 
     /// Marks `stco` tables whose relocated offsets no longer fit in 32 bits. Returns whether
     /// anything new was promoted. A 32-bit `saio` or `iloc` field that overflows is refused.
-    mutating func promoteWhereNeeded(_ remap: (UInt64) -> UInt64?) throws -> Bool {
+    mutating func promoteWhereNeeded(_ map: OffsetMap) throws -> Bool {
+        var remap = map
         var changed = false
         for t in tables.indices where tables[t].type == .stco && !tables[t].promoted {
             // Offsets only grow when moov moves in front: the largest entry decides.
             let table = tables[t]
-            for i in 0..<table.count {
-                let old = Self.read(original, table.entriesStart + i * 4, 4)
+            let values = original.withUnsafeBytes { input in
+                (0..<table.count).map { UInt64(UInt32(bigEndian: input.loadUnaligned(fromByteOffset: table.entriesStart + $0 * 4, as: UInt32.self))) }
+            }
+            for (i, old) in values.enumerated() {
                 guard let new = remap(old) else {
                     throw MP4Error(.unsupported, "chunk offset \(old) (entry \(i + 1)) lies in no box of the file; the rewrite would break it", offset: old, path: table.path)
                 }
@@ -173,7 +176,8 @@ struct OffsetRelocations {
 
     /// The new `moov`: offsets relocated, promoted tables rewritten as `co64`, and the sizes of
     /// the boxes that contain them grown to match.
-    func apply(remap: (UInt64) -> UInt64?, explicitSize: Bool) throws -> [UInt8] {
+    func apply(remap map: OffsetMap, explicitSize: Bool) throws -> [UInt8] {
+        var remap = map
         var bytes = original
         // Sizes of containers first: their headers do not move while later bytes are spliced.
         var growth: [Int: UInt64] = [:]
@@ -194,18 +198,29 @@ struct OffsetRelocations {
                 Self.write(size32 + extra, 4, into: &bytes, at: header)
             }
         }
-        // Offsets patched in place (stco that stays 32-bit, co64, saio, iloc).
-        for table in tables where !table.promoted {
-            for i in 0..<table.count {
-                let position = table.entriesStart + i * table.entryBytes
-                let old = Self.read(original, position, table.entryBytes)
-                guard let new = remap(old) else {
-                    throw MP4Error(.unsupported, "offset \(old) (entry \(i + 1)) lies in no box of the file; the rewrite would break it", offset: old, path: table.path)
+        // Offsets patched in place (stco that stays 32-bit, co64, saio), through raw buffers:
+        // this loop runs once per chunk, hundreds of thousands of times for long files.
+        try original.withUnsafeBytes { input in
+            try bytes.withUnsafeMutableBytes { output in
+                for table in tables where !table.promoted {
+                    for i in 0..<table.count {
+                        let position = table.entriesStart + i * table.entryBytes
+                        let old = table.entryBytes == 4
+                            ? UInt64(UInt32(bigEndian: input.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+                            : UInt64(bigEndian: input.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                        guard let new = remap(old) else {
+                            throw MP4Error(.unsupported, "offset \(old) (entry \(i + 1)) lies in no box of the file; the rewrite would break it", offset: old, path: table.path)
+                        }
+                        if table.entryBytes == 4 {
+                            guard new <= UInt64(UInt32.max) else {
+                                throw MP4Error(.unsupported, "offset \(old) moves to \(new), past what a 32-bit '\(table.type)' entry holds", offset: old, path: table.path)
+                            }
+                            output.storeBytes(of: UInt32(new).bigEndian, toByteOffset: position, as: UInt32.self)
+                        } else {
+                            output.storeBytes(of: new.bigEndian, toByteOffset: position, as: UInt64.self)
+                        }
+                    }
                 }
-                guard table.entryBytes == 8 || new <= UInt64(UInt32.max) else {
-                    throw MP4Error(.unsupported, "offset \(old) moves to \(new), past what a 32-bit '\(table.type)' entry holds", offset: old, path: table.path)
-                }
-                Self.write(new, table.entryBytes, into: &bytes, at: position)
             }
         }
         for item in items {
