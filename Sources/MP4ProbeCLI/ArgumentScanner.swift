@@ -7,7 +7,7 @@ struct ArgumentScanner {
 
     private(set) var positionals: [String] = []
     private var flags: Set<String> = []
-    private var values: [String: String] = [:]
+    private var values: [String: [String]] = [:]
 
     /// Scans `arguments` given the accepted flags and value options (names without dashes).
     init(_ arguments: [String], flags allowedFlags: Set<String>, options allowedOptions: Set<String>) throws {
@@ -33,9 +33,9 @@ struct ArgumentScanner {
                 flags.insert(name)
             } else if allowedOptions.contains(name) {
                 if let inlineValue {
-                    values[name] = inlineValue
+                    values[name, default: []].append(inlineValue)
                 } else if index < arguments.count {
-                    values[name] = arguments[index]
+                    values[name, default: []].append(arguments[index])
                     index += 1
                 } else {
                     throw UsageError(description: "option --\(name) needs a value")
@@ -56,11 +56,27 @@ struct ArgumentScanner {
         return location
     }
 
-    func value(_ name: String) -> String? { values[name] }
+    /// The last value given for option `name`.
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    /// Every value given for a repeatable option, comma-separated lists split.
+    func list(_ name: String) -> [String]? {
+        guard let given = values[name] else { return nil }
+        return given.flatMap { $0.split(separator: ",").map { String($0).trimmingSpaces() } }.filter { !$0.isEmpty }
+    }
+
+    /// A non-negative number of seconds (`2.5`).
+    func seconds(_ name: String) throws -> Double? {
+        guard let text = value(name) else { return nil }
+        guard let number = Double(text), number.isFinite, number >= 0 else {
+            throw UsageError(description: "--\(name) expects a number of seconds, not '\(text)'")
+        }
+        return number
+    }
 
     /// A non-negative integer option, accepting binary suffixes (`64K`, `256M`, `1G`).
     func size(_ name: String) throws -> UInt64? {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         let multipliers: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
         var digits = Substring(text.uppercased())
         var multiplier: UInt64 = 1
@@ -76,10 +92,16 @@ struct ArgumentScanner {
     }
 
     func integer(_ name: String) throws -> Int? {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         guard let number = Int(text), number >= 0 else {
             throw UsageError(description: "--\(name) expects a non-negative integer, not '\(text)'")
         }
         return number
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }

@@ -28,6 +28,8 @@ enum Help {
                                     keyframe and byte ranges a player needs from TIME
       mp4probe faststart IN OUT [--verify] [--dry-run] | faststart --in-place FILE
                                     move moov in front of the media (safe, atomic)
+      mp4probe check [OPTIONS] PATH|DIR|- ...
+                                    CI gate: faststart, integrity, keyframes, interleaving, codecs
       mp4probe help COMMAND         help for one command
       mp4probe --version
 
@@ -106,6 +108,39 @@ enum Help {
       --quiet           no progress line (progress is shown only on a terminal anyway)
       --json            machine-readable result (schema: docs/json-schema.md)
       --max-moov-size SIZE  refuse a moov larger than SIZE (default 256M)
+
+    \(exitCodes)
+    """
+
+    static let check = """
+    Usage: mp4probe check [OPTIONS] PATH|DIR|- ...
+
+    Checks every file given (directories recursively; - reads paths from standard input),
+    reading only box headers and moov, against a policy. Exit 0 when every file passes, 1 when
+    any fails a rule, 4 when a file cannot be read, 2 for usage errors.
+
+    Policy (defaults: faststart required, integrity always checked, the rest reported only):
+      --policy FILE                JSON policy (keys: requireFaststart, maxStartupBytes,
+                                   maxKeyframeInterval, maxInterleave, allowCodecs, allowBrands,
+                                   allowFragmented, maxDuration, minResolution, maxResolution);
+                                   flags override it
+      --allow-moov-at-end          do not require faststart
+      --max-startup-bytes SIZE     bytes a progressive player may need before playback
+      --max-keyframe-interval S    longest gap between keyframes, seconds
+      --max-interleave S           how far one track may run ahead of another in file order
+      --allow-codecs LIST          e.g. avc1,hvc1,mp4a (formats or codec-string prefixes)
+      --allow-brands LIST          allowed major brands
+      --no-fragmented              fail fragmented files
+      --max-duration S, --min-resolution WxH, --max-resolution WxH
+
+    Files and output:
+      --include GLOB, --exclude GLOB   filter files found in directories (repeatable; default:
+                                   .mp4 .m4v .m4a .mov .3gp .3g2 .m4s ...)
+      --format text|json|jsonl|junit|github   (default text)
+      --jobs N                     files checked at once (default: the number of cores)
+      --fix                        rewrite files that fail only because of their layout to
+                                   faststart, in place (atomic), then check them again
+      --quiet                      no progress line (shown only on a terminal)
 
     \(exitCodes)
     """

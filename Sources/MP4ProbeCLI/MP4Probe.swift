@@ -14,6 +14,7 @@ public enum MP4Probe {
         ("samples", "list every sample: dts, pts, duration, offset, size, sync, chunk"),
         ("seek", "map a time (and duration) to the keyframe and the byte ranges a player needs"),
         ("faststart", "move moov in front of the media, safely (temp file, fsync, rename)"),
+        ("check", "CI gate: check files or directories against a policy (faststart, integrity, keyframes...)"),
         ("help", "show help for a command"),
     ]
 
@@ -55,6 +56,7 @@ public enum MP4Probe {
             case "samples": return try await SamplesCommand.run(arguments, output: output, errors: errors)
             case "seek": return try await SeekCommand.run(arguments, output: output, errors: errors)
             case "faststart": return try await FaststartCommand.run(arguments, output: output, errors: errors)
+            case "check": return try await CheckCommand.run(arguments, output: output, errors: errors)
             default: return try await InfoCommand.run(arguments, output: output, errors: errors)
             }
         } catch let error as ArgumentScanner.UsageError {
@@ -76,6 +78,7 @@ public enum MP4Probe {
         case "samples": output.write(Help.samples)
         case "seek": output.write(Help.seek)
         case "faststart": output.write(Help.faststart)
+        case "check": output.write(Help.check)
         default:
             errors.write("mp4probe: no help for unknown command '\(command)'\n")
             return ExitCode.usage.rawValue

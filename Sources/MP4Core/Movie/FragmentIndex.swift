@@ -74,6 +74,10 @@ public struct FragmentIndex: Sendable {
                     findings.append(Finding(id: "traf-without-tfhd", severity: .error, message: "traf has no readable tfhd; its samples are skipped", offset: traf.header.offset, path: trafPath))
                     continue
                 }
+                if builders[header.trackID] == nil && file.movie == nil {
+                    // A media segment: no moov, so no defaults; the runs are still indexed.
+                    builders[header.trackID] = FragmentTableBuilder(trackID: header.trackID, defaults: nil, maxSamples: limits.maxFragmentSamples, allSamplesSync: false)
+                }
                 guard builders[header.trackID] != nil else {
                     findings.append(Finding(id: "traf-unknown-track", severity: .warning, message: "traf refers to track \(header.trackID), which moov does not have; skipped", offset: traf.header.offset, path: trafPath))
                     continue

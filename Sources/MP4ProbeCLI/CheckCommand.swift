@@ -1,0 +1,165 @@
+import Foundation
+import MP4Core
+import MP4IO
+
+/// `mp4probe check [OPTIONS] PATH|DIR|- ...`: the CI gate for uploaded videos (docs/check.md).
+enum CheckCommand {
+    /// One checked input, with whether `--fix` rewrote it.
+    struct Entry: Sendable {
+        var check: FileCheck
+        var fixed: Bool
+    }
+
+    static let defaultExtensions = ["mp4", "m4v", "m4a", "mov", "3gp", "3g2", "m4s", "cmfv", "cmfa", "mp4v"]
+
+    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
+        let scanner = try ArgumentScanner(arguments, flags: ["help", "fix", "quiet", "allow-moov-at-end", "no-fragmented"], options: [
+            "policy", "format", "include", "exclude", "jobs", "max-startup-bytes", "max-keyframe-interval", "max-interleave",
+            "allow-codecs", "allow-brands", "max-duration", "min-resolution", "max-resolution", "max-moov-size",
+        ])
+        if scanner.flag("help") { output.write(Help.check); return ExitCode.success.rawValue }
+        let format = scanner.value("format") ?? "text"
+        guard ["text", "json", "jsonl", "junit", "github"].contains(format) else {
+            throw ArgumentScanner.UsageError(description: "--format must be text, json, jsonl, junit or github, not '\(format)'")
+        }
+        let policy = try makePolicy(scanner)
+        var limits = ParseLimits()
+        if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
+        guard !scanner.positionals.isEmpty else { throw ArgumentScanner.UsageError(description: "missing PATH (a file, a directory, or - to read paths from standard input)") }
+        let inputs = try collectInputs(scanner)
+        let jobs = max(1, try scanner.integer("jobs") ?? ProcessInfo.processInfo.activeProcessorCount)
+        let showsProgress = !scanner.flag("quiet") && isatty(2) == 1 && inputs.count > 1 && format != "github"
+
+        var entries: [Entry?] = Array(repeating: nil, count: inputs.count)
+        var emitted = 0
+        func emitReady() {
+            while emitted < entries.count, let entry = entries[emitted] {
+                if format == "jsonl" { output.write(CheckReport.json(entry).rendered(pretty: false) + "\n") }
+                emitted += 1
+            }
+        }
+        var done = 0
+        let fix = scanner.flag("fix"), fixedLimits = limits
+        // Bounded concurrency: at most `jobs` files open at a time; results kept in input order.
+        await withTaskGroup(of: (Int, Entry).self) { group in
+            var next = 0
+            func start() {
+                guard next < inputs.count else { return }
+                let index = next, path = inputs[index]
+                next += 1
+                group.addTask { (index, await checkOne(path, policy: policy, limits: fixedLimits, fix: fix)) }
+            }
+            for _ in 0..<min(jobs, inputs.count) { start() }
+            while let (index, entry) = await group.next() {
+                entries[index] = entry
+                done += 1
+                if showsProgress { StandardStream.error.write("\r\u{1B}[Kchecked \(done)/\(inputs.count)") }
+                emitReady()
+                start()
+            }
+        }
+        if showsProgress { StandardStream.error.write("\r\u{1B}[K") }
+        let results = entries.compactMap { $0 }
+        switch format {
+        case "json": output.write(CheckReport.document(results, policy: policy).rendered(pretty: true) + "\n")
+        case "jsonl": break
+        case "junit": output.write(CheckReport.junit(results))
+        case "github": output.write(CheckReport.github(results))
+        default: output.write(CheckReport.text(results))
+        }
+        if results.contains(where: { $0.check.status == .ioError }) { return ExitCode.ioError.rawValue }
+        if results.contains(where: { $0.check.status == .fail }) { return ExitCode.checkFailed.rawValue }
+        return ExitCode.success.rawValue
+    }
+
+    /// The policy: the file's (when given), then the flags on top.
+    static func makePolicy(_ scanner: ArgumentScanner) throws -> CheckPolicy {
+        var policy = CheckPolicy()
+        if let path = scanner.value("policy") {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ArgumentScanner.UsageError(description: "cannot read the policy file \(path)")
+            }
+            do {
+                policy = try JSONDecoder().decode(CheckPolicy.self, from: data)
+            } catch {
+                throw ArgumentScanner.UsageError(description: "the policy file \(path) is not a valid policy: \(error)")
+            }
+        }
+        if scanner.flag("allow-moov-at-end") { policy.requireFaststart = false }
+        if scanner.flag("no-fragmented") { policy.allowFragmented = false }
+        if let v = try scanner.size("max-startup-bytes") { policy.maxStartupBytes = v }
+        if let v = try scanner.seconds("max-keyframe-interval") { policy.maxKeyframeInterval = v }
+        if let v = try scanner.seconds("max-interleave") { policy.maxInterleave = v }
+        if let v = try scanner.seconds("max-duration") { policy.maxDuration = v }
+        if let v = scanner.list("allow-codecs") { policy.allowCodecs = v }
+        if let v = scanner.list("allow-brands") { policy.allowBrands = v }
+        for name in ["min-resolution", "max-resolution"] {
+            guard let text = scanner.value(name) else { continue }
+            guard CheckPolicy.parseResolution(text) != nil else { throw ArgumentScanner.UsageError(description: "--\(name) expects WIDTHxHEIGHT such as 1280x720, not '\(text)'") }
+            if name == "min-resolution" { policy.minResolution = text } else { policy.maxResolution = text }
+        }
+        return policy
+    }
+
+    /// Files named on the command line, found in directories (recursively, sorted, filtered by
+    /// `--include`/`--exclude` globs), or read from standard input with `-`.
+    static func collectInputs(_ scanner: ArgumentScanner) throws -> [String] {
+        let includes = scanner.list("include"), excludes = scanner.list("exclude") ?? []
+        func matches(_ path: String) -> Bool {
+            let name = String(path.split(separator: "/").last ?? "")
+            if excludes.contains(where: { fnmatch($0, path, 0) == 0 || fnmatch($0, name, 0) == 0 }) { return false }
+            if let includes { return includes.contains { fnmatch($0, path, 0) == 0 || fnmatch($0, name, 0) == 0 } }
+            return defaultExtensions.contains(String(name.split(separator: ".").last ?? "").lowercased())
+        }
+        var inputs: [String] = []
+        for argument in scanner.positionals {
+            if argument == "-" {
+                while let line = readLine() {
+                    let path = line.trimmingSpaces()
+                    if !path.isEmpty { inputs.append(path) }
+                }
+                continue
+            }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+                let base = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
+                let found = (FileManager.default.enumerator(atPath: base)?.allObjects as? [String] ?? []).sorted()
+                for relative in found {
+                    let path = base + "/" + relative
+                    var sub: ObjCBool = false
+                    if FileManager.default.fileExists(atPath: path, isDirectory: &sub), !sub.boolValue, matches(path) { inputs.append(path) }
+                }
+            } else {
+                inputs.append(argument)  // named explicitly: checked whatever its name
+            }
+        }
+        return inputs
+    }
+
+    /// Checks one path (or URL), fixing the layout in place with `--fix` when that is all that fails.
+    static func checkOne(_ path: String, policy: CheckPolicy, limits: ParseLimits, fix: Bool) async -> Entry {
+        let check = await checkPath(path, policy: policy, limits: limits)
+        guard fix, check.failsOnlyOnLayout, !path.contains("://") else { return Entry(check: check, fixed: false) }
+        do {
+            _ = try await FaststartRewriter.rewrite(input: path, output: path, options: .init(inPlace: true, verifies: true, limits: limits))
+        } catch let error as MP4Error {
+            var failed = check
+            failed.findings.append(Finding(id: "fix-failed", severity: .error, message: "--fix could not rewrite the file: \(error.message)"))
+            return Entry(check: failed, fixed: false)
+        } catch {
+            return Entry(check: check, fixed: false)
+        }
+        return Entry(check: await checkPath(path, policy: policy, limits: limits), fixed: true)
+    }
+
+    static func checkPath(_ path: String, policy: CheckPolicy, limits: ParseLimits) async -> FileCheck {
+        do {
+            let source = try MP4Probe.openSource(path)
+            return await FileCheck.check(source, policy: policy, limits: limits)
+        } catch let error as MP4Error {
+            return FileCheck(name: path, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: error.message)], metrics: FileCheck.Metrics())
+        } catch {
+            return FileCheck(name: path, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: "\(error)")], metrics: FileCheck.Metrics())
+        }
+    }
+}
