@@ -4,7 +4,7 @@ import MP4Core
 public enum ExitCode: Int32, Sendable, CaseIterable {
     /// Success.
     case success = 0
-    /// A check failed (a policy of `mp4probe check`); reserved for that command.
+    /// `mp4probe check`: at least one file failed a rule.
     case checkFailed = 1
     /// Bad command line: unknown command or option, missing or malformed argument.
     case usage = 2

@@ -3,7 +3,7 @@ enum Help {
     static let exitCodes = """
     Exit codes:
       0   success
-      1   a check failed (mp4probe check)
+      1   mp4probe check: a file failed a rule
       2   usage error (unknown command or option, bad argument)
       3   invalid input (not MP4/QuickTime, or broken beyond reading)
       4   I/O error (missing file, permission, read failure)
