@@ -59,6 +59,9 @@ struct ArgumentScanner {
     /// The last value given for option `name`.
     func value(_ name: String) -> String? { values[name]?.last }
 
+    /// Every value given for a repeatable option, as given.
+    func values(_ name: String) -> [String] { values[name] ?? [] }
+
     /// Every value given for a repeatable option, comma-separated lists split.
     func list(_ name: String) -> [String]? {
         guard let given = values[name] else { return nil }

@@ -13,10 +13,11 @@ enum CheckCommand {
     static let defaultExtensions = ["mp4", "m4v", "m4a", "mov", "3gp", "3g2", "m4s", "cmfv", "cmfa", "mp4v"]
 
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["help", "fix", "quiet", "allow-moov-at-end", "no-fragmented"], options: [
+        let scanner = try ArgumentScanner(arguments, flags: ["help", "fix", "quiet", "allow-moov-at-end", "no-fragmented"], options: MP4Probe.sourceOptionNames.union([
             "policy", "format", "include", "exclude", "jobs", "max-startup-bytes", "max-keyframe-interval", "max-interleave",
             "allow-codecs", "allow-brands", "max-duration", "min-resolution", "max-resolution", "max-moov-size",
-        ])
+        ]))
+        let sourceOptions = try MP4Probe.sourceOptions(scanner)
         if scanner.flag("help") { output.write(Help.check); return ExitCode.success.rawValue }
         let format = scanner.value("format") ?? "text"
         guard ["text", "json", "jsonl", "junit", "github"].contains(format) else {
@@ -47,7 +48,7 @@ enum CheckCommand {
                 guard next < inputs.count else { return }
                 let index = next, path = inputs[index]
                 next += 1
-                group.addTask { (index, await checkOne(path, policy: policy, limits: fixedLimits, fix: fix)) }
+                group.addTask { (index, await checkOne(path, policy: policy, limits: fixedLimits, fix: fix, source: sourceOptions)) }
             }
             for _ in 0..<min(jobs, inputs.count) { start() }
             while let (index, entry) = await group.next() {
@@ -121,7 +122,7 @@ enum CheckCommand {
                 continue
             }
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+            if !MP4Probe.isURL(argument), FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
                 let base = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
                 let found = (FileManager.default.enumerator(atPath: base)?.allObjects as? [String] ?? []).sorted()
                 for relative in found {
@@ -137,8 +138,8 @@ enum CheckCommand {
     }
 
     /// Checks one path (or URL), fixing the layout in place with `--fix` when that is all that fails.
-    static func checkOne(_ path: String, policy: CheckPolicy, limits: ParseLimits, fix: Bool) async -> Entry {
-        let check = await checkPath(path, policy: policy, limits: limits)
+    static func checkOne(_ path: String, policy: CheckPolicy, limits: ParseLimits, fix: Bool, source: MP4Probe.SourceOptions) async -> Entry {
+        let check = await checkPath(path, policy: policy, limits: limits, source: source)
         guard fix, check.failsOnlyOnLayout, !path.contains("://") else { return Entry(check: check, fixed: false) }
         do {
             _ = try await FaststartRewriter.rewrite(input: path, output: path, options: .init(inPlace: true, verifies: true, limits: limits))
@@ -149,12 +150,12 @@ enum CheckCommand {
         } catch {
             return Entry(check: check, fixed: false)
         }
-        return Entry(check: await checkPath(path, policy: policy, limits: limits), fixed: true)
+        return Entry(check: await checkPath(path, policy: policy, limits: limits, source: source), fixed: true)
     }
 
-    static func checkPath(_ path: String, policy: CheckPolicy, limits: ParseLimits) async -> FileCheck {
+    static func checkPath(_ path: String, policy: CheckPolicy, limits: ParseLimits, source options: MP4Probe.SourceOptions) async -> FileCheck {
         do {
-            let source = try MP4Probe.openSource(path)
+            let source = try MP4Probe.openSource(path, options)
             return await FileCheck.check(source, policy: policy, limits: limits)
         } catch let error as MP4Error {
             return FileCheck(name: path, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: error.message)], metrics: FileCheck.Metrics())

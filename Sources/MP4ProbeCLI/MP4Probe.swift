@@ -89,16 +89,62 @@ public enum MP4Probe {
     /// A bare word without a dot or slash that is not a command is more likely a typo than a
     /// file name; only say so when no such file exists.
     static func looksLikeMistypedCommand(_ word: String) -> Bool {
-        !word.contains(".") && !word.contains("/") && (try? FileSource(path: word)) == nil
+        if isURL(word) { return false }
+        return !word.contains(".") && !word.contains("/") && (try? FileSource(path: word)) == nil
     }
 
     /// Opens the source named on the command line.
-    static func openSource(_ location: String) throws -> any ByteSource {
+    /// Options every reading command accepts: `--header "Name: value"` (repeatable) and
+    /// `--timeout S` for URLs, `--stats` for the reads made.
+    static let sourceOptionNames: Set<String> = ["header", "timeout"]
+    static let sourceFlagNames: Set<String> = ["stats"]
+    static func sourceSet(_ names: Set<String>) -> Set<String> { names }
+
+    /// How URLs are fetched.
+    struct SourceOptions: Sendable {
+        var headers: [String: String] = [:]
+        var timeout: Double?
+    }
+
+    static func sourceOptions(_ scanner: ArgumentScanner) throws -> SourceOptions {
+        var options = SourceOptions()
+        for header in scanner.values("header") {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw ArgumentScanner.UsageError(description: "--header expects \"Name: value\", not '\(header)'")
+            }
+            options.headers[String(header[..<colon]).trimmingSpaces()] = String(header[header.index(after: colon)...]).trimmingSpaces()
+        }
+        options.timeout = try scanner.seconds("timeout")
+        return options
+    }
+
+    /// Whether `location` is an http(s) URL.
+    static func isURL(_ location: String) -> Bool {
         let lower = location.lowercased()
-        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
-            throw MP4Error(.unsupported, "\(location): HTTP(S) sources are not available in this version; download the file first")
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    /// The source for a path or an http(s) URL.
+    static func openSource(_ location: String, _ options: SourceOptions = SourceOptions()) throws -> any ByteSource {
+        if isURL(location) {
+            guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
+            var http = HTTPByteSource.Options()
+            http.headers = options.headers
+            if let timeout = options.timeout { http.timeout = timeout }
+            return try HTTPByteSource(url: url, options: http)
         }
         return try FileSource(path: location)
+    }
+
+    /// With `--stats`, writes what reading cost to `errors`.
+    static func reportStatistics(_ source: any ByteSource, _ file: MP4File?, _ scanner: ArgumentScanner, errors: some TextOutput) {
+        guard scanner.flag("stats") else { return }
+        if let http = source as? HTTPByteSource {
+            let s = http.statistics
+            errors.write("mp4probe: \(s.requests) HTTP request(s), \(s.bytesReceived) body bytes received, \(s.retries) retr\(s.retries == 1 ? "y" : "ies")" + (http.supportsRanges ? "" : "; the server does not support Range requests (whole-body reads)") + "\n")
+        } else if let file {
+            errors.write("mp4probe: \(file.statistics.readCount) read(s), \(file.statistics.byteCount) bytes read to open the file\n")
+        }
     }
 
     /// Opens and parses one file with the limits given on the command line.
@@ -110,7 +156,7 @@ public enum MP4Probe {
     static func openWithSource(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> (file: MP4File, source: any ByteSource, limits: ParseLimits) {
         var limits = ParseLimits()
         if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
-        let source = try openSource(location)
+        let source = try openSource(location, try sourceOptions(scanner))
         do {
             return (try await MP4File.open(source, options: .init(limits: limits, loadsAllBoxes: loadsAllBoxes)), source, limits)
         } catch let error as MP4Error {
@@ -124,18 +170,19 @@ public enum MP4Probe {
 /// `mp4probe [info] FILE`.
 enum InfoCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact"], options: ["max-moov-size"])
+        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["max-moov-size"]).union(MP4Probe.sourceOptionNames))
         if scanner.flag("help") {
             output.write(Help.info)
             return ExitCode.success.rawValue
         }
         let location = try scanner.singleFile()
-        let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: false)
+        let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
         if scanner.flag("json") {
             output.write(InfoReport.json(file).rendered(pretty: !scanner.flag("compact")) + "\n")
         } else {
             output.write(InfoReport.text(file))
         }
+        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 }
@@ -143,7 +190,7 @@ enum InfoCommand {
 /// `mp4probe boxes FILE`.
 enum BoxesCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "full", "compact"], options: ["depth", "entries", "max-moov-size"])
+        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "full", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["depth", "entries", "max-moov-size"]).union(MP4Probe.sourceOptionNames))
         if scanner.flag("help") {
             output.write(Help.boxes)
             return ExitCode.success.rawValue
@@ -152,12 +199,13 @@ enum BoxesCommand {
         let depth = try scanner.integer("depth")
         if depth == 0 { throw ArgumentScanner.UsageError(description: "--depth must be at least 1") }
         let options = BoxesReport.Options(maxDepth: depth, full: scanner.flag("full"), entryLimit: try scanner.integer("entries") ?? Int.max)
-        let file = try await MP4Probe.open(location, scanner, loadsAllBoxes: true)
+        let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: true)
         if scanner.flag("json") {
             output.write(BoxesReport.json(file, options: options).rendered(pretty: !scanner.flag("compact")) + "\n")
         } else {
             output.write(BoxesReport.text(file, options: options))
         }
+        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 }

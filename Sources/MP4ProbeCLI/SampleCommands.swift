@@ -4,7 +4,7 @@ import MP4Core
 /// `ffprobe -show_packets` gives (index, dts, pts, duration, offset, size, sync, chunk).
 enum SamplesCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact"], options: ["track", "max-moov-size", "limit"])
+        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["track", "max-moov-size", "limit"]).union(MP4Probe.sourceOptionNames))
         if scanner.flag("help") { output.write(Help.samples); return ExitCode.success.rawValue }
         let location = try scanner.singleFile()
         let (file, source, limits) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
@@ -39,6 +39,7 @@ enum SamplesCommand {
                 ("findings", .array(planner.findings.map(InfoReport.findingJSON))),
             ])
             output.write(json.rendered(pretty: !scanner.flag("compact")) + "\n")
+            MP4Probe.reportStatistics(source, file, scanner, errors: errors)
             return ExitCode.success.rawValue
         }
         for indexed in tracks {
@@ -53,6 +54,7 @@ enum SamplesCommand {
             output.write(text)
         }
         for finding in planner.findings { errors.write("mp4probe: \(finding)\n") }
+        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 }
@@ -60,7 +62,7 @@ enum SamplesCommand {
 /// `mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json]`.
 enum SeekCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact"], options: ["duration", "align", "max-moov-size"])
+        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["duration", "align", "max-moov-size"]).union(MP4Probe.sourceOptionNames))
         if scanner.flag("help") { output.write(Help.seek); return ExitCode.success.rawValue }
         guard scanner.positionals.count == 2 else {
             throw ArgumentScanner.UsageError(description: "expected FILE and TIME")
@@ -120,6 +122,7 @@ enum SeekCommand {
             text += "ranges:   " + plan.ranges.prefix(8).map { "[\($0.lowerBound), \($0.upperBound))" }.joined(separator: " ") + (plan.ranges.count > 8 ? " ... (\(plan.ranges.count - 8) more; --json lists all)" : "") + "\n"
             output.write(text)
         }
+        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 
