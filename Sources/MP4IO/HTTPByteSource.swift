@@ -26,7 +26,8 @@ public final class HTTPByteSource: ByteSource {
         public var headWindow: Int = 64 << 10
         /// Extra request headers (e.g. `Authorization`).
         public var headers: [String: String] = [:]
-        /// Seconds without progress before a request fails.
+        /// Seconds without progress before a request fails (at least 1: FoundationNetworking
+        /// on Linux times a shorter interval out at once).
         public var timeout: TimeInterval = 30
         /// Retries of one read after transient failures.
         public var maxRetries: Int = 3
@@ -69,6 +70,8 @@ public final class HTTPByteSource: ByteSource {
             throw MP4Error(.io, "\(url.absoluteString) is not an http(s) URL")
         }
         self.url = url
+        var options = options
+        options.timeout = max(options.timeout, 1)
         self.options = options
         self.transport = HTTPTransport(timeout: options.timeout, maxRedirects: options.maxRedirects)
     }

@@ -43,7 +43,9 @@ import MP4TestSupport
         #expect(deep.code == 5 && deep.err.contains("offset") && deep.err.contains("moov/trak"))
         #expect(await Self.run(["--max-moov-size", "1K", Fixtures.sample("faststart.mp4")]).code == 5)
         #expect(await Self.run(["info", "--max-moov-size", "lots", Fixtures.sample("faststart.mp4")]).code == 2)
-        #expect(await Self.run(["https://example.com/a.mp4"]).code == 3)
+        // A URL nobody listens on: an I/O error after the bounded retries.
+        let refused = await Self.run(["http://127.0.0.1:1/a.mp4"])
+        #expect(refused.code == 4 && refused.err.contains("gave up"), "\(refused)")
     }
 
     @Test func infoJSONFollowsTheSchema() async throws {

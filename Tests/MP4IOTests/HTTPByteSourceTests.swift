@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// HTTP against a real server: nginx on 127.0.0.1 (started by the tests when installed; the
+/// access log gives the requests, ranges, statuses and body bytes), and fault cases against a
+/// small loopback server written for the tests.
+@Suite struct HTTPByteSourceTests {
+    static let nginx = NginxServer.sampleMedia
+    static var hasNginx: Bool {
+        if nginx == nil { print("HTTPByteSourceTests: nginx is not installed; the real-server tests are skipped (apt-get install -y nginx)") }
+        return nginx != nil
+    }
+
+    /// A URL for `name` with a unique query, so that its requests can be found in the log.
+    static func url(_ name: String) throws -> (URL, String) {
+        let server = try #require(nginx)
+        let marker = "t=\(UInt64.random(in: 0...UInt64.max))"
+        return (try #require(URL(string: "\(server.baseURL)/\(name)?\(marker)")), marker)
+    }
+
+    @Test(.enabled(if: hasNginx)) func moovAtEndInTwoOrThreeRequests() async throws {
+        let (url, marker) = try Self.url("moov-at-end.mp4")
+        let source = try HTTPByteSource(url: url)
+        let file = try await MP4File.open(source)
+        let moov = try #require(file.layout.movieBox)
+        #expect(file.layout.moviePlacement == .afterMediaData)
+        let requests = try #require(Self.nginx).requests(containing: marker)
+        #expect(requests.count <= 3 && requests.count == source.statistics.requests, "\(requests)")
+        #expect(requests.allSatisfy { $0.status == 206 && !$0.range.isEmpty })
+        let body = requests.reduce(0) { $0 + $1.bodyBytes }
+        #expect(UInt64(body) <= moov.size + 128 << 10, "\(body) bytes for a \(moov.size)-byte moov")
+        #expect(requests.first?.range == "bytes=0-65535")
+        #expect(requests.last?.range == "bytes=\(moov.offset)-\(file.layout.fileSize - 1)", "the second request goes from the end of mdat to the end of the file")
+        // The same answer as the local file.
+        let local = try await MP4File.open(try FileSource(path: Fixtures.sample("moov-at-end.mp4")))
+        #expect(file.layout == local.layout && file.movie == local.movie)
+    }
+
+    @Test(.enabled(if: hasNginx)) func faststartAndFragmentedFilesInFewRequests() async throws {
+        for (name, most) in [("faststart.mp4", 1), ("fragmented-sidx.mp4", 2), ("hevc.mp4", 2)] {
+            let (url, marker) = try Self.url(name)
+            let file = try await MP4File.open(try HTTPByteSource(url: url))
+            #expect(file.movie != nil)
+            let requests = try #require(Self.nginx).requests(containing: marker)
+            #expect(requests.count >= 1 && requests.count <= most, "\(name): \(requests)")
+        }
+    }
+
+    @Test(.enabled(if: hasNginx)) func seekOverHTTPFetchesMoovOnceThenOnlyThePlannedRanges() async throws {
+        let (url, marker) = try Self.url("moov-at-end.mp4")
+        let source = try HTTPByteSource(url: url)
+        let file = try await MP4File.open(source)
+        let plan = try await SeekPlanner.plan(file, from: source, at: 1.2, duration: 0.3)
+        let opened = try #require(Self.nginx).requests(containing: marker).count
+        #expect(source.statistics.requests == opened)  // planning needed no request
+        let local = try SeekPlanner(file: try await MP4File.open(try FileSource(path: Fixtures.sample("moov-at-end.mp4")))).plan(at: 1.2, duration: 0.3)
+        #expect(plan == local)
+        let localBytes = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        for range in plan.ranges {
+            #expect(try await source.read(range) == Array(localBytes[Int(range.lowerBound)..<Int(range.upperBound)]))
+        }
+        let requests = try #require(Self.nginx).requests(containing: marker)
+        let fetched = requests.dropFirst(opened)
+        #expect(fetched.count == plan.ranges.filter { $0.upperBound > 65536 }.count)
+        #expect(fetched.map(\.range) == plan.ranges.filter { $0.upperBound > 65536 }.map { "bytes=\($0.lowerBound)-\($0.upperBound - 1)" })
+        // A fragmented file: sidx-located seek over HTTP.
+        let (shortURL, shortMarker) = try Self.url("fragmented-short.mp4")
+        let shortSource = try HTTPByteSource(url: shortURL)
+        let short = try await MP4File.open(shortSource)
+        let located = try await SeekPlanner.plan(short, from: shortSource, at: 1.5)
+        #expect(located.keyframeTime == 1.08)
+        let moofs = short.layout.boxes.filter { $0.type == .moof }.count
+        #expect(try #require(Self.nginx).requests(containing: shortMarker).count < moofs * 2 + 1)
+    }
+
+    @Test(.enabled(if: hasNginx)) func randomReadsEqualTheFile() async throws {
+        let (url, _) = try Self.url("quicktime.mov")
+        let source = try HTTPByteSource(url: url)
+        let local = try #require(FileSystem.read(Fixtures.sample("quicktime.mov")))
+        #expect(try await source.length() == UInt64(local.count))
+        var random = SeededRandom(seed: 7)
+        for _ in 0..<20 {
+            let a = UInt64.random(in: 0..<UInt64(local.count), using: &random)
+            let b = min(UInt64(local.count), a + UInt64.random(in: 1...200_000, using: &random))
+            #expect(try await source.read(a..<b) == Array(local[Int(a)..<Int(b)]))
+        }
+        #expect(try await source.read(UInt64(local.count)..<UInt64(local.count + 10)).isEmpty)
+        let base = try #require(Self.nginx).baseURL
+        let missing = try HTTPByteSource(url: try #require(URL(string: "\(base)/no-such-file.mp4")))
+        await #expect(throws: MP4Error.self) { try await missing.length() }
+    }
+
+    // MARK: faults (loopback server)
+
+    static let body: [UInt8] = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+
+    static func source(_ behavior: LoopbackHTTPServer.Behavior, timeout: Double = 5) throws -> (HTTPByteSource, LoopbackHTTPServer) {
+        let server = try #require(LoopbackHTTPServer(body: body, behavior: behavior))
+        var options = HTTPByteSource.Options()
+        options.timeout = timeout
+        options.retryDelay = 0.01
+        return (try HTTPByteSource(url: server.url, options: options), server)
+    }
+
+    @Test func serverThatIgnoresRange() async throws {
+        let (source, server) = try Self.source(.ignoresRange)
+        defer { server.stop() }
+        #expect(try await source.length() == UInt64(Self.body.count))
+        #expect(try await source.read(1000..<2000) == Array(Self.body[1000..<2000]))
+        #expect(try await source.read(250_000..<260_000) == Array(Self.body[250_000..<260_000]))
+        #expect(!source.supportsRanges)
+    }
+
+    @Test func droppedConnectionResumesTheMissingPartOnly() async throws {
+        let (source, server) = try Self.source(.dropsAfter(bytes: 30_000, times: 2))
+        defer { server.stop() }
+        // The head request is cut at 30,000 bytes: that is all the head holds.
+        #expect(try await source.length() == UInt64(Self.body.count))
+        #expect(try await source.read(100_000..<200_000) == Array(Self.body[100_000..<200_000]))
+        #expect(server.ranges == ["bytes=0-65535", "bytes=100000-199999", "bytes=130000-199999"])
+        #expect(source.statistics.retries == 1)
+    }
+
+    @Test func lyingOrMissingContentRangeIsAnError() async throws {
+        for behavior in [LoopbackHTTPServer.Behavior.wrongContentRange, .missingContentRange] {
+            let (source, server) = try Self.source(behavior)
+            defer { server.stop() }
+            do {
+                _ = try await source.read(70_000..<80_000)
+                Issue.record("\(behavior): no error")
+            } catch let error as MP4Error {
+                #expect(error.kind == .io && error.message.contains("Content-Range") || error.message.contains("asked for"), "\(error)")
+            }
+        }
+    }
+
+    @Test func changedFileIsAnErrorNotAMix() async throws {
+        let (source, server) = try Self.source(.changesETag)
+        defer { server.stop() }
+        _ = try await source.length()
+        do {
+            _ = try await source.read(100_000..<110_000)
+            Issue.record("read a changed file")
+        } catch let error as MP4Error {
+            #expect(error.kind == .io && error.message.contains("changed on the server"), "\(error)")
+        }
+    }
+
+    @Test func transientFailuresAreRetried() async throws {
+        let (source, server) = try Self.source(.failsFirst(status: 503, times: 2, retryAfter: nil))
+        defer { server.stop() }
+        #expect(try await source.read(0..<100) == Array(Self.body[0..<100]))
+        #expect(source.statistics.retries == 2)
+        let (limited, other) = try Self.source(.failsFirst(status: 429, times: 1, retryAfter: 1))
+        defer { other.stop() }
+        let clock = ContinuousClock(), start = clock.now
+        #expect(try await limited.read(0..<100) == Array(Self.body[0..<100]))
+        #expect(clock.now - start >= .milliseconds(900), "Retry-After: 1 honoured")
+        let (failing, third) = try Self.source(.failsFirst(status: 500, times: 100, retryAfter: nil))
+        defer { third.stop() }
+        await #expect(throws: MP4Error.self) { try await failing.length() }
+        #expect(failing.statistics.requests == 1 + failing.options.maxRetries)
+    }
+
+    @Test func slowServerTimesOut() async throws {
+        let (source, server) = try Self.source(.slow(seconds: 2.5), timeout: 1)
+        defer { server.stop() }
+        var options = source.options
+        options.maxRetries = 1
+        let quick = try HTTPByteSource(url: server.url, options: options)
+        let clock = ContinuousClock(), start = clock.now
+        do {
+            _ = try await quick.length()
+            Issue.record("no timeout")
+        } catch let error as MP4Error {
+            #expect(error.kind == .io && error.message.contains("gave up after 1 retries"), "\(error)")
+        }
+        let elapsed = clock.now - start
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(60), "\(elapsed)")  // bounded: it times out, it does not hang
+    }
+
+    @Test func parsesContentRange() {
+        #expect(HTTPByteSource.parseContentRange("bytes 0-99/1000")! == (0, 99, 1000))
+        #expect(HTTPByteSource.parseContentRange("bytes 5-5/*")! == (5, 5, nil))
+        #expect(HTTPByteSource.parseContentRange("bytes 9-5/10") == nil)
+        #expect(HTTPByteSource.parseContentRange("items 0-1/2") == nil)
+    }
+}

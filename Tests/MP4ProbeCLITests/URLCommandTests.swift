@@ -1,0 +1,23 @@
+import Testing
+@testable import MP4ProbeCLI
+import MP4TestSupport
+
+/// Every read-only command takes http(s) URLs (against nginx on 127.0.0.1 when installed).
+@Suite struct URLCommandTests {
+    static var hasNginx: Bool { NginxServer.sampleMedia != nil }
+
+    @Test(.enabled(if: hasNginx)) func commandsTakeURLs() async throws {
+        let base = try #require(NginxServer.sampleMedia).baseURL
+        let info = await CommandTests.run(["info", "--stats", base + "/moov-at-end.mp4"])
+        #expect(info.code == 0 && info.out.contains("Faststart:  NO"), "\(info)")
+        #expect(info.err.contains("2 HTTP request(s)"), "\(info.err)")
+        #expect(await CommandTests.run(["boxes", base + "/faststart.mp4"]).out.contains("moov @32"))
+        #expect(await CommandTests.run(["samples", "--limit", "2", base + "/faststart.mp4"]).out.contains("0\t0\t1024\t512\t2966\t3801\tK"))
+        #expect(await CommandTests.run(["seek", base + "/fragmented-short.mp4", "1.5"]).out.contains("at 00:00:01.080"))
+        let check = await CommandTests.run(["check", base + "/faststart.mp4", base + "/moov-at-end.mp4", "--header", "X-Test: 1"])
+        #expect(check.code == 1 && check.out.contains("PASS  \(base)/faststart.mp4") && check.out.contains("not-faststart"))
+        let missing = await CommandTests.run(["info", base + "/missing.mp4"])
+        #expect(missing.code == 4 && missing.err.contains("404"))
+        #expect(await CommandTests.run(["info", base + "/faststart.mp4", "--header", "no-colon"]).code == 2)
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The socket calls that differ between Glibc and Darwin, in one place.
+#if canImport(Glibc)
+private let streamSocket = Int32(SOCK_STREAM.rawValue)
+private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(fd, pointer, count, Int32(MSG_NOSIGNAL)) }
+#else
+private let streamSocket = SOCK_STREAM
+private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(fd, pointer, count, 0) }
+#endif
+
+/// A free TCP port on 127.0.0.1 (bound to port 0, read back, released).
+public func freeLoopbackPort() -> Int {
+    let fd = socket(AF_INET, streamSocket, 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// nginx from the system, started once per test process with a private configuration (port,
+/// pid, logs and temp paths under a temporary directory) serving one directory, and stopped
+/// when the process exits. `nil` when nginx is not installed.
+public final class NginxServer: Sendable {
+    /// One line of the access log.
+    public struct Request: Sendable, Hashable {
+        public var line: String
+        public var range: String
+        public var status: Int
+        public var bodyBytes: Int
+    }
+
+    public let port: Int
+    public let directory: String
+    public let root: String
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The shared server for `SampleMedia/`.
+    public static let sampleMedia: NginxServer? = start(root: Fixtures.sampleMedia)
+
+    static let executables = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx", "/opt/homebrew/bin/nginx"]
+
+    static func start(root: String) -> NginxServer? {
+        guard let nginx = executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        let directory = FileSystem.temporaryDirectory("mp4probe-nginx")
+        let port = freeLoopbackPort()
+        let user = geteuid() == 0 ? "user root;\n" : ""
+        let config = """
+        \(user)worker_processes 1;
+        daemon off;
+        pid \(directory)/nginx.pid;
+        error_log \(directory)/error.log;
+        events { worker_connections 256; }
+        http {
+          log_format probe '$request|$http_range|$status|$body_bytes_sent';
+          access_log \(directory)/access.log probe;
+          client_body_temp_path \(directory)/body; proxy_temp_path \(directory)/proxy;
+          fastcgi_temp_path \(directory)/fastcgi; uwsgi_temp_path \(directory)/uwsgi; scgi_temp_path \(directory)/scgi;
+          types { video/mp4 mp4 m4a; video/quicktime mov; }
+          keepalive_requests 10000;
+          server { listen 127.0.0.1:\(port); root \(root); }
+        }
+        """
+        FileSystem.write(Array(config.utf8), to: directory + "/nginx.conf")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-c", directory + "/nginx.conf", "-p", directory]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        NginxServer.stopAtExit(pid: process.processIdentifier)
+        // Wait until it accepts connections (up to 5 s).
+        for _ in 0..<100 {
+            if canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root) }
+            usleep(50_000)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        return nil
+    }
+
+    private init(port: Int, directory: String, root: String) {
+        self.port = port
+        self.directory = directory
+        self.root = root
+    }
+
+    nonisolated(unsafe) private static var pids: [Int32] = []
+
+    private static func stopAtExit(pid: Int32) {
+        pids.append(pid)
+        if pids.count == 1 {
+            atexit { for pid in NginxServer.pids { kill(pid, SIGQUIT) } }
+        }
+    }
+
+    static func canConnect(port: Int) -> Bool {
+        let fd = socket(AF_INET, streamSocket, 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+
+    /// Requests whose request line contains `marker` (e.g. a unique query string).
+    public func requests(containing marker: String) -> [Request] {
+        guard let bytes = FileSystem.read(directory + "/access.log") else { return [] }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 4, fields[0].contains(marker), let status = Int(fields[2]), let body = Int(fields[3]) else { return nil }
+            return Request(line: fields[0], range: fields[1], status: status, bodyBytes: body)
+        }
+    }
+}
+
+/// A deliberately misbehaving HTTP/1.1 server on 127.0.0.1 for fault tests: one thread, one
+/// connection at a time, `Connection: close` on every response.
+public final class LoopbackHTTPServer: Sendable {
+    /// What the server does wrong.
+    public enum Behavior: Sendable {
+        case normal
+        /// Answers 200 with the whole body, whatever the Range.
+        case ignoresRange
+        /// The first `times` responses announce the full length but stop after `bytes` body
+        /// bytes and close the connection.
+        case dropsAfter(bytes: Int, times: Int)
+        /// 206 with a Content-Range that starts one byte late.
+        case wrongContentRange
+        /// 206 without Content-Range.
+        case missingContentRange
+        /// The ETag changes after the first request.
+        case changesETag
+        /// Waits `seconds` before answering every request.
+        case slow(seconds: Double)
+        /// The first `times` responses are `status` (with `Retry-After: retryAfter` when set).
+        case failsFirst(status: Int, times: Int, retryAfter: Int?)
+    }
+
+    public let port: Int
+    public let body: [UInt8]
+    public let behavior: Behavior
+    private let listener: Int32
+    private let log = LockedLog()
+
+    /// Range headers of the requests received, in order ("" when absent).
+    public var ranges: [String] { log.ranges }
+
+    final class LockedLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var entries: [String] = []
+        var ranges: [String] { lock.lock(); defer { lock.unlock() }; return entries }
+        func append(_ range: String) -> Int { lock.lock(); defer { lock.unlock() }; entries.append(range); return entries.count }
+    }
+
+    public init?(body: [UInt8], behavior: Behavior) {
+        self.body = body
+        self.behavior = behavior
+        let fd = socket(AF_INET, streamSocket, 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        guard withUnsafePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }) == 0, listen(fd, 16) == 0 else {
+            close(fd)
+            return nil
+        }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        self.listener = fd
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in self.serve() }
+        thread.start()
+    }
+
+    public var url: URL { URL(string: "http://127.0.0.1:\(port)/file.mp4")! }
+
+    /// Stops accepting connections.
+    public func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    private func serve() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            handle(client)
+            close(client)
+        }
+    }
+
+    private func send(_ fd: Int32, _ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { sendNoSignal(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    private func handle(_ fd: Int32) {
+        // Read the request head.
+        var head: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !head.suffix(4).elementsEqual([13, 10, 13, 10]) {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return }
+            head += buffer[0..<n]
+            if head.count > 65536 { return }
+        }
+        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n").map(String.init)
+        let range = lines.first { $0.lowercased().hasPrefix("range:") }.map { String($0.dropFirst(6)).trimmingCharacters(in: .whitespaces) } ?? ""
+        let number = log.append(range)
+        var start = 0, end = body.count - 1
+        if range.hasPrefix("bytes=") {
+            let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+            start = Int(parts[0]) ?? 0
+            if parts.count > 1, let e = Int(parts[1]) { end = min(e, body.count - 1) }
+        }
+        var etag = "\"v1\""
+        var status = 206
+        var headers: [String] = []
+        var payload = start <= end && start < body.count ? Array(body[start...end]) : []
+        var cut: Int?
+        switch behavior {
+        case .normal: break
+        case .ignoresRange:
+            status = 200
+            payload = body
+        case .dropsAfter(let bytes, let times):
+            if number <= times { cut = bytes }
+        case .wrongContentRange:
+            start += 1
+        case .missingContentRange:
+            break
+        case .changesETag:
+            if number > 1 { etag = "\"v2\"" }
+        case .slow(let seconds):
+            usleep(UInt32(seconds * 1_000_000))
+        case .failsFirst(let code, let times, let retryAfter):
+            if number <= times {
+                status = code
+                payload = []
+                if let retryAfter { headers.append("Retry-After: \(retryAfter)") }
+            }
+        }
+        // If-Range with a stale validator: the whole body, as RFC 9110 says.
+        if let ifRange = lines.first(where: { $0.lowercased().hasPrefix("if-range:") }), !ifRange.contains(etag), status == 206 {
+            status = 200
+            payload = body
+        }
+        if status == 206 && start > end { status = 416; payload = [] }
+        let reason = [200: "OK", 206: "Partial Content", 416: "Range Not Satisfiable", 429: "Too Many Requests", 503: "Service Unavailable"][status] ?? "Error"
+        headers.append("ETag: \(etag)")
+        headers.append("Content-Length: \(payload.count)")
+        headers.append("Connection: close")
+        if status == 206, !(behavior.isMissingContentRange) { headers.append("Content-Range: bytes \(start)-\(start + payload.count - 1)/\(body.count)") }
+        if status == 416 { headers.append("Content-Range: bytes */\(body.count)") }
+        let response = "HTTP/1.1 \(status) \(reason)\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n"
+        send(fd, Array(response.utf8))
+        if let cut { send(fd, Array(payload.prefix(cut))); return }
+        send(fd, payload)
+    }
+}
+
+extension LoopbackHTTPServer.Behavior {
+    var isMissingContentRange: Bool {
+        if case .missingContentRange = self { return true }
+        return false
+    }
+}
