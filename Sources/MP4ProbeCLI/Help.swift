@@ -33,6 +33,9 @@ enum Help {
       mp4probe help COMMAND         help for one command
       mp4probe --version
 
+    FILE may be an http:// or https:// URL for info, boxes, samples, seek and check
+    (--header "Name: value", --timeout S; --stats prints the requests made and bytes received).
+
     \(exitCodes)
     """
 
