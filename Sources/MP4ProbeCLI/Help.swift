@@ -64,7 +64,8 @@ enum Help {
     index, dts and pts in media time-scale units (before the edit list), duration, byte offset,
     size, sync flag (K), chunk index, and the presentation time in seconds after the edit list.
     These are the facts of `ffprobe -show_packets`; ffprobe's timestamps equal ours plus the
-    track's `ffprobeShift` (the first edit's delay minus its media_time). Progressive files only.
+    track's `ffprobeShift` (the first edit's delay minus its media_time). Fragmented files are
+    listed from their moof/trun boxes.
 
     \(exitCodes)
     """
@@ -76,7 +77,8 @@ enum Help {
     TIME+D: the sync sample to decode from (on the video track, else the main audio track) and
     its presentation time; per track the first and last sample needed; where reading must start
     and end; and the merged [start, end) byte ranges holding exactly those samples.
-    Edit lists and composition offsets are applied. Progressive files only (see docs/seeking.md).
+    Edit lists and composition offsets are applied. In a fragmented file with sidx or mfra only
+    the fragments around TIME are read (see docs/seeking.md).
 
     Options:
       --duration D     window length (default 0: just the frame at TIME)
