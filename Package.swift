@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -29,3 +30,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer target exists only for Tests/Fuzz/run-fuzz.sh (MP4PROBE_FUZZ=1): it has no
+// `main` of its own (libFuzzer provides it), so a plain `swift build` must not see it.
+if ProcessInfo.processInfo.environment["MP4PROBE_FUZZ"] != nil {
+    package.targets.append(.executableTarget(name: "MP4Fuzz", dependencies: ["MP4Core"], path: "Tests/Fuzz/MP4Fuzz"))
+}

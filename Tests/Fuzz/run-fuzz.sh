@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fuzzes the parse path (Tests/Fuzz/MP4Fuzz) with libFuzzer + AddressSanitizer.
+#   Tests/Fuzz/run-fuzz.sh [SECONDS] [extra libFuzzer flags...]
+# Seeds: SampleMedia/ (and its malformed set) plus ../shared/corpus when present, copied into a
+# working corpus under $MP4PROBE_FUZZ_DIR (default /tmp/mp4probe-fuzz), never into the project.
+# A crash, a leak, an input slower than 1 s (-timeout) or above 2 GB RSS stops the run with the
+# input saved in $MP4PROBE_FUZZ_DIR/artifacts; add it to SampleMedia/malformed/ with a test.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-120}
+shift || true
+work=${MP4PROBE_FUZZ_DIR:-/tmp/mp4probe-fuzz}
+mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
+cp SampleMedia/*.mp4 SampleMedia/*.m4a SampleMedia/*.mov SampleMedia/malformed/* "$work/seeds/" 2>/dev/null || true
+if [ -d ../shared/corpus ]; then
+  find ../shared/corpus -type f ! -name '*.tsv' ! -name '*.md' -size -2M -exec cp {} "$work/seeds/" \;
+fi
+MP4PROBE_FUZZ=1 swift build -c release --product MP4Fuzz --sanitize=fuzzer --sanitize=address \
+  --scratch-path .build-fuzz >/dev/null
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
+.build-fuzz/release/MP4Fuzz "$work/corpus" "$work/seeds" -dict=Tests/Fuzz/mp4.dict \
+  -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -max_len=${MP4PROBE_FUZZ_MAX_LEN:-65536} \
+  -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$@" 2>&1 | tee "$work/last-run.log" | grep -E "^#[0-9]+ +(pulse|DONE|NEW)|stat::|ERROR|SUMMARY|Test unit" | tail -25
