@@ -27,6 +27,12 @@ public final class FileSource: ByteSource {
 
     public var name: String { path }
 
+    /// Size, modification time and inode when the file was opened.
+    public func validator() async throws -> String? {
+        let status = try Platform.status(descriptor, path: path)
+        return "\(status.size)-\(status.modified).\(status.modifiedNanoseconds)-\(status.inode)"
+    }
+
     /// The file's size when it was opened.
     public func length() async throws -> UInt64 { size }
 

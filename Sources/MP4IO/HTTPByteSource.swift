@@ -86,6 +86,12 @@ public final class HTTPByteSource: ByteSource {
     /// Requests made and bytes received so far.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// The `ETag` (or `Last-Modified`) of the first response.
+    public func validator() async throws -> String? {
+        try await fetchHead()
+        return state.withLock { $0.etag ?? $0.lastModified }
+    }
+
     public func length() async throws -> UInt64 {
         try await fetchHead()
         guard let length = state.withLock({ $0.length }) else { throw MP4Error(.io, "\(name): the server did not say how long the file is") }

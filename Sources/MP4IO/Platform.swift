@@ -186,6 +186,65 @@ enum Platform {
 
     static var processID: Int32 { getpid() }
 
+    /// Opens (creating when missing) `path` for reading and writing.
+    static func openForUpdate(_ path: String, permissions: UInt32 = 0o644) throws -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode_t(permissions))
+        if fd < 0 { throw ioError("cannot open \(path)") }
+        return fd
+    }
+
+    /// Takes an exclusive advisory lock on `fd`, waiting for other processes to release it.
+    static func lockExclusive(_ fd: Int32, path: String) throws {
+        while flock(fd, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            throw ioError("cannot lock \(path)")
+        }
+    }
+
+    static func unlock(_ fd: Int32) { _ = flock(fd, LOCK_UN) }
+
+    /// Flushes the data of `fd` (not its metadata) to disk.
+    static func syncData(_ fd: Int32, path: String) throws {
+        #if canImport(Darwin)
+        if fsync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
+        #else
+        if fdatasync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
+        #endif
+    }
+
+    /// Sets the modification time of `path` to now (the cache's least-recently-used clock).
+    static func touch(_ path: String) { _ = utimes(path, nil) }
+
+    /// Modification time (seconds) and bytes allocated on disk of `path`.
+    static func usage(_ path: String) -> (modified: Double, allocated: UInt64, size: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+        return (modified, UInt64(info.st_blocks) * 512, UInt64(info.st_size))
+    }
+
+    /// Names in `directory`.
+    static func list(_ directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw ioError("cannot create the directory \(path)") }
+    }
+
     /// Whether standard error is a terminal (progress goes there only then).
     static var standardErrorIsTerminal: Bool { isatty(2) == 1 }
 

@@ -15,7 +15,10 @@ cp SampleMedia/*.mp4 SampleMedia/*.m4a SampleMedia/*.mov SampleMedia/malformed/*
 if [ -d ../shared/corpus ]; then
   find ../shared/corpus -type f ! -name '*.tsv' ! -name '*.md' -size -2M -exec cp {} "$work/seeds/" \;
 fi
+# SwiftPM gives library targets only -sanitize=address: instrument them for coverage too, and
+# keep the linker from dropping the coverage sections of a release build (--gc-sections).
 MP4PROBE_FUZZ=1 swift build -c release --product MP4Fuzz --sanitize=fuzzer --sanitize=address \
+  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp -Xlinker --no-gc-sections \
   --scratch-path .build-fuzz >/dev/null
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}

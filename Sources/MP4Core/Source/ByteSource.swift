@@ -21,11 +21,19 @@ public protocol ByteSource: Sendable {
     /// the range passes the end, never more.
     /// - Throws: ``MP4Error`` of kind ``MP4Error/Kind/io`` on failure.
     func read(_ range: Range<UInt64>) async throws -> [UInt8]
+
+    /// A string that changes when the resource changes (an HTTP `ETag` or `Last-Modified`, a
+    /// file's size and modification time), or `nil` when the source cannot tell. Caches use it
+    /// to never mix two versions of a resource. Call after ``length()``.
+    func validator() async throws -> String?
 }
 
 extension ByteSource {
     /// The default read-ahead: 4 KiB.
     public var preferredReadSize: Int { 4096 }
+
+    /// No validator by default.
+    public func validator() async throws -> String? { nil }
 }
 
 /// A byte source over bytes in memory.

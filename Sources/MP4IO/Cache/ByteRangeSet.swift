@@ -1,0 +1,75 @@
+/// A set of byte offsets stored as sorted, disjoint, non-adjacent `[start, end)` ranges:
+/// inserting `0..<100` and `100..<200` leaves one range `0..<200`.
+public struct ByteRangeSet: Sendable, Hashable, Codable {
+    /// The ranges, ascending, never empty, never touching.
+    public private(set) var ranges: [Range<UInt64>] = []
+
+    public init() {}
+
+    /// A set holding `ranges` (in any order, possibly overlapping).
+    public init(_ ranges: [Range<UInt64>]) {
+        for range in ranges { insert(range) }
+    }
+
+    /// Bytes in the set.
+    public var byteCount: UInt64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+
+    /// Index of the first range whose end is ≥ `offset` (binary search).
+    private func firstIndex(endingAtOrAfter offset: UInt64) -> Int {
+        var low = 0, high = ranges.count
+        while low < high {
+            let mid = (low + high) / 2
+            if ranges[mid].upperBound < offset { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Adds `range`, merging it with the ranges it overlaps or touches.
+    public mutating func insert(_ range: Range<UInt64>) {
+        guard !range.isEmpty else { return }
+        let first = firstIndex(endingAtOrAfter: range.lowerBound)
+        var last = first
+        var merged = range
+        while last < ranges.count && ranges[last].lowerBound <= range.upperBound {
+            merged = min(merged.lowerBound, ranges[last].lowerBound)..<max(merged.upperBound, ranges[last].upperBound)
+            last += 1
+        }
+        ranges.replaceSubrange(first..<last, with: [merged])
+    }
+
+    /// Whether every byte of `range` is in the set.
+    public func contains(_ range: Range<UInt64>) -> Bool {
+        guard !range.isEmpty else { return true }
+        let i = firstIndex(endingAtOrAfter: range.lowerBound + 1)
+        return i < ranges.count && ranges[i].lowerBound <= range.lowerBound && range.upperBound <= ranges[i].upperBound
+    }
+
+    /// The parts of `range` not in the set, ascending.
+    public func missing(in range: Range<UInt64>) -> [Range<UInt64>] {
+        guard !range.isEmpty else { return [] }
+        var result: [Range<UInt64>] = []
+        var position = range.lowerBound
+        var i = firstIndex(endingAtOrAfter: range.lowerBound + 1)
+        while position < range.upperBound {
+            if i < ranges.count && ranges[i].lowerBound <= position {
+                position = max(position, ranges[i].upperBound)
+                i += 1
+                continue
+            }
+            let end = i < ranges.count ? min(ranges[i].lowerBound, range.upperBound) : range.upperBound
+            if position < end { result.append(position..<end) }
+            position = end
+        }
+        return result
+    }
+
+    /// Checks the invariants (sorted, disjoint, not touching, non-empty): for tables read back
+    /// from disk.
+    public var isWellFormed: Bool {
+        for (i, range) in ranges.enumerated() {
+            if range.isEmpty { return false }
+            if i > 0 && ranges[i - 1].upperBound >= range.lowerBound { return false }
+        }
+        return true
+    }
+}

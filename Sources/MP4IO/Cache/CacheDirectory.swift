@@ -1,0 +1,103 @@
+import MP4Core
+
+/// Maintenance of a cache directory written by ``CachedByteSource``: listing, least-recently-
+/// used eviction to a size limit, and export of complete entries as normal files.
+public enum CacheDirectory {
+    /// One entry.
+    public struct Entry: Sendable, Hashable {
+        /// The resource (URL or path).
+        public var resource: String
+        public var length: UInt64
+        /// Bytes present.
+        public var cachedBytes: UInt64
+        /// Bytes the data file occupies on disk.
+        public var allocatedBytes: UInt64
+        /// Last use (seconds since 1970): the table's modification time.
+        public var lastUsed: Double
+        public var validator: String?
+        /// The table could not be read (torn or corrupt): the entry will be discarded on use.
+        public var isDamaged: Bool
+
+        /// Every byte of the resource is present.
+        public var isComplete: Bool { !isDamaged && cachedBytes == length }
+    }
+
+    /// The entries of `directory`, most recently used first.
+    public static func entries(_ directory: String) -> [Entry] {
+        var result: [Entry] = []
+        for name in Platform.list(directory) where name.hasSuffix(".data") {
+            let base = directory + "/" + String(name.dropLast(5))
+            let usage = Platform.usage(base + ".data")
+            let tableUsage = Platform.usage(base + ".ranges")
+            if let table = try? CacheTable.load(base + ".ranges") {
+                result.append(Entry(resource: table.resource, length: table.length, cachedBytes: table.rangeSet.byteCount, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? 0, validator: table.validator, isDamaged: false))
+            } else {
+                result.append(Entry(resource: String(name.dropLast(5)), length: usage?.size ?? 0, cachedBytes: 0, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? usage?.modified ?? 0, validator: nil, isDamaged: true))
+            }
+        }
+        return result.sorted { $0.lastUsed > $1.lastUsed }
+    }
+
+    /// Removes least-recently-used entries until the data files occupy at most `maxBytes` on
+    /// disk. Each removal holds the entry's lock, and removes the table before the data, so a
+    /// process using the entry sees it gone and starts it again. Returns the removed entries.
+    @discardableResult
+    public static func evict(_ directory: String, toAtMost maxBytes: UInt64) throws -> [Entry] {
+        var entries = self.entries(directory)
+        var total = entries.reduce(0) { $0 + $1.allocatedBytes }
+        var removed: [Entry] = []
+        while total > maxBytes, let oldest = entries.popLast() {
+            try remove(oldest, from: directory)
+            total -= min(total, oldest.allocatedBytes)
+            removed.append(oldest)
+        }
+        return removed
+    }
+
+    static func paths(_ entry: Entry, _ directory: String) -> (data: String, table: String, lock: String) {
+        if entry.isDamaged {
+            let base = directory + "/" + entry.resource
+            return (base + ".data", base + ".ranges", base + ".lock")
+        }
+        return CachedByteSource.entryPaths(directory: directory, resource: entry.resource)
+    }
+
+    /// Removes one entry (under its lock).
+    public static func remove(_ entry: Entry, from directory: String) throws {
+        let (data, table, lock) = paths(entry, directory)
+        let fd = try Platform.openForUpdate(lock)
+        defer { Platform.closeFile(fd) }
+        try Platform.lockExclusive(fd, path: lock)
+        defer { Platform.unlock(fd) }
+        Platform.removeFile(table)
+        Platform.removeFile(data)
+    }
+
+    /// Copies the complete entry for `resource` to `destination` (atomically).
+    /// - Throws: ``MP4Error`` `.io` when the entry is missing or incomplete.
+    public static func export(_ directory: String, resource: String, to destination: String) throws {
+        guard let entry = entries(directory).first(where: { $0.resource == resource }) else {
+            throw MP4Error(.io, "\(resource) is not in the cache \(directory)")
+        }
+        guard entry.isComplete else {
+            throw MP4Error(.io, "\(resource) is only partly cached (\(entry.cachedBytes) of \(entry.length) bytes); fetch it with --all first")
+        }
+        let (data, _, lock) = paths(entry, directory)
+        let lockFD = try Platform.openForUpdate(lock)
+        defer { Platform.closeFile(lockFD) }
+        try Platform.lockExclusive(lockFD, path: lock)
+        defer { Platform.unlock(lockFD) }
+        let input = try Platform.openForReading(data)
+        defer { Platform.closeFile(input) }
+        let writer = try AtomicFileWriter(destination: destination, permissions: 0o644)
+        do {
+            try writer.setSize(entry.length)
+            var buffer = [UInt8](repeating: 0, count: 8 << 20)
+            try Platform.copy(input, 0..<entry.length, to: try writer.fd(), at: 0, buffer: &buffer, names: (data, destination)) { _ in }
+            try writer.commit()
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+}
