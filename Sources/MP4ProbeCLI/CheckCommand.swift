@@ -155,7 +155,7 @@ enum CheckCommand {
 
     static func checkPath(_ path: String, policy: CheckPolicy, limits: ParseLimits, source options: MP4Probe.SourceOptions) async -> FileCheck {
         do {
-            let source = try MP4Probe.openSource(path, options)
+            let source = try await MP4Probe.openCachedSource(path, options)
             return await FileCheck.check(source, policy: policy, limits: limits)
         } catch let error as MP4Error {
             return FileCheck(name: path, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: error.message)], metrics: FileCheck.Metrics())

@@ -30,11 +30,16 @@ enum Help {
                                     move moov in front of the media (safe, atomic)
       mp4probe check [OPTIONS] PATH|DIR|- ...
                                     CI gate: faststart, integrity, keyframes, interleaving, codecs
+      mp4probe fetch URL --cache DIR [--time T [--duration D] | --all]
+                                    fill an on-disk cache for a seek (or completely)
+      mp4probe cache ls|stat|evict|export DIR ...
+                                    manage a cache directory
       mp4probe help COMMAND         help for one command
       mp4probe --version
 
     FILE may be an http:// or https:// URL for info, boxes, samples, seek and check
-    (--header "Name: value", --timeout S; --stats prints the requests made and bytes received).
+    (--header "Name: value", --timeout S; --stats prints the requests made and bytes received);
+    with --cache DIR they read through an on-disk cache (docs/cache.md).
 
     \(exitCodes)
     """
@@ -146,6 +151,30 @@ enum Help {
       --fix                        rewrite files that fail only because of their layout to
                                    faststart, in place (atomic), then check them again
       --quiet                      no progress line (shown only on a terminal)
+
+    \(exitCodes)
+    """
+
+    static let fetch = """
+    Usage: mp4probe fetch URL|FILE --cache DIR [--time T [--duration D] | --all] [--block SIZE]
+
+    Fills the cache in DIR for URL: the box headers and moov, plus with --time exactly the byte
+    ranges a player needs to show T..T+D (the seek plan), or with --all the whole resource (in
+    blocks of --block bytes, default 8M). Reads already cached are not fetched again; an entry
+    whose upstream changed (length, ETag, Last-Modified) is emptied first. See docs/cache.md.
+
+    \(exitCodes)
+    """
+
+    static let cache = """
+    Usage: mp4probe cache ls DIR [--json]
+           mp4probe cache stat DIR
+           mp4probe cache evict DIR --max-size SIZE
+           mp4probe cache export DIR RESOURCE OUT
+
+    ls lists the entries (most recently used first) with how much of each is present; stat
+    sums them; evict removes least-recently-used entries until the data files occupy at most
+    SIZE on disk; export copies a complete entry to OUT as a normal file (atomically).
 
     \(exitCodes)
     """

@@ -15,6 +15,8 @@ public enum MP4Probe {
         ("seek", "map a time (and duration) to the keyframe and the byte ranges a player needs"),
         ("faststart", "move moov in front of the media, safely (temp file, fsync, rename)"),
         ("check", "CI gate: check files or directories against a policy (faststart, integrity, keyframes...)"),
+        ("fetch", "fill an on-disk cache with moov and the ranges a seek needs (or everything)"),
+        ("cache", "list, measure, evict or export the entries of a cache directory"),
         ("help", "show help for a command"),
     ]
 
@@ -57,6 +59,8 @@ public enum MP4Probe {
             case "seek": return try await SeekCommand.run(arguments, output: output, errors: errors)
             case "faststart": return try await FaststartCommand.run(arguments, output: output, errors: errors)
             case "check": return try await CheckCommand.run(arguments, output: output, errors: errors)
+            case "fetch": return try await FetchCommand.run(arguments, output: output, errors: errors)
+            case "cache": return try await CacheCommand.run(arguments, output: output, errors: errors)
             default: return try await InfoCommand.run(arguments, output: output, errors: errors)
             }
         } catch let error as ArgumentScanner.UsageError {
@@ -79,6 +83,8 @@ public enum MP4Probe {
         case "seek": output.write(Help.seek)
         case "faststart": output.write(Help.faststart)
         case "check": output.write(Help.check)
+        case "fetch": output.write(Help.fetch)
+        case "cache": output.write(Help.cache)
         default:
             errors.write("mp4probe: no help for unknown command '\(command)'\n")
             return ExitCode.usage.rawValue
@@ -96,7 +102,7 @@ public enum MP4Probe {
     /// Opens the source named on the command line.
     /// Options every reading command accepts: `--header "Name: value"` (repeatable) and
     /// `--timeout S` for URLs, `--stats` for the reads made.
-    static let sourceOptionNames: Set<String> = ["header", "timeout"]
+    static let sourceOptionNames: Set<String> = ["header", "timeout", "cache"]
     static let sourceFlagNames: Set<String> = ["stats"]
     static func sourceSet(_ names: Set<String>) -> Set<String> { names }
 
@@ -104,6 +110,8 @@ public enum MP4Probe {
     struct SourceOptions: Sendable {
         var headers: [String: String] = [:]
         var timeout: Double?
+        /// `--cache DIR`: read through an on-disk cache.
+        var cacheDirectory: String?
     }
 
     static func sourceOptions(_ scanner: ArgumentScanner) throws -> SourceOptions {
@@ -115,6 +123,7 @@ public enum MP4Probe {
             options.headers[String(header[..<colon]).trimmingSpaces()] = String(header[header.index(after: colon)...]).trimmingSpaces()
         }
         options.timeout = try scanner.seconds("timeout")
+        options.cacheDirectory = scanner.value("cache")
         return options
     }
 
@@ -136,10 +145,21 @@ public enum MP4Probe {
         return try FileSource(path: location)
     }
 
+    /// The source for a path or URL, through the cache when `--cache DIR` was given.
+    static func openCachedSource(_ location: String, _ options: SourceOptions) async throws -> any ByteSource {
+        let upstream = try openSource(location, options)
+        guard let directory = options.cacheDirectory else { return upstream }
+        return try await CachedByteSource(upstream: upstream, directory: directory)
+    }
+
     /// With `--stats`, writes what reading cost to `errors`.
-    static func reportStatistics(_ source: any ByteSource, _ file: MP4File?, _ scanner: ArgumentScanner, errors: some TextOutput) {
+    static func reportStatistics(_ source: any ByteSource, _ file: MP4File?, _ scanner: ArgumentScanner, errors: some TextOutput) async {
         guard scanner.flag("stats") else { return }
-        if let http = source as? HTTPByteSource {
+        if let cached = source as? CachedByteSource {
+            let s = await cached.statistics
+            errors.write("mp4probe: cache: \(s.upstreamReads) upstream read(s), \(s.upstreamBytes) bytes fetched, \(s.cachedBytesServed) bytes served\n")
+            await reportStatistics(cached.upstream, nil, scanner, errors: errors)
+        } else if let http = source as? HTTPByteSource {
             let s = http.statistics
             errors.write("mp4probe: \(s.requests) HTTP request(s), \(s.bytesReceived) body bytes received, \(s.retries) retr\(s.retries == 1 ? "y" : "ies")" + (http.supportsRanges ? "" : "; the server does not support Range requests (whole-body reads)") + "\n")
         } else if let file {
@@ -156,7 +176,7 @@ public enum MP4Probe {
     static func openWithSource(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> (file: MP4File, source: any ByteSource, limits: ParseLimits) {
         var limits = ParseLimits()
         if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
-        let source = try openSource(location, try sourceOptions(scanner))
+        let source = try await openCachedSource(location, try sourceOptions(scanner))
         do {
             return (try await MP4File.open(source, options: .init(limits: limits, loadsAllBoxes: loadsAllBoxes)), source, limits)
         } catch let error as MP4Error {
@@ -182,7 +202,7 @@ enum InfoCommand {
         } else {
             output.write(InfoReport.text(file))
         }
-        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
+        await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 }
@@ -205,7 +225,7 @@ enum BoxesCommand {
         } else {
             output.write(BoxesReport.text(file, options: options))
         }
-        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
+        await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 }

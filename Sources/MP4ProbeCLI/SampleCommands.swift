@@ -39,7 +39,7 @@ enum SamplesCommand {
                 ("findings", .array(planner.findings.map(InfoReport.findingJSON))),
             ])
             output.write(json.rendered(pretty: !scanner.flag("compact")) + "\n")
-            MP4Probe.reportStatistics(source, file, scanner, errors: errors)
+            await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
             return ExitCode.success.rawValue
         }
         for indexed in tracks {
@@ -54,7 +54,7 @@ enum SamplesCommand {
             output.write(text)
         }
         for finding in planner.findings { errors.write("mp4probe: \(finding)\n") }
-        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
+        await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 }
@@ -122,7 +122,7 @@ enum SeekCommand {
             text += "ranges:   " + plan.ranges.prefix(8).map { "[\($0.lowerBound), \($0.upperBound))" }.joined(separator: " ") + (plan.ranges.count > 8 ? " ... (\(plan.ranges.count - 8) more; --json lists all)" : "") + "\n"
             output.write(text)
         }
-        MP4Probe.reportStatistics(source, file, scanner, errors: errors)
+        await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
 
