@@ -72,6 +72,11 @@ public final class CachedByteSource: ByteSource {
         return try await entry.read(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap)
     }
 
+    /// Makes the next sources for `directory` reopen its entries from disk.
+    public static func forgetOpenEntries(directory: String) async {
+        await CacheRegistry.shared.forget(directory: directory)
+    }
+
     /// The file names of the entry for `resource` (for tools and tests).
     public static func entryPaths(directory: String, resource: String) -> (data: String, table: String, lock: String) {
         let key = String(CacheTable.fnv1a(resource.utf8), radix: 16)
@@ -91,6 +96,12 @@ actor CacheRegistry {
         let made = try CacheEntry(directory: directory, resource: resource)
         entries[key] = made
         return made
+    }
+
+    /// Forgets the entries of `directory`, so that the next source reopens them from disk
+    /// (what a new process would see). For tests and long-running processes.
+    func forget(directory: String) {
+        entries = entries.filter { !$0.key.hasPrefix(directory + "\u{0}") }
     }
 }
 
