@@ -137,3 +137,30 @@ write(M + "not-mp4.txt", b"This is a text file, not a movie.\nIt has two lines.\
 write(M + "empty.mp4", b"")
 v = bytearray(fast); stsd = find(fast, ["moov", "trak", "mdia", "minf", "stbl", "stsd"])[0]; struct.pack_into(">I", v, stsd + 16, 0x7FFFFFFF)
 write(M + "stsd-entry-size-huge.mp4", v)
+
+# --- resource bombs (issue 8): tiny files that claim enormous work ----------------------
+def box(kind, payload=b""):
+    return struct.pack(">I4s", 8 + len(payload), kind) + payload
+def full(kind, payload=b"", version=0, flags=0):
+    return box(kind, struct.pack(">I", (version << 24) | flags) + payload)
+def movie(stbl_payload, extra=b""):
+    mvhd = full(b"mvhd", struct.pack(">IIII", 0, 0, 1000, 0) + bytes(80))
+    tkhd = full(b"tkhd", struct.pack(">IIIII", 0, 0, 1, 0, 0) + bytes(60), flags=3)
+    mdhd = full(b"mdhd", struct.pack(">IIIII", 0, 0, 1000, 0, 0))
+    hdlr = full(b"hdlr", struct.pack(">I4s", 0, b"vide") + bytes(13))
+    trak = box(b"trak", tkhd + box(b"mdia", mdhd + hdlr + box(b"minf", box(b"stbl", stbl_payload))))
+    return box(b"moov", mvhd + trak + extra)
+bomb_ftyp = box(b"ftyp", b"isom" + struct.pack(">I", 0) + b"isom")
+# A ~300-byte file whose tables claim 4,294,967,295 samples of 1 byte in one chunk.
+stbl = (full(b"stsd", struct.pack(">I", 0)) + full(b"stts", struct.pack(">III", 1, 0xFFFFFFFF, 1))
+        + full(b"stsc", struct.pack(">IIII", 1, 1, 0xFFFFFFFF, 1)) + full(b"stsz", struct.pack(">II", 1, 0xFFFFFFFF))
+        + full(b"stco", struct.pack(">II", 1, 0)))
+head = bomb_ftyp + movie(stbl)
+write(M + "stts-4-billion-samples.mp4", head + box(b"mdat", bytes(16)))
+# A fragmented file whose 20-byte trun claims 100,000,000 samples (no per-sample fields).
+empty_stbl = (full(b"stsd", struct.pack(">I", 0)) + full(b"stts", struct.pack(">I", 0)) + full(b"stsc", struct.pack(">I", 0))
+              + full(b"stsz", struct.pack(">II", 0, 0)) + full(b"stco", struct.pack(">I", 0)))
+mvex = box(b"mvex", full(b"trex", struct.pack(">IIIII", 1, 1, 1, 0, 0)))
+moof = box(b"moof", full(b"mfhd", struct.pack(">I", 1)) + box(b"traf", full(b"tfhd", struct.pack(">I", 1), flags=0x20000)
+       + full(b"tfdt", struct.pack(">I", 0)) + full(b"trun", struct.pack(">Ii", 100_000_000, 0), flags=0x001)))
+write(M + "trun-100-million-samples.mp4", bomb_ftyp + movie(empty_stbl, mvex) + moof + box(b"mdat", bytes(8)))

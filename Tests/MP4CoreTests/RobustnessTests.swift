@@ -9,9 +9,10 @@ import MP4TestSupport
     /// Opens `bytes` fully (layout, moov, summary, every table entry and box field) and
     /// returns whether it produced a file (false for a typed error).
     @discardableResult
-    static func exercise(_ bytes: [UInt8]) async -> Bool {
+    static func exercise(_ bytes: [UInt8], deep: Bool = true) async -> Bool {
         do {
-            let file = try await MP4File.open(MemorySource(bytes), options: .init(loadsAllBoxes: true))
+            let source = MemorySource(bytes)
+            let file = try await MP4File.open(source, options: .init(loadsAllBoxes: true))
             for node in file.topLevelNodes {
                 node.walk(path: BoxPath()) { child, _ in
                     if case .table(let table) = child.content {
@@ -21,8 +22,13 @@ import MP4TestSupport
                 }
             }
             _ = file.movie?.tracks.map { ($0.codecStringSummary, $0.bitRate, $0.durationSeconds) }
-            // The sample tables and the seek planner must cope with the same input.
-            let planner = SeekPlanner(file: file)
+            // The sample tables (fragments too), the seek planner, the faststart plan and the
+            // check must cope with the same input.
+            let planner = (try? await SeekPlanner.index(file, from: source)) ?? SeekPlanner(file: file)
+            if deep {
+                _ = try? await FaststartPlan.make(file, source: source)
+                _ = FileCheck.evaluate(file, policy: CheckPolicy(maxKeyframeInterval: 1, maxInterleave: 1))
+            }
             for indexed in planner.tracks {
                 var walked = 0
                 indexed.samples.forEachSample { _ in walked += 1; return walked < 2_000 }
@@ -56,8 +62,10 @@ import MP4TestSupport
         let bytes = try #require(FileSystem.read(Fixtures.sample(name)))
         let started = FileSystem.now()
         var results = 0
-        for cut in try await Self.cutPoints(bytes) {
-            if await Self.exercise(Array(bytes[0..<cut])) { results += 1 }
+        // Every prefix through parse, tables and plans; every 8th also through the faststart
+        // plan and the check (the bit flips run all of them on every mutant).
+        for (i, cut) in try await Self.cutPoints(bytes).enumerated() {
+            if await Self.exercise(Array(bytes[0..<cut]), deep: i % 8 == 0) { results += 1 }
         }
         #expect(results > 0)
         #expect(FileSystem.now() - started < 120, "sweep of \(name) took too long")
@@ -94,6 +102,7 @@ import MP4TestSupport
         let opened = await Self.exercise(bytes)
         let elapsed = FileSystem.now() - started
         #expect(elapsed < 5, "\(name) took \(elapsed) s")
+        print("robustness: \(name) handled in \(Int(elapsed * 1000)) ms")
         // What each file must produce: a typed error, or a result with the named finding.
         let expectations: [String: (opens: Bool, finding: String?)] = [
             "box-size-below-header.mp4": (true, "invalid-box-size"),
@@ -111,6 +120,8 @@ import MP4TestSupport
             "stco-count-past-box.mp4": (true, "invalid-box"),
             "stsd-entry-size-huge.mp4": (true, "box-overruns-parent"),
             "stsz-count-4-billion.mp4": (true, "invalid-box"),
+            "stts-4-billion-samples.mp4": (true, "missing-sample-description"),
+            "trun-100-million-samples.mp4": (true, nil),
             "trailing-garbage.mp4": (true, "trailing-bytes"),
             "truncated-box-header.mp4": (true, "trailing-bytes"),
             "truncated-in-mdat.mp4": (true, "mdat-past-eof"),
@@ -122,6 +133,26 @@ import MP4TestSupport
             let file = try await MP4File.open(MemorySource(bytes))
             #expect(file.findings.contains { $0.id == id }, "\(name): \(file.findings.map(\.id))")
         }
+    }
+
+    /// The bombs: a 457-byte file claiming 4,294,967,295 samples, a 20-byte trun claiming
+    /// 100,000,000: bounded results, quickly, without allocating per claimed sample.
+    @Test func bombsGiveBoundedResults() async throws {
+        let stts = try #require(FileSystem.read(Fixtures.sample("malformed/stts-4-billion-samples.mp4")))
+        let file = try await MP4File.open(MemorySource(stts))
+        let planner = SeekPlanner(file: file)
+        let track = try #require(planner.tracks.first)
+        #expect(track.samples.sampleCount == 4_294_967_295)
+        #expect(track.samples.sample(at: 4_294_967_294)?.byteOffset == 4_294_967_294)
+        let plan = try planner.plan(at: 1000, duration: 1000)  // a million samples, one chunk: O(1)
+        #expect(plan.ranges == [1_000_000..<2_000_001])
+        let check = FileCheck.evaluate(file, policy: CheckPolicy())
+        #expect(check.findings.contains { $0.id == "chunk-outside-mdat" })
+        let trun = try #require(FileSystem.read(Fixtures.sample("malformed/trun-100-million-samples.mp4")))
+        let fragmented = try await MP4File.open(MemorySource(trun))
+        let index = try await FragmentIndex.load(fragmented, from: MemorySource(trun))
+        #expect(index.findings.contains { $0.id == "fragment-sample-limit" })
+        #expect(index.tables[1]?.sampleCount == 0)
     }
 
     @Test func deepNestingErrorSaysWhere() async throws {

@@ -28,7 +28,9 @@ struct FragmentTableBuilder {
     private var chunkOffsets: [UInt8] = []
     private var chunkCount = 0
     private var chunkRuns: [SampleTable.ChunkRun] = []
-    private var syncIndices: [Int] = []
+    /// Sync sample indices, only once a non-sync sample was seen (until then every sample is
+    /// sync and nothing is stored: a claimed run of sync samples costs no memory here).
+    private var syncIndices: [Int]?
 
     init(trackID: UInt32, defaults: TrackExtendsBox?, maxSamples: Int, allSamplesSync: Bool) {
         self.trackID = trackID
@@ -111,7 +113,9 @@ struct FragmentTableBuilder {
                 }
                 // A sync sample: sample_is_non_sync_sample (bit 16) clear and sample_depends_on
                 // not 1 ("depends on others"); audio samples are all sync (as ffmpeg reads them).
-                if allSamplesSync || flags & 0x0001_0000 == 0 && flags & 0x0300_0000 != 0x0100_0000 { syncIndices.append(sampleCount + i) }
+                let isSync = allSamplesSync || flags & 0x0001_0000 == 0 && flags & 0x0300_0000 != 0x0100_0000
+                if !isSync && syncIndices == nil { syncIndices = Array(0..<(sampleCount + i)) }
+                if isSync { syncIndices?.append(sampleCount + i) }
                 sizes.append(UInt8(size >> 24)); sizes.append(UInt8(size >> 16 & 0xFF)); sizes.append(UInt8(size >> 8 & 0xFF)); sizes.append(UInt8(size & 0xFF))
                 offset &+= UInt64(size)
             }
@@ -164,6 +168,6 @@ struct FragmentTableBuilder {
         }
         let sizeTable = SampleTableData(kind: .sampleSize, version: 0, entryCount: sampleCount, constantSampleSize: 0, sampleCount: UInt32(clamping: sampleCount), fieldSize: 0, entryBytes: sizes[...])
         let offsetTable = SampleTableData(kind: .chunkLargeOffset, version: 0, entryCount: chunkCount, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: chunkOffsets[...])
-        return SampleTable(sampleCount: sampleCount, findings: findings, timeRuns: timeRuns, offsetRunStarts: offsetRunStarts, compositionOffsets: compositionOffsets, syncIndices: syncIndices.count == sampleCount ? nil : syncIndices, chunkRuns: chunkRuns, sizes: sizeTable, constantSize: 0, chunkOffsets: offsetTable)
+        return SampleTable(sampleCount: sampleCount, findings: findings, timeRuns: timeRuns, offsetRunStarts: offsetRunStarts, compositionOffsets: compositionOffsets, syncIndices: syncIndices, chunkRuns: chunkRuns, sizes: sizeTable, constantSize: 0, chunkOffsets: offsetTable)
     }
 }
