@@ -123,10 +123,12 @@ enum InfoReport {
             row("Brands:", "none (no ftyp)")
         }
         row("Kind:", kindDescription(file))
-        if let seconds = file.movie?.durationSeconds {
+        if let seconds = file.movie?.durationSeconds, seconds > 0 || !file.isFragmented {
             var text = "\(Format.clock(seconds)) (\(Format.fixed(seconds, 3)) s)"
             if let rate = overallBitRate(file) { text += ", \(Format.bitRate(rate)) overall" }
             row("Duration:", text)
+        } else if file.isFragmented {
+            row("Duration:", "not in moov (the samples are in movie fragments; `mp4probe samples FILE` reads them)")
         }
         row("Faststart:", verdict(file))
         if let tracks = file.movie?.tracks, !tracks.isEmpty {
