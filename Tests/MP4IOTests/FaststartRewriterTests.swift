@@ -231,3 +231,36 @@ import MP4TestSupport
         }
     }
 }
+
+/// `iloc` extents stored in this file move with the media.
+@Suite struct FaststartItemLocationTests {
+    typealias B = BoxBuilder
+
+    @Test func ilocExtentsAreRelocated() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        var bytes = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        let layout = try await TopLevelScanner.scan(MemorySource(bytes))
+        let moov = try #require(layout.movieBox), mdat = try #require(layout.firstMediaDataBox)
+        #expect(moov.availableEnd == UInt64(bytes.count))
+        let target = UInt32(mdat.offset + 8 + 1000)
+        // iloc v1: offset and length 4 bytes, no base, no index; one item, construction 0,
+        // data reference 0, one extent of 16 bytes at `target`.
+        let iloc = B.fullBox("iloc", version: 1, [0x44, 0x00] + [0, 1] + [0, 1] + [0, 0] + [0, 0] + [0, 1] + B.u32(target) + B.u32(16))
+        let meta = B.fullBox("meta", B.fullBox("hdlr", B.u32(0) + Array("pict".utf8) + [UInt8](repeating: 0, count: 13)) + iloc)
+        bytes += meta
+        let newSize = UInt32(moov.size) + UInt32(meta.count)
+        bytes.replaceSubrange(Int(moov.offset)..<Int(moov.offset + 4), with: B.u32(newSize))
+        let input = directory + "/in.mp4", output = directory + "/out.mp4"
+        FileSystem.write(bytes, to: input)
+        let result = try await FaststartRewriter.rewrite(input: input, output: output, options: .init(verifies: true))
+        #expect(result.plan.relocatedOffsetCount == 98 + 1)
+        let out = try #require(FileSystem.read(output))
+        // Find the iloc in the output and read its extent offset.
+        let position = try #require((0..<(out.count - 4)).first { out[$0..<($0 + 4)] == ArraySlice("iloc".utf8) })
+        let field = position + 4 + 4 + 2 + 2 + 2 + 2 + 2 + 2
+        let moved = Int(UInt32(out[field]) << 24 | UInt32(out[field + 1]) << 16 | UInt32(out[field + 2]) << 8 | UInt32(out[field + 3]))
+        #expect(moved == Int(target) + Int(newSize))
+        #expect(out[moved..<(moved + 16)] == bytes[Int(target)..<(Int(target) + 16)])
+    }
+}
