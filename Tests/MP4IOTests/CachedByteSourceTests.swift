@@ -246,5 +246,22 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
             }
         }
         #expect(killedWhileRunning >= 20, "only \(killedWhileRunning) kills hit a running fill")
+
+        // Two processes filling the same entry at once: the lock serializes their updates and
+        // each keeps the other's ranges.
+        CacheDirectory.entries(directory).forEach { try? CacheDirectory.remove($0, from: directory) }
+        let writers = try (0..<2).map { i -> Process in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["fetch", input, "--cache", directory, "--all", "--block", i == 0 ? "1K" : "3K"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        for process in writers { process.waitUntilExit() }
+        #expect(writers.allSatisfy { $0.terminationStatus == 0 })
+        let present = try Self.tableIsTruthful(directory, resource: input, origin: origin)
+        #expect(present.byteCount == UInt64(origin.count) && present.ranges.count == 1)
     }
 }

@@ -182,6 +182,20 @@ import MP4TestSupport
         #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(60), "\(elapsed)")  // bounded: it times out, it does not hang
     }
 
+    @Test func redirectsAreFollowedUpToTheBound() async throws {
+        let (near, server) = try Self.source(.redirects(hops: 3))
+        defer { server.stop() }
+        #expect(try await near.read(0..<100) == Array(Self.body[0..<100]))
+        let (far, other) = try Self.source(.redirects(hops: 9))
+        defer { other.stop() }
+        do {
+            _ = try await far.length()
+            Issue.record("followed 9 redirects")
+        } catch let error as MP4Error {
+            #expect(error.kind == .io && error.message.contains("302"), "\(error)")
+        }
+    }
+
     @Test func parsesContentRange() {
         #expect(HTTPByteSource.parseContentRange("bytes 0-99/1000")! == (0, 99, 1000))
         #expect(HTTPByteSource.parseContentRange("bytes 5-5/*")! == (5, 5, nil))

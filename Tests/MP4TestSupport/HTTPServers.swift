@@ -146,6 +146,8 @@ public final class LoopbackHTTPServer: Sendable {
         case slow(seconds: Double)
         /// The first `times` responses are `status` (with `Retry-After: retryAfter` when set).
         case failsFirst(status: Int, times: Int, retryAfter: Int?)
+        /// Every request without `hop=N` (N ≥ hops) in its path is redirected (302) to the next hop.
+        case redirects(hops: Int)
     }
 
     public let port: Int
@@ -222,6 +224,15 @@ public final class LoopbackHTTPServer: Sendable {
         let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n").map(String.init)
         let range = lines.first { $0.lowercased().hasPrefix("range:") }.map { String($0.dropFirst(6)).trimmingCharacters(in: .whitespaces) } ?? ""
         let number = log.append(range)
+        if case .redirects(let hops) = behavior {
+            let target = lines.first?.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+            let hop = target.split(separator: "=").last.flatMap { Int($0) } ?? 0
+            if hop < hops {
+                let response = "HTTP/1.1 302 Found\r\nLocation: /file.mp4?hop=\(hop + 1)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                send(fd, Array(response.utf8))
+                return
+            }
+        }
         var start = 0, end = body.count - 1
         if range.hasPrefix("bytes=") {
             let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
@@ -248,6 +259,8 @@ public final class LoopbackHTTPServer: Sendable {
             if number > 1 { etag = "\"v2\"" }
         case .slow(let seconds):
             usleep(UInt32(seconds * 1_000_000))
+        case .redirects:
+            break
         case .failsFirst(let code, let times, let retryAfter):
             if number <= times {
                 status = code
