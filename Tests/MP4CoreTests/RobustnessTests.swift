@@ -110,6 +110,8 @@ import MP4TestSupport
             "deep-nesting-64.mp4": (false, nil),
             "elst-count-past-box.mp4": (true, "invalid-box"),
             "empty.mp4": (false, nil),
+            // Found by the fuzzer (trapped in Sample.endOffset: a chunk offset near 2^64 plus a size).
+            "fuzz-sample-end-overflow.mp4": (true, "invalid-box-header"),
             "largesize-2-pow-63.mp4": (true, "mdat-past-eof"),
             "largesize-below-16.mp4": (true, "invalid-box-size"),
             "mdhd-timescale-zero.mp4": (true, "zero-timescale"),

@@ -75,11 +75,13 @@ public struct FragmentLocator: Sendable, Hashable {
     /// boxes for hierarchical indexes.
     private static func expand(_ sidx: SegmentIndexBox, end: UInt64, rootTimescale: UInt32, source: some ByteSource, budget: inout Budget, depth: Int, into entries: inout [Entry]) async throws {
         guard depth < 8 else { throw MP4Error(.limitExceeded, "sidx references nest deeper than 8 levels", offset: end) }
-        var offset = end &+ sidx.firstOffset
-        var time = Int64(clamping: sidx.earliestPresentationTime)
         let length = try await source.length()
+        let (first, overflow) = end.addingReportingOverflow(sidx.firstOffset)
+        guard !overflow, first <= length else { return }
+        var offset = first
+        var time = Int64(clamping: sidx.earliestPresentationTime)
         for reference in sidx.references {
-            let next = offset + UInt64(reference.referencedSize)
+            let next = offset + UInt64(reference.referencedSize)  // offset ≤ length < 2^63: no overflow
             guard next <= length else { return }
             budget.entries += 1
             guard budget.entries <= budget.limits.maxFragmentSamples else { throw MP4Error(.limitExceeded, "sidx references exceed ParseLimits.maxFragmentSamples") }

@@ -28,8 +28,12 @@ public struct SampleTable: Sendable {
         /// 1-based index into `stsd`.
         public var sampleDescriptionNumber: UInt32
 
-        /// File offset one past the sample's last byte.
-        public var endOffset: UInt64 { byteOffset + UInt64(byteCount) }
+        /// File offset one past the sample's last byte (saturating: a hostile chunk offset near
+        /// 2^64 must not trap; such a sample lies outside the file anyway).
+        public var endOffset: UInt64 {
+            let (end, overflow) = byteOffset.addingReportingOverflow(UInt64(byteCount))
+            return overflow ? UInt64.max : end
+        }
     }
 
     struct TimeRun: Sendable { var firstSample: Int; var count: Int; var firstTime: Int64; var delta: Int64 }

@@ -58,6 +58,8 @@ struct OffsetRelocations {
                 }
             }
             let start = index(node)
+            // The bytes the box really has in moov (its header may claim more).
+            let size = min(Int(clamping: node.header.size), bytes.count - start)
             let contentStart = start + node.header.headerSize + 4  // after version and flags
             switch node.type {
             case .stco, .co64:
@@ -67,7 +69,7 @@ struct OffsetRelocations {
                 guard entries + table.entryCount * entryBytes <= bytes.count else {
                     throw MP4Error(.malformed, "'\(node.type)' entries run past moov", offset: node.header.offset, path: path)
                 }
-                result.tables.append(Table(type: node.type, boxStart: start, boxSize: Int(node.header.size), entriesStart: entries, count: table.entryCount, entryBytes: entryBytes, ancestors: ancestors, path: path))
+                result.tables.append(Table(type: node.type, boxStart: start, boxSize: size, entriesStart: entries, count: table.entryCount, entryBytes: entryBytes, ancestors: ancestors, path: path))
             case .saio:
                 guard !external, let flags = node.flags, let version = node.version else { break }
                 var position = contentStart + (flags & 1 != 0 ? 8 : 0)
@@ -75,10 +77,10 @@ struct OffsetRelocations {
                 let count = Int(Self.read(bytes, position, 4))
                 position += 4
                 let entryBytes = version == 0 ? 4 : 8
-                guard count <= (Int(node.header.size) - (position - start)) / entryBytes else {
+                guard count <= (size - (position - start)) / entryBytes else {
                     throw MP4Error(.malformed, "saio declares \(count) offsets that do not fit in the box", offset: node.header.offset, path: path)
                 }
-                result.tables.append(Table(type: .saio, boxStart: start, boxSize: Int(node.header.size), entriesStart: position, count: count, entryBytes: entryBytes, ancestors: ancestors, path: path))
+                result.tables.append(Table(type: .saio, boxStart: start, boxSize: size, entriesStart: position, count: count, entryBytes: entryBytes, ancestors: ancestors, path: path))
             case .iloc:
                 guard !external else { break }
                 result.items += try Self.itemFields(node, start: start, contentStart: contentStart, bytes: bytes, path: path)
@@ -98,8 +100,8 @@ struct OffsetRelocations {
     /// reference 0), ISO/IEC 14496-12 §8.11.3.
     static func itemFields(_ node: BoxNode, start: Int, contentStart: Int, bytes: [UInt8], path: BoxPath) throws -> [ItemField] {
         let version = Int(node.version ?? 0)
+        guard node.header.size <= UInt64(bytes.count - start) else { throw MP4Error(.malformed, "iloc runs past moov", offset: node.header.offset, path: path) }
         let end = start + Int(node.header.size)
-        guard end <= bytes.count else { throw MP4Error(.malformed, "iloc runs past moov", offset: node.header.offset, path: path) }
         var p = contentStart
         func take(_ n: Int) throws -> UInt64 {
             guard n >= 0, p + n <= end else { throw MP4Error(.malformed, "iloc is cut short", offset: node.header.offset, path: path) }
