@@ -41,7 +41,7 @@ public struct SampleLayoutAnalysis: Sendable {
         var index = 0
         var found: Finding?
         table.forEachChunkSpan(in: 0..<table.sampleCount) { span, count in
-            if found == nil && !span.isEmpty && !inPayload(span, payloads) {
+            if found == nil && (!span.isEmpty || span.lowerBound > layout.fileSize) && !inPayload(span, payloads) {
                 let place = span.upperBound > layout.fileSize ? "past the end of the file (\(layout.fileSize) bytes): the file is truncated" : "outside every mdat payload"
                 found = Finding(id: "chunk-outside-mdat", severity: .error, message: "track \(trackID): samples \(index)..<\(index + count) at [\(span.lowerBound), \(span.upperBound)) lie \(place); players will fail there", offset: span.lowerBound, path: path)
             }
@@ -69,7 +69,7 @@ public struct SampleLayoutAnalysis: Sendable {
             var index = 0
             var reported = false
             samples.forEachChunkSpan(in: 0..<samples.sampleCount) { span, count in
-                if !span.isEmpty && !inPayload(span) && !reported {
+                if (!span.isEmpty || span.lowerBound > layout.fileSize) && !inPayload(span) && !reported {
                     reported = true
                     let place = span.upperBound > layout.fileSize ? "past the end of the file (\(layout.fileSize) bytes): the file is truncated" : "outside every mdat payload"
                     findings.append(Finding(id: "chunk-outside-mdat", severity: .error, message: "track \(indexed.track.trackID): samples \(index)..<\(index + count) at [\(span.lowerBound), \(span.upperBound)) lie \(place); players will fail there", offset: span.lowerBound, path: indexed.track.path))
