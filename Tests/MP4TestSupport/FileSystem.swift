@@ -14,18 +14,10 @@ public enum FileSystem {
 
     /// Names of the regular files in `directory` (not recursive).
     public static func list(_ directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name == "." || name == ".." { continue }
+        entries(directory).filter { name in
             var info = stat()
-            if stat(directory + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { names.append(name) }
+            return stat(directory + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
         }
-        return names
     }
 
     /// The whole file, or `nil`.
