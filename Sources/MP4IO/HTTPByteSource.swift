@@ -119,14 +119,8 @@ public final class HTTPByteSource: ByteSource {
     }
 
     private func loadHead() async throws {
-        let window = UInt64(max(options.headWindow, 16))
-        do {
-            let bytes = try await fetch(0..<window, learning: true)
-            state.withLock { $0.head = bytes }
-        } catch let error as MP4Error where error.message.contains("416") {
-            // Range 0- not satisfiable: an empty file.
-            state.withLock { $0.length = 0 }
-        }
+        let bytes = try await fetch(0..<UInt64(max(options.headWindow, 16)), learning: true)
+        state.withLock { $0.head = bytes }
     }
 
     private func request(_ range: Range<UInt64>) -> URLRequest {
@@ -189,12 +183,12 @@ public final class HTTPByteSource: ByteSource {
         }
         while result.count < Int(range.count) {
             let supportsRanges = state.withLock { $0.supportsRanges }
-            // Without range support every request starts at 0; keep only what is needed.
-            let limit = supportsRanges ? Int(wanted.count) : Int(wanted.upperBound)
             let exchange: HTTPExchange
             do {
                 state.withLock { $0.statistics.requests += 1 }
-                exchange = try await transport.perform(request(wanted), limit: limit)
+                // A 200 answer starts at byte 0: the bytes before the range are dropped as
+                // they arrive, so memory stays bounded by the range.
+                exchange = try await transport.perform(request(wanted), limit: Int(wanted.count), skipWhole: Int(wanted.lowerBound))
             } catch let error as URLError where Self.isTransient(error) {
                 try await retry(after: nil, "network error: \(error.localizedDescription)")
                 continue
@@ -241,18 +235,20 @@ public final class HTTPByteSource: ByteSource {
                     state.withLock { $0.length = total }
                     wanted = wanted.lowerBound..<min(wanted.upperBound, total)
                 }
-                // The whole body from 0: keep [wanted.lowerBound, wanted.upperBound).
-                let start = Int(wanted.lowerBound)
-                if exchange.body.count >= Int(wanted.upperBound) {
-                    result.append(contentsOf: exchange.body[start..<Int(wanted.upperBound)])
-                    return result
+                // The whole body from 0, minus the `skipped` bytes before the range.
+                let keep = exchange.skipped == Int(wanted.lowerBound) ? exchange.body.prefix(Int(wanted.count)) : []
+                result.append(contentsOf: keep)
+                wanted = (wanted.lowerBound + UInt64(keep.count))..<wanted.upperBound
+                if wanted.isEmpty || (learning && exchange.error == nil && !exchange.stoppedAtLimit) { return result }
+                try await retry(after: nil, "the response ended after \(exchange.skipped + exchange.body.count) bytes")
+            case 416 where learning:
+                // `bytes=0-…` not satisfiable: an empty file (`Content-Range: bytes */0`).
+                guard exchange.header("content-range").map({ $0.trimmingCharacters(in: .whitespaces) == "bytes */0" }) ?? true else {
+                    throw MP4Error(.io, "\(name): 416 for the first bytes of the file (\(exchange.header("content-range") ?? "no Content-Range"))")
                 }
-                if exchange.body.count > start {
-                    result.append(contentsOf: exchange.body[start...])
-                    wanted = UInt64(exchange.body.count)..<wanted.upperBound
-                }
-                if learning && exchange.error == nil && !exchange.stoppedAtLimit { return result }
-                try await retry(after: nil, "the response ended after \(exchange.body.count) bytes")
+                try validate(exchange, learning: true)
+                state.withLock { $0.length = 0 }
+                return []
             case 416:
                 throw MP4Error(.io, "\(name): 416 range \(wanted.lowerBound)-\(wanted.upperBound - 1) not satisfiable (the file is shorter than \(state.withLock { $0.length ?? 0 }) bytes: changed on the server?)", offset: wanted.lowerBound)
             case 429, 500...599:

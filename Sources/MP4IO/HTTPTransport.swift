@@ -30,6 +30,9 @@ struct HTTPExchange: Sendable {
     var error: URLError?
     /// Whether the exchange was stopped on purpose after `limit` body bytes.
     var stoppedAtLimit: Bool
+    /// Body bytes dropped before `body` (a 200 answer to a range request: the whole file
+    /// arrives and only the requested part is kept).
+    var skipped: Int = 0
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
@@ -40,6 +43,9 @@ struct HTTPExchange: Sendable {
 final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
     struct Pending {
         var limit: Int
+        /// Bytes to drop first when the answer is 200 (the whole body).
+        var skipWhole: Int
+        var skipped = 0
         var response: HTTPURLResponse?
         var body: [UInt8] = []
         var stopped = false
@@ -69,13 +75,15 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     /// Performs `request`, keeping at most `limit` body bytes (the transfer is cancelled once
-    /// they arrived). Throws only when no response arrived at all.
-    func perform(_ request: URLRequest, limit: Int) async throws -> HTTPExchange {
+    /// they arrived); when the server answers 200 with the whole body, the first `skipWhole`
+    /// bytes are dropped as they arrive, so memory stays bounded by `limit` whatever the
+    /// offset. Throws only when no response arrived at all.
+    func perform(_ request: URLRequest, limit: Int, skipWhole: Int = 0) async throws -> HTTPExchange {
         guard let session = sessionBox.withLock({ $0 }) else { throw URLError(.cancelled) }
         let task = session.dataTask(with: request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                pending.withLock { $0[task.taskIdentifier] = Pending(limit: limit, continuation: continuation) }
+                pending.withLock { $0[task.taskIdentifier] = Pending(limit: limit, skipWhole: skipWhole, continuation: continuation) }
                 task.resume()
             }
         } onCancel: {
@@ -92,6 +100,12 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
         let stop = pending.withLock { state -> Bool in
             guard var entry = state[dataTask.taskIdentifier], !entry.stopped else { return false }
             if entry.response == nil { entry.response = dataTask.response as? HTTPURLResponse }
+            var data = data[...]
+            if entry.response?.statusCode == 200 && entry.skipped < entry.skipWhole {
+                let drop = min(entry.skipWhole - entry.skipped, data.count)
+                entry.skipped += drop
+                data = data.dropFirst(drop)
+            }
             let room = entry.limit - entry.body.count
             if room > 0 { entry.body.append(contentsOf: data.prefix(room)) }
             if entry.body.count >= entry.limit { entry.stopped = true }
@@ -120,7 +134,7 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
                 if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
             }
             let failure = entry.stopped ? nil : (error as? URLError) ?? error.map { _ in URLError(.unknown) }
-            entry.continuation.resume(returning: HTTPExchange(status: response.statusCode, headers: headers, body: entry.body, error: failure, stoppedAtLimit: entry.stopped))
+            entry.continuation.resume(returning: HTTPExchange(status: response.statusCode, headers: headers, body: entry.body, error: failure, stoppedAtLimit: entry.stopped, skipped: entry.skipped))
         } else {
             entry.continuation.resume(throwing: error ?? URLError(.badServerResponse))
         }

@@ -20,7 +20,7 @@ enum FetchCommand {
         } ?? 0
         if scanner.flag("all") && time != nil { throw ArgumentScanner.UsageError(description: "use either --all or --time") }
         let block = try scanner.size("block") ?? 8 << 20
-        guard block > 0 else { throw ArgumentScanner.UsageError(description: "--block must be positive") }
+        guard block > 0, block <= 1 << 30 else { throw ArgumentScanner.UsageError(description: "--block must be between 1 byte and 1G (each block is read into memory)") }
         let source = try await MP4Probe.openCachedSource(location, try MP4Probe.sourceOptions(scanner))
         guard let cached = source as? CachedByteSource else { throw MP4Error(.io, "no cache") }
         let length = try await cached.length()

@@ -161,6 +161,21 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         #expect(upstream.reads.count == before + 1)
     }
 
+    /// Entries close their files when their last source goes: many resources in one process
+    /// (`check --cache` over a directory) do not pile up open descriptors.
+    @Test func entriesCloseTheirFilesWhenUnused() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-cache")
+        defer { FileSystem.removeDirectory(directory) }
+        func openDescriptors() -> Int { FileSystem.entries("/proc/self/fd").count }
+        guard openDescriptors() > 0 else { return }  // no /proc (not Linux)
+        let before = openDescriptors()
+        for i in 0..<100 {
+            let source = try await CachedByteSource(upstream: FlakyUpstream(Array(Self.origin.prefix(1000)), seed: UInt64(i)), directory: directory, key: "r\(i)")
+            _ = try await source.read(0..<10)
+        }
+        #expect(openDescriptors() < before + 20, "\(openDescriptors() - before) descriptors left open by 100 released sources")
+    }
+
     @Test func corruptTableIsDiscardedNotTrusted() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-cache")
         defer { FileSystem.removeDirectory(directory) }

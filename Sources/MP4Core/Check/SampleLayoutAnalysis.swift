@@ -35,16 +35,21 @@ public struct SampleLayoutAnalysis: Sendable {
         return low > 0 && range.upperBound <= payloads[low - 1].upperBound
     }
 
-    /// The first run of samples of `table` (track `trackID`) outside every `mdat` payload, as a
-    /// `chunk-outside-mdat` finding.
+    /// A `chunk-outside-mdat` finding when the chunk span `span` (samples `first..<first+count`
+    /// of track `trackID`) is not inside an `mdat` payload; a span saturated to empty at an
+    /// offset past the file counts too.
+    static func outsideMediaData(_ span: Range<UInt64>, first: Int, count: Int, trackID: UInt32, layout: FileLayout, payloads: [Range<UInt64>], path: BoxPath?) -> Finding? {
+        guard (!span.isEmpty || span.lowerBound > layout.fileSize) && !inPayload(span, payloads) else { return nil }
+        let place = span.upperBound > layout.fileSize ? "past the end of the file (\(layout.fileSize) bytes): the file is truncated" : "outside every mdat payload"
+        return Finding(id: "chunk-outside-mdat", severity: .error, message: "track \(trackID): samples \(first)..<\(first + count) at [\(span.lowerBound), \(span.upperBound)) lie \(place); players will fail there", offset: span.lowerBound, path: path)
+    }
+
+    /// The first run of samples of `table` outside every `mdat` payload, as a finding.
     static func firstOutsideMediaData(_ table: SampleTable, trackID: UInt32, layout: FileLayout, payloads: [Range<UInt64>], path: BoxPath?) -> Finding? {
         var index = 0
         var found: Finding?
         table.forEachChunkSpan(in: 0..<table.sampleCount) { span, count in
-            if found == nil && (!span.isEmpty || span.lowerBound > layout.fileSize) && !inPayload(span, payloads) {
-                let place = span.upperBound > layout.fileSize ? "past the end of the file (\(layout.fileSize) bytes): the file is truncated" : "outside every mdat payload"
-                found = Finding(id: "chunk-outside-mdat", severity: .error, message: "track \(trackID): samples \(index)..<\(index + count) at [\(span.lowerBound), \(span.upperBound)) lie \(place); players will fail there", offset: span.lowerBound, path: path)
-            }
+            if found == nil { found = outsideMediaData(span, first: index, count: count, trackID: trackID, layout: layout, payloads: payloads, path: path) }
             index += count
         }
         return found
@@ -52,7 +57,6 @@ public struct SampleLayoutAnalysis: Sendable {
 
     public init(planner: SeekPlanner, layout: FileLayout, limits: ParseLimits = .default) {
         let payloads = Self.payloads(layout)
-        func inPayload(_ range: Range<UInt64>) -> Bool { Self.inPayload(range, payloads) }
         var chunks: [Chunk] = []
         var budget = limits.maxSamplesPerQuery
         for (t, indexed) in planner.tracks.enumerated() {
@@ -69,10 +73,9 @@ public struct SampleLayoutAnalysis: Sendable {
             var index = 0
             var reported = false
             samples.forEachChunkSpan(in: 0..<samples.sampleCount) { span, count in
-                if (!span.isEmpty || span.lowerBound > layout.fileSize) && !inPayload(span) && !reported {
+                if !reported, let outside = Self.outsideMediaData(span, first: index, count: count, trackID: indexed.track.trackID, layout: layout, payloads: payloads, path: indexed.track.path) {
                     reported = true
-                    let place = span.upperBound > layout.fileSize ? "past the end of the file (\(layout.fileSize) bytes): the file is truncated" : "outside every mdat payload"
-                    findings.append(Finding(id: "chunk-outside-mdat", severity: .error, message: "track \(indexed.track.trackID): samples \(index)..<\(index + count) at [\(span.lowerBound), \(span.upperBound)) lie \(place); players will fail there", offset: span.lowerBound, path: indexed.track.path))
+                    findings.append(outside)
                 }
                 if interleaves && !span.isEmpty {
                     let last = index + count - 1

@@ -116,13 +116,17 @@ public struct FragmentLocator: Sendable, Hashable {
             if case .trackFragmentRandomAccess(let tfra) = child.content, tfra.trackID == trackID { table = tfra }
         }
         guard let table, !table.entries.isEmpty else { return nil }
-        let moofEnds = file.layout.boxes.filter { $0.type == .moof }.map(\.offset)
+        // One entry per moof that the scan found (a Set: tfra may list many entries and the
+        // file many moofs), in byte order; each runs to the next one's moof, the last to mfra.
+        let moofs = Set(file.layout.boxes.filter { $0.type == .moof }.map(\.offset))
+        var firsts: [TrackFragmentRandomAccessBox.Entry] = []
+        for entry in table.entries.sorted(by: { $0.moofOffset < $1.moofOffset }) where moofs.contains(entry.moofOffset) {
+            if firsts.last?.moofOffset != entry.moofOffset { firsts.append(entry) }
+        }
         var entries: [Entry] = []
-        let sorted = table.entries.sorted { $0.moofOffset < $1.moofOffset }
-        for (i, entry) in sorted.enumerated() where moofEnds.contains(entry.moofOffset) {
-            if let last = entries.last, last.byteRange.lowerBound == entry.moofOffset { continue }
-            let next = sorted[(i + 1)...].first { $0.moofOffset > entry.moofOffset }?.moofOffset ?? mfra.offset
-            entries.append(Entry(time: Int64(clamping: entry.time), byteRange: entry.moofOffset..<max(next, entry.moofOffset), startsWithSync: true))
+        for (i, entry) in firsts.enumerated() {
+            let next = i + 1 < firsts.count ? firsts[i + 1].moofOffset : max(mfra.offset, entry.moofOffset)
+            entries.append(Entry(time: Int64(clamping: entry.time), byteRange: entry.moofOffset..<next, startsWithSync: true))
         }
         return entries.isEmpty ? nil : FragmentLocator(origin: .randomAccess, trackID: trackID, timescale: timescale, entries: entries)
     }

@@ -229,8 +229,3 @@ struct OffsetMap {
     }
 }
 
-extension FaststartPlan: Equatable {
-    public static func == (a: FaststartPlan, b: FaststartPlan) -> Bool {
-        a.verdict == b.verdict && a.pieces == b.pieces && a.boxes == b.boxes && a.outputSize == b.outputSize && a.movieSize == b.movieSize
-    }
-}

@@ -157,20 +157,19 @@ struct OffsetRelocations {
         var remap = map
         var changed = false
         for t in tables.indices where tables[t].type == .stco && !tables[t].promoted {
-            // Offsets only grow when moov moves in front: the largest entry decides.
+            // The map keeps the order of offsets (boxes keep their order, only moov moves), so
+            // the largest entry decides; every entry is remapped (and checked) by `apply`.
             let table = tables[t]
-            let values = original.withUnsafeBytes { input in
-                (0..<table.count).map { UInt64(UInt32(bigEndian: input.loadUnaligned(fromByteOffset: table.entriesStart + $0 * 4, as: UInt32.self))) }
+            let largest = original.withUnsafeBytes { input in
+                (0..<table.count).reduce(UInt64(0)) { max($0, UInt64(UInt32(bigEndian: input.loadUnaligned(fromByteOffset: table.entriesStart + $1 * 4, as: UInt32.self)))) }
             }
-            for (i, old) in values.enumerated() {
-                guard let new = remap(old) else {
-                    throw MP4Error(.unsupported, "chunk offset \(old) (entry \(i + 1)) lies in no box of the file; the rewrite would break it", offset: old, path: table.path)
-                }
-                if new > UInt64(UInt32.max) {
-                    tables[t].promoted = true
-                    changed = true
-                    break
-                }
+            guard table.count > 0 else { continue }
+            guard let new = remap(largest) else {
+                throw MP4Error(.unsupported, "chunk offset \(largest) lies in no box of the file; the rewrite would break it", offset: largest, path: table.path)
+            }
+            if new > UInt64(UInt32.max) {
+                tables[t].promoted = true
+                changed = true
             }
         }
         return changed
