@@ -189,7 +189,9 @@ import MP4TestSupport
             #expect(error.kind == .io && error.message.contains("gave up after 1 retries"), "\(error)")
         }
         let elapsed = clock.now - start
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(60), "\(elapsed)")  // bounded: it times out, it does not hang
+        // Bounded, not benchmarked: under AddressSanitizer in CI this took 138 s once (libcurl's
+        // timers under load), 2 s otherwise; a hang would never end.
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(300), "\(elapsed)")
     }
 
     @Test func emptyFileHasLengthZero() async throws {
