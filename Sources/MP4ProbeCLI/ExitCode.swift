@@ -27,6 +27,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .io: return .ioError
         case .limitExceeded: return .limitExceeded
         case .truncated, .malformed, .unsupported, .notMP4: return .invalidInput
+        case .invalidRequest: return .usage
         }
     }
 }

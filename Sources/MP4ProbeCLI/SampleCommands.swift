@@ -95,6 +95,7 @@ enum SeekCommand {
                 ("schemaVersion", .int(1)),
                 ("file", .object([("name", .string(file.name)), ("size", .uint(file.layout.fileSize))])),
                 ("requestedTime", .double(plan.requestedTime)), ("windowEnd", .double(plan.windowEnd)),
+                ("movieEnd", .double(plan.movieEnd)), ("windowClampedToMovieEnd", .bool(plan.windowClampedToMovieEnd)),
                 ("alignment", .string(plan.alignment.rawValue)),
                 ("keyframeTrackId", .uint(UInt64(plan.keyframeTrackID))), ("keyframeSampleIndex", .int(Int64(plan.keyframeSampleIndex))),
                 ("keyframeTime", .double(plan.keyframeTime)),
@@ -105,19 +106,20 @@ enum SeekCommand {
                 ("tracks", .array(plan.tracks.map { t in .object([
                     ("trackId", .uint(UInt64(t.trackID))), ("firstSampleIndex", .int(Int64(t.firstSampleIndex))), ("lastSampleIndex", .int(Int64(t.lastSampleIndex))),
                     ("firstSampleTime", .double(t.firstSampleTime)), ("startOffset", .uint(t.startOffset)), ("endOffset", .uint(t.endOffset)), ("byteCount", .uint(t.byteCount)),
+                    ("startReason", .string(t.startReason.rawValue)), ("prerollSampleCount", .int(Int64(t.prerollSampleCount))), ("endReason", .string(t.endReason.rawValue)),
                 ]) })),
             ])
             output.write(json.rendered(pretty: !scanner.flag("compact")) + "\n")
         } else {
             var text = "seek \(Format.clock(plan.requestedTime)) in \(file.name)\n"
             text += "keyframe:  track \(plan.keyframeTrackID) sample \(plan.keyframeSampleIndex) at \(Format.clock(plan.keyframeTime)) (\(Format.fixed(plan.keyframeTime, 3)) s)\n"
-            text += "window:    to \(Format.clock(plan.windowEnd))\n"
+            text += "window:    to \(Format.clock(plan.windowEnd))" + (plan.windowClampedToMovieEnd ? " (the end of the movie)" : "") + "\n"
             text += "bytes:     read from \(Format.grouped(plan.startOffset)) to \(Format.grouped(plan.endOffset)); the samples need \(Format.bytes(plan.byteCount)) in \(plan.ranges.count) range(s)\n"
             if !plan.sampleIndicesCountFromFileStart {
                 text += "           (planned from the fragment index: sample numbers count from the first fragment read)\n"
             }
             for t in plan.tracks {
-                text += "  track \(t.trackID): samples \(t.firstSampleIndex)...\(t.lastSampleIndex) from \(Format.fixed(t.firstSampleTime, 3)) s, bytes \(Format.grouped(t.startOffset))..<\(Format.grouped(t.endOffset))\n"
+                text += "  track \(t.trackID): samples \(t.firstSampleIndex)...\(t.lastSampleIndex) from \(Format.fixed(t.firstSampleTime, 3)) s (\(Self.describe(t.startReason, preroll: t.prerollSampleCount)); to \(Self.describe(t.endReason))), bytes \(Format.grouped(t.startOffset))..<\(Format.grouped(t.endOffset))\n"
             }
             text += "ranges:   " + plan.ranges.prefix(8).map { "[\($0.lowerBound), \($0.upperBound))" }.joined(separator: " ") + (plan.ranges.count > 8 ? " ... (\(plan.ranges.count - 8) more; --json lists all)" : "") + "\n"
             output.write(text)
@@ -137,5 +139,27 @@ enum SeekCommand {
             total = total * 60 + value
         }
         return total
+    }
+}
+
+extension SeekCommand {
+    /// Why a track's range starts where it does, in words.
+    static func describe(_ reason: SeekPlan.StartReason, preroll: Int) -> String {
+        switch reason {
+        case .keyframe: return "keyframe"
+        case .overlap: return "the sample playing at the keyframe time"
+        case .preroll: return "pre-roll of \(preroll) sample(s)"
+        case .decodeAlignment: return "the sample decoded at the keyframe's decode time"
+        case .trackStart: return "the track's first sample"
+        }
+    }
+
+    /// Why a track's range ends where it does, in words.
+    static func describe(_ reason: SeekPlan.EndReason) -> String {
+        switch reason {
+        case .window: return "the window end"
+        case .nextSample: return "one sample past the window, for stream parsers"
+        case .trackEnd: return "the track's end"
+        }
     }
 }

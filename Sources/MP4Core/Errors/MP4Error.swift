@@ -20,6 +20,9 @@ public struct MP4Error: Error, Sendable, Hashable, CustomStringConvertible {
         case io
         /// The input is not an ISO base media / QuickTime file at all.
         case notMP4
+        /// The request does not fit the file, which is fine: a seek time past the end of the
+        /// movie, a track the file does not have.
+        case invalidRequest
     }
 
     /// The broad class of the failure.

@@ -42,6 +42,15 @@ public struct FragmentIndex: Sendable {
         }
         let allMoofs = file.layout.boxes.filter { $0.type == .moof }
         let moofs = allMoofs.filter { byteRange?.contains($0.offset) ?? true }
+        // A load from the first fragment on starts with the samples `moov` holds (hybrid
+        // files); a partial load starts at its first fragment's tfdt.
+        if let first = allMoofs.first, byteRange?.contains(first.offset) ?? true, let moov = file.movieBox {
+            for (trak, track) in zip(moov.all(.trak), file.movie?.tracks ?? []) where track.sampleCount > 0 {
+                guard let stbl = trak.descendant(.mdia, .minf, .stbl) else { continue }
+                let stblPath = track.path.appending(.mdia).appending(.minf).appending(.stbl)
+                builders[track.trackID]?.appendMovieSamples(SampleTable(stbl: stbl, path: stblPath), path: stblPath)
+            }
+        }
         var findings: [Finding] = []
         var statistics = ReadStatistics()
         var parser = BoxTreeParser(limits: limits)

@@ -129,6 +129,52 @@ struct FragmentTableBuilder {
         return dataEnd
     }
 
+    /// Appends the samples of the track's `moov` tables, before any fragment: a hybrid file
+    /// (ffmpeg `-movflags frag_keyframe` without `empty_moov`) keeps its first samples in
+    /// `moov` and the rest in fragments, and they form one sequence. Costs 4 bytes per sample,
+    /// within ``ParseLimits/maxFragmentSamples``.
+    mutating func appendMovieSamples(_ table: SampleTable, path: BoxPath) {
+        guard table.sampleCount > 0, !isCut else { return }
+        guard table.sampleCount <= maxSamples - sampleCount else {
+            findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) samples in moov and fragments (ParseLimits.maxFragmentSamples); its fragments are not indexed", path: path))
+            isCut = true
+            return
+        }
+        var chunk: (index: Int, offset: UInt64, count: Int, description: UInt32)?
+        table.forEachSample { sample in
+            if let current = chunk, current.index != sample.chunkIndex {
+                appendChunk(offset: current.offset, samples: current.count, description: current.description)
+                sampleCount += current.count
+                chunk = nil
+            }
+            let i = sampleCount + (chunk?.count ?? 0)
+            appendTime(sample.duration, sample: i)
+            let composition = Int32(clamping: sample.compositionTime &- sample.decodeTime)
+            if composition != 0 { hasCompositionOffsets = true }
+            if let last = offsetRuns.last, last.offset == composition {
+                offsetRuns[offsetRuns.count - 1].count += 1
+            } else {
+                offsetRuns.append((1, composition))
+            }
+            let isSync = allSamplesSync || sample.isSync
+            if !isSync && syncIndices == nil { syncIndices = Array(0..<i) }
+            if isSync { syncIndices?.append(i) }
+            let size = sample.byteCount
+            sizes.append(UInt8(size >> 24)); sizes.append(UInt8(size >> 16 & 0xFF)); sizes.append(UInt8(size >> 8 & 0xFF)); sizes.append(UInt8(size & 0xFF))
+            if var current = chunk {
+                current.count += 1
+                chunk = current
+            } else {
+                chunk = (sample.chunkIndex, sample.byteOffset, 1, sample.sampleDescriptionNumber)
+            }
+            return true
+        }
+        if let current = chunk {
+            appendChunk(offset: current.offset, samples: current.count, description: current.description)
+            sampleCount += current.count
+        }
+    }
+
     private mutating func appendTime(_ duration: Int64, sample: Int) {
         if let last = timeRuns.last, last.delta == duration, last.firstTime &+ Int64(last.count) &* last.delta == nextDecodeTime {
             timeRuns[timeRuns.count - 1].count += 1

@@ -250,6 +250,19 @@ public struct SampleTable: Sendable {
         return offset
     }
 
+    /// The smallest composition offset of any sample (0 without `ctts`), negative when the
+    /// track uses negative offsets (`ctts` v1). O(`ctts` entries).
+    public var smallestCompositionOffset: Int64 {
+        guard let table = compositionOffsets, offsetRunStarts.count > 1 else { return 0 }
+        var smallest: Int64 = 0
+        for r in 0..<min(offsetRunStarts.count - 1, table.entryCount) where offsetRunStarts[r + 1] > offsetRunStarts[r] && offsetRunStarts[r] < sampleCount {
+            var offset = table.field(r, 1)
+            if table.version == 0 && offset > Int64(Int32.max) { offset = Int64(Int32(truncatingIfNeeded: offset)) }
+            smallest = min(smallest, offset)
+        }
+        return smallest
+    }
+
     /// Whether sample `index` is a sync sample. O(log sync samples).
     public func isSync(_ index: Int) -> Bool {
         guard let syncIndices else { return true }

@@ -77,7 +77,11 @@ extension SeekPlanner {
                !main.samples.isSync(0) || main.presentationTime(of: 0) > plan.keyframeTime + 1e-9 {
                 needsEarlier = true
             }
-            let keyframeDecode = planner.mainTrack.map { $0.decodePresentationTime(of: plan.keyframeSampleIndex) } ?? 0
+            // A track whose needed samples touch the first (or last) loaded sample may need
+            // samples from the fragment before (after): its pre-roll, the sample playing at
+            // the keyframe time, or the samples presented until the window end.
+            var planned: [UInt32: SeekPlan.TrackRange] = [:]
+            for range in plan.tracks { planned[range.trackID] = range }
             for indexed in planner.tracks {
                 let count = indexed.samples.sampleCount
                 guard count > 0 else {
@@ -85,8 +89,15 @@ extension SeekPlanner {
                     needsLater = needsLater || !atLast
                     continue
                 }
-                if !atFirst && indexed.decodePresentationTime(of: 0) > keyframeDecode + 1e-9 { needsEarlier = true }
-                if !atLast && indexed.decodePresentationTime(of: count - 1) <= plan.windowEnd + 1e-9 { needsLater = true }
+                if let range = planned[indexed.track.trackID] {
+                    if !atFirst && range.firstSampleIndex == 0 { needsEarlier = true }
+                    if !atLast && range.lastSampleIndex == count - 1 { needsLater = true }
+                } else {
+                    // Not in the plan: all its loaded samples are after the window, or before
+                    // the keyframe time; a track that may be playing then must be proven.
+                    if !atFirst && indexed.presentationTime(of: 0) > plan.keyframeTime + 1e-9 { needsEarlier = true }
+                    if !atLast && indexed.decodePresentationTime(of: count - 1) <= plan.windowEnd + 1e-9 { needsLater = true }
+                }
             }
             if !needsEarlier && !needsLater { return plan }
             if needsEarlier { before += 1 }

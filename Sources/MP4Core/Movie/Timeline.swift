@@ -14,6 +14,9 @@ public struct Timeline: Sendable, Hashable {
 
     /// The media time scale.
     public let mediaTimescale: UInt32
+    /// Where the edit list's last edit ends, seconds; `nil` without an edit list or when the
+    /// last edit runs to the end of the media.
+    public let presentationEnd: Double?
     /// Non-empty edits in presentation order (one identity segment without an edit list).
     public let segments: [Segment]
 
@@ -22,6 +25,7 @@ public struct Timeline: Sendable, Hashable {
         self.mediaTimescale = mediaTimescale
         guard let entries = editList?.entries, !entries.isEmpty, movieTimescale > 0, mediaTimescale > 0 else {
             segments = [Segment(presentationStart: 0, mediaStart: 0, mediaDuration: nil)]
+            presentationEnd = nil
             return
         }
         var segments: [Segment] = []
@@ -36,6 +40,8 @@ public struct Timeline: Sendable, Hashable {
             }
             start += seconds
         }
+        // An edit list whose edits all have a duration ends where the last one does.
+        presentationEnd = segments.last.map { $0.mediaDuration == nil } ?? true ? nil : start
         self.segments = segments.isEmpty ? [Segment(presentationStart: start, mediaStart: 0, mediaDuration: nil)] : segments
     }
 

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+import MP4Core
+import MP4IO
+import MP4TestSupport
+
+/// Seek plans checked as a player sees them: a sparse copy of the file that holds every box
+/// but the media data, plus only the byte ranges a plan names, is decoded with ffmpeg
+/// (`-ss T -i COPY -t 2 -f framemd5`) and must give exactly the frames the original gives.
+///
+/// Inputs: the valid SampleMedia files and a matrix generated at test time by
+/// `Tests/DecodeMatrix/make-matrix.sh` (H.264 with and without B-frames, negative CTS, VFR,
+/// HEVC open GOP, VP9, AV1, MPEG-4 Part 2; AAC, MP3, Opus, FLAC, ALAC, AC-3, E-AC-3, PCM;
+/// two audio tracks, chapters, edit lists from cuts and offsets; empty-moov, sidx, short,
+/// hybrid, DASH and CMAF fragments). Times: 0, the middle, two pseudo-random times and 50 ms
+/// before the end. Fragmented files are planned through `SeekPlanner.plan(_:from:...)`, so the
+/// `sidx`/`mfra`-located path is what gets decoded.
+///
+/// Without ffmpeg the test is skipped with a message (`.ci/run` installs it); the committed
+/// golden `Tests/Goldens/seek-decode-plans.tsv` (plans that passed this test) is checked by
+/// ``plansEqualTheDecodeVerifiedGoldens()`` without ffmpeg.
+@Suite(.serialized) struct SeekPlanDecodeTests {
+    static let ffmpeg = Executables.find("ffmpeg")
+    static let goldenPath = Fixtures.packageRoot + "/Tests/Goldens/seek-decode-plans.tsv"
+    static let window = 2.0
+
+    /// The times tried in `planner`'s file, on the file's own presentation timeline.
+    static func times(_ name: String, movieEnd: Double) -> [Double] {
+        var random = SeededRandom(seed: UInt64(truncatingIfNeeded: name.utf8.reduce(5381) { ($0 &* 33) &+ Int($1) }))
+        let r1 = Double(random.next() % 1_000_000) / 1_000_000 * movieEnd
+        let r2 = Double(random.next() % 1_000_000) / 1_000_000 * movieEnd
+        return [0, movieEnd / 2, r1, r2, max(0, movieEnd - 0.05)].map { ($0 * 1000).rounded(.down) / 1000 }
+    }
+
+    /// One planned window, as the golden file records it.
+    struct Row: Hashable, CustomStringConvertible {
+        var file: String
+        var time: Double
+        var ranges: [Range<UInt64>]
+        var description: String {
+            "\(file)\t\(String(format: "%.3f", time))\t" + ranges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
+        }
+    }
+
+    static func plan(_ path: String, at time: Double) async throws -> (SeekPlan, MP4File) {
+        let source = try FileSource(path: path)
+        let file = try await MP4File.open(source)
+        return (try await SeekPlanner.plan(file, from: source, at: time, duration: window), file)
+    }
+
+    static func movieEnd(_ path: String) async throws -> Double {
+        let source = try FileSource(path: path)
+        let file = try await MP4File.open(source)
+        return try #require(try await SeekPlanner.index(file, from: source).movieEnd)
+    }
+
+    /// ffmpeg's start time of the main track minus ours: ffmpeg 5.1 ignores the edit lists of
+    /// fragmented files, so its timeline can be shifted against the file's.
+    static func timelineShift(_ path: String) async throws -> Double {
+        let source = try FileSource(path: path)
+        let file = try await MP4File.open(source)
+        let planner = try await SeekPlanner.index(file, from: source)
+        guard file.isFragmented, let main = planner.mainTrack,
+              let index = file.movie?.tracks.firstIndex(where: { $0.trackID == main.track.trackID }) else { return 0 }
+        let probe = Executables.run(Executables.find("ffprobe") ?? "ffprobe", ["-v", "error", "-select_streams", "\(index)", "-show_entries", "stream=start_time", "-of", "csv=p=0", path])
+        guard let ffmpegStart = Double(probe.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").first ?? "") else { return 0 }
+        var ours = Double.infinity
+        for i in 0..<min(main.samples.sampleCount, 40) {
+            ours = min(ours, main.presentationTime(of: i))
+        }
+        guard ours.isFinite else { return 0 }
+        let shift = ffmpegStart - ours
+        return abs(shift) < 0.001 ? 0 : shift
+    }
+
+    /// A copy of `path` with every top-level box but `mdat` whole, the `mdat` headers, and
+    /// the plan's ranges; zeros elsewhere.
+    static func sparseCopy(_ path: String, file: MP4File, ranges: [Range<UInt64>], to copy: String) throws {
+        let bytes = try #require(FileSystem.read(path))
+        var out = [UInt8](repeating: 0, count: bytes.count)
+        func keep(_ range: Range<UInt64>) {
+            let lower = Int(min(range.lowerBound, UInt64(bytes.count))), upper = Int(min(range.upperBound, UInt64(bytes.count)))
+            if lower < upper { out.replaceSubrange(lower..<upper, with: bytes[lower..<upper]) }
+        }
+        for box in file.layout.boxes {
+            if box.type == .mdat {
+                keep(box.offset..<(box.offset + UInt64(box.header.headerSize)))
+            } else {
+                keep(box.offset..<box.availableEnd)
+            }
+        }
+        for range in ranges { keep(range) }
+        #expect(FileSystem.write(out, to: copy))
+    }
+
+    static func framemd5(_ path: String, at time: Double) -> [String] {
+        let output = Executables.run(ffmpeg ?? "ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-ss", String(format: "%.6f", time), "-i", path, "-t", String(window), "-map", "0:v?", "-map", "0:a?", "-f", "framemd5", "-"])
+        return output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    static func inputs(matrix: String) -> [String] {
+        let samples = Fixtures.sampleFiles.map(Fixtures.sample)
+        let generated = FileSystem.list(matrix).filter { !$0.hasPrefix(".") && ($0.hasSuffix(".mp4") || $0.hasSuffix(".m4a") || $0.hasSuffix(".mov")) }.sorted().map { matrix + "/" + $0 }
+        return samples + generated
+    }
+
+    @Test(.enabled(if: ffmpeg != nil, "ffmpeg is not installed (apt-get install ffmpeg; .ci/run installs it): seek plans are not decoded, only compared with the committed goldens"))
+    func everyPlannedWindowDecodesFrameIdentical() async throws {
+        let matrix = FileSystem.temporaryDirectory("mp4probe-decode-matrix")
+        defer { FileSystem.removeDirectory(matrix) }
+        let made = Executables.run("/bin/bash", [Fixtures.packageRoot + "/Tests/DecodeMatrix/make-matrix.sh", matrix], stderrToStdout: true)
+        let scratch = FileSystem.temporaryDirectory("mp4probe-decode-copy")
+        defer { FileSystem.removeDirectory(scratch) }
+        var failures: [String] = []
+        var rows: [Row] = []
+        var windows = 0, files = 0, unverifiable = 0
+        for path in Self.inputs(matrix: matrix) {
+            let name = String(path.split(separator: "/").last ?? "")
+            let end = try await Self.movieEnd(path)
+            let shift = try await Self.timelineShift(path)
+            files += 1
+            for time in Self.times(name, movieEnd: end) {
+                let (plan, file) = try await Self.plan(path, at: time)
+                let copy = scratch + "/copy." + (name.split(separator: ".").last.map(String.init) ?? "mp4")
+                try Self.sparseCopy(path, file: file, ranges: plan.ranges, to: copy)
+                let expected = Self.framemd5(path, at: time + shift)
+                let actual = Self.framemd5(copy, at: time + shift)
+                // ffmpeg presents nothing at some times just before the end (the last frame's
+                // time is past its own notion of the end): nothing to compare there.
+                if expected.isEmpty && actual.isEmpty { unverifiable += 1; continue }
+                windows += 1
+                if expected != actual {
+                    let differing = zip(expected, actual).filter { $0 != $1 }.count + abs(expected.count - actual.count)
+                    failures.append("\(name) @\(time): \(differing) of \(expected.count) frames differ (\(actual.count) decoded from the plan)")
+                }
+                if path.hasPrefix(Fixtures.sampleMedia) { rows.append(Row(file: name, time: time, ranges: plan.ranges)) }
+            }
+        }
+        print("SeekPlanDecodeTests: \(windows - failures.count) of \(windows) windows in \(files) files decode frame-identical from the planned bytes alone")
+        #expect(files >= 40, "the matrix made too few files: \(made)")
+        #expect(unverifiable * 20 < windows, "\(unverifiable) windows gave no frame at all")
+        let listing = failures.joined(separator: "\n")
+        #expect(failures.isEmpty, "\(failures.count) of \(windows) windows decode differently:\n\(listing)")
+        if ProcessInfo.processInfo.environment["MP4PROBE_RECORD_GOLDENS"] != nil && failures.isEmpty {
+            let text = "# file\ttime\tranges (decode-verified by SeekPlanDecodeTests; MP4PROBE_RECORD_GOLDENS=1 swift test --filter SeekPlanDecode re-records)\n" + rows.map(\.description).joined(separator: "\n") + "\n"
+            #expect(FileSystem.write(Array(text.utf8), to: Self.goldenPath))
+        }
+    }
+
+    /// Without ffmpeg: the plans for SampleMedia equal those that were decode-verified.
+    @Test func plansEqualTheDecodeVerifiedGoldens() async throws {
+        let text = String(decoding: try #require(FileSystem.read(Self.goldenPath)), as: UTF8.self)
+        var checked = 0
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3, let time = Double(fields[1]) else { Issue.record("bad golden line: \(line)"); continue }
+            let (plan, _) = try await Self.plan(Fixtures.sample(String(fields[0])), at: time)
+            let row = Row(file: String(fields[0]), time: time, ranges: plan.ranges)
+            #expect(row.description == String(line), "plan changed; decode-verify it and re-record")
+            checked += 1
+        }
+        #expect(checked >= 60)
+    }
+}
+
+/// Finding and running the external tools the end-to-end tests use.
+enum Executables {
+    static func find(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// Runs `tool` and returns its standard output (and standard error, when asked).
+    static func run(_ tool: String, _ arguments: [String], stderrToStdout: Bool = false) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = stderrToStdout ? pipe : FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
