@@ -41,14 +41,44 @@ struct HTTPExchange: Sendable {
 /// server that ignores `Range` sends the whole file) and a dropped connection still yields the
 /// bytes that arrived. One session per source, reused for keep-alive.
 final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
-    struct Pending {
+    /// What arrived of one exchange's body. Mutated only in place, through the locked
+    /// dictionary (`state[id]?.receive(...)`): copying it out, appending and storing it back
+    /// made copy-on-write copy the whole body for every chunk (O(n²) in the body size).
+    struct Received {
         var limit: Int
         /// Bytes to drop first when the answer is 200 (the whole body).
         var skipWhole: Int
         var skipped = 0
-        var response: HTTPURLResponse?
         var body: [UInt8] = []
         var stopped = false
+
+        /// Appends `data` (after the bytes a 200 answer must drop), up to `limit`; returns
+        /// whether the transfer should stop. O(`data.count`) amortized.
+        mutating func receive(_ data: Data, status: Int?) -> Bool {
+            guard !stopped else { return false }
+            var data = data[...]
+            if status == 200 && skipped < skipWhole {
+                let drop = min(skipWhole - skipped, data.count)
+                skipped += drop
+                data = data.dropFirst(drop)
+            }
+            let room = limit - body.count
+            if room > 0 { body.append(contentsOf: data.prefix(room)) }
+            if body.count >= limit { stopped = true }
+            return stopped
+        }
+    }
+
+    /// Appends `data` to the exchange `key` of `table` in place (the optional-chained mutation
+    /// goes through the dictionary's storage, so the body is never copied); returns whether
+    /// the transfer should stop. The delegate's only receive path, and what the test counts.
+    static func receive<Key: Hashable, Value>(_ data: Data, status: Int?, at key: Key, in table: inout [Key: Value], through path: WritableKeyPath<Value, Received>) -> Bool {
+        table[key]?[keyPath: path].receive(data, status: status) ?? false
+    }
+
+    struct Pending {
+        var received: Received
+        var response: HTTPURLResponse?
         var continuation: CheckedContinuation<HTTPExchange, any Error>
     }
 
@@ -83,7 +113,7 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
         let task = session.dataTask(with: request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                pending.withLock { $0[task.taskIdentifier] = Pending(limit: limit, skipWhole: skipWhole, continuation: continuation) }
+                pending.withLock { $0[task.taskIdentifier] = Pending(received: Received(limit: limit, skipWhole: skipWhole), continuation: continuation) }
                 task.resume()
             }
         } onCancel: {
@@ -98,19 +128,10 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let stop = pending.withLock { state -> Bool in
-            guard var entry = state[dataTask.taskIdentifier], !entry.stopped else { return false }
-            if entry.response == nil { entry.response = dataTask.response as? HTTPURLResponse }
-            var data = data[...]
-            if entry.response?.statusCode == 200 && entry.skipped < entry.skipWhole {
-                let drop = min(entry.skipWhole - entry.skipped, data.count)
-                entry.skipped += drop
-                data = data.dropFirst(drop)
-            }
-            let room = entry.limit - entry.body.count
-            if room > 0 { entry.body.append(contentsOf: data.prefix(room)) }
-            if entry.body.count >= entry.limit { entry.stopped = true }
-            state[dataTask.taskIdentifier] = entry
-            return entry.stopped
+            guard state[dataTask.taskIdentifier] != nil else { return false }
+            if state[dataTask.taskIdentifier]?.response == nil { state[dataTask.taskIdentifier]?.response = dataTask.response as? HTTPURLResponse }
+            let status = state[dataTask.taskIdentifier]?.response?.statusCode
+            return Self.receive(data, status: status, at: dataTask.taskIdentifier, in: &state, through: \.received)
         }
         if stop { dataTask.cancel() }
     }
@@ -133,8 +154,9 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
             for (key, value) in response.allHeaderFields {
                 if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
             }
-            let failure = entry.stopped ? nil : (error as? URLError) ?? error.map { _ in URLError(.unknown) }
-            entry.continuation.resume(returning: HTTPExchange(status: response.statusCode, headers: headers, body: entry.body, error: failure, stoppedAtLimit: entry.stopped, skipped: entry.skipped))
+            let received = entry.received
+            let failure = received.stopped ? nil : (error as? URLError) ?? error.map { _ in URLError(.unknown) }
+            entry.continuation.resume(returning: HTTPExchange(status: response.statusCode, headers: headers, body: received.body, error: failure, stoppedAtLimit: received.stopped, skipped: received.skipped))
         } else {
             entry.continuation.resume(throwing: error ?? URLError(.badServerResponse))
         }
