@@ -106,7 +106,7 @@ enum SeekCommand {
                 ("tracks", .array(plan.tracks.map { t in .object([
                     ("trackId", .uint(UInt64(t.trackID))), ("firstSampleIndex", .int(Int64(t.firstSampleIndex))), ("lastSampleIndex", .int(Int64(t.lastSampleIndex))),
                     ("firstSampleTime", .double(t.firstSampleTime)), ("startOffset", .uint(t.startOffset)), ("endOffset", .uint(t.endOffset)), ("byteCount", .uint(t.byteCount)),
-                    ("startReason", .string(t.startReason.rawValue)), ("prerollSampleCount", .int(Int64(t.prerollSampleCount))), ("endReason", .string(t.endReason.rawValue)),
+                    ("startReason", .string(t.startReason.rawValue)), ("prerollSampleCount", .int(Int64(t.prerollSampleCount))), ("prerollSource", .string(t.prerollSource)), ("endReason", .string(t.endReason.rawValue)),
                 ]) })),
             ])
             output.write(json.rendered(pretty: !scanner.flag("compact")) + "\n")

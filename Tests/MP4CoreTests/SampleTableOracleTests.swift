@@ -89,7 +89,6 @@ import MP4TestSupport
         let duration = main.presentationTime(of: main.samples.sampleCount - 1)
         let layout = try await TopLevelScanner.scan(MemorySource(try #require(FileSystem.read(Fixtures.sample(name)))))
         let mdatPayloads = layout.mediaDataBoxes.map { ($0.offset + UInt64($0.header.headerSize))..<$0.availableEnd }
-        var exact = 0, total = 0
         for step in 0..<60 {
             let time = duration * Double(step) / 60
             let window = step % 3 == 0 ? 0.0 : 0.4
@@ -109,17 +108,13 @@ import MP4TestSupport
             }
             #expect(plan.startOffset <= oracleStart, "\(name) @\(time): start \(plan.startOffset) > oracle \(oracleStart)")
             #expect(plan.endOffset >= oracleEnd, "\(name) @\(time): end \(plan.endOffset) < oracle \(oracleEnd)")
-            total += 1
-            if plan.startOffset == oracleStart && plan.endOffset == oracleEnd { exact += 1 }
             // Every byte range is non-empty and lies inside one mdat payload.
             for range in plan.ranges {
                 #expect(range.lowerBound < range.upperBound)
                 #expect(mdatPayloads.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }, "\(name) @\(time): \(range) outside mdat")
             }
         }
-        // The oracle leaves out the samples playing at the keyframe time on the other tracks,
-        // so with more than one track most plans start earlier; they never end later.
-        #expect(total == 60 && exact <= total)
+
     }
 
     @Test func alignmentModes() async throws {

@@ -74,17 +74,12 @@ public struct DecoderNeeds: Sendable, Hashable {
     static func signalledPreroll(_ stbl: BoxNode) -> (samples: Int, source: String)? {
         var best: (samples: Int, source: String)?
         for sgpd in stbl.all("sgpd") {
-            var bytes = sgpd.payload
-            // A raw full box keeps its version and flags in the payload.
-            let version: UInt8
-            if let parsed = sgpd.version {
-                version = parsed
-            } else {
-                guard bytes.count >= 4 else { continue }
-                version = bytes[bytes.startIndex]
-                bytes = bytes.dropFirst(4)
-            }
-            var reader = ByteReader(Array(bytes))
+            // A node's payload starts after the box header, with the full box's version and
+            // flags in its first 4 bytes.
+            let bytes = sgpd.payload
+            guard bytes.count >= 4 else { continue }
+            let version = bytes[bytes.startIndex]
+            var reader = ByteReader(Array(bytes.dropFirst(4)))
             guard let grouping = try? reader.readFourCC() else { continue }
             let type = grouping.description
             guard type == "roll" || type == "prol" else { continue }

@@ -104,19 +104,10 @@ struct FragmentTableBuilder {
                 let size = sizeColumn >= 0 ? u32(i, sizeColumn) : defaultSize
                 let flags = i == 0 ? (run.firstSampleFlags ?? (flagsColumn >= 0 ? u32(i, flagsColumn) : defaultFlags)) : (flagsColumn >= 0 ? u32(i, flagsColumn) : defaultFlags)
                 let composition = offsetColumn >= 0 ? Int32(bitPattern: u32(i, offsetColumn)) : 0
-                appendTime(duration, sample: sampleCount + i)
-                if composition != 0 { hasCompositionOffsets = true }
-                if let last = offsetRuns.last, last.offset == composition {
-                    offsetRuns[offsetRuns.count - 1].count += 1
-                } else {
-                    offsetRuns.append((1, composition))
-                }
                 // A sync sample: sample_is_non_sync_sample (bit 16) clear and sample_depends_on
-                // not 1 ("depends on others"); audio samples are all sync (as ffmpeg reads them).
-                let isSync = allSamplesSync || flags & 0x0001_0000 == 0 && flags & 0x0300_0000 != 0x0100_0000
-                if !isSync && syncIndices == nil { syncIndices = Array(0..<(sampleCount + i)) }
-                if isSync { syncIndices?.append(sampleCount + i) }
-                sizes.append(UInt8(size >> 24)); sizes.append(UInt8(size >> 16 & 0xFF)); sizes.append(UInt8(size >> 8 & 0xFF)); sizes.append(UInt8(size & 0xFF))
+                // not 1 ("depends on others").
+                let isSync = flags & 0x0001_0000 == 0 && flags & 0x0300_0000 != 0x0100_0000
+                appendSample(sampleCount + i, duration: duration, size: size, compositionOffset: composition, isSync: isSync)
                 offset &+= UInt64(size)
             }
             if offset > fileLength {
@@ -147,20 +138,7 @@ struct FragmentTableBuilder {
                 sampleCount += current.count
                 chunk = nil
             }
-            let i = sampleCount + (chunk?.count ?? 0)
-            appendTime(sample.duration, sample: i)
-            let composition = Int32(clamping: sample.compositionTime &- sample.decodeTime)
-            if composition != 0 { hasCompositionOffsets = true }
-            if let last = offsetRuns.last, last.offset == composition {
-                offsetRuns[offsetRuns.count - 1].count += 1
-            } else {
-                offsetRuns.append((1, composition))
-            }
-            let isSync = allSamplesSync || sample.isSync
-            if !isSync && syncIndices == nil { syncIndices = Array(0..<i) }
-            if isSync { syncIndices?.append(i) }
-            let size = sample.byteCount
-            sizes.append(UInt8(size >> 24)); sizes.append(UInt8(size >> 16 & 0xFF)); sizes.append(UInt8(size >> 8 & 0xFF)); sizes.append(UInt8(size & 0xFF))
+            appendSample(sampleCount + (chunk?.count ?? 0), duration: sample.duration, size: sample.byteCount, compositionOffset: Int32(clamping: sample.compositionTime &- sample.decodeTime), isSync: sample.isSync)
             if var current = chunk {
                 current.count += 1
                 chunk = current
@@ -173,6 +151,22 @@ struct FragmentTableBuilder {
             appendChunk(offset: current.offset, samples: current.count, description: current.description)
             sampleCount += current.count
         }
+    }
+
+    /// Appends one sample's duration, composition offset, sync flag and size (its chunk is
+    /// appended by the caller). Audio samples are all sync, as ffmpeg reads them.
+    private mutating func appendSample(_ index: Int, duration: Int64, size: UInt32, compositionOffset: Int32, isSync: Bool) {
+        appendTime(duration, sample: index)
+        if compositionOffset != 0 { hasCompositionOffsets = true }
+        if let last = offsetRuns.last, last.offset == compositionOffset {
+            offsetRuns[offsetRuns.count - 1].count += 1
+        } else {
+            offsetRuns.append((1, compositionOffset))
+        }
+        let sync = allSamplesSync || isSync
+        if !sync && syncIndices == nil { syncIndices = Array(0..<index) }
+        if sync { syncIndices?.append(index) }
+        sizes.append(UInt8(size >> 24)); sizes.append(UInt8(size >> 16 & 0xFF)); sizes.append(UInt8(size >> 8 & 0xFF)); sizes.append(UInt8(size & 0xFF))
     }
 
     private mutating func appendTime(_ duration: Int64, sample: Int) {

@@ -65,6 +65,8 @@ public struct SeekPlan: Sendable, Hashable {
         /// Samples decoded before the sample playing at the keyframe time (pre-roll), 0 when
         /// none.
         public var prerollSampleCount: Int = 0
+        /// Where the track's pre-roll comes from (``DecoderNeeds/prerollSource``).
+        public var prerollSource: String = "none"
     }
 
     /// The time asked for, seconds.
@@ -182,6 +184,7 @@ public struct SeekPlanner: Sendable {
             self.tracks = []
             self.findings = findings
             self.coversFileStart = true
+            self.movieEnd = nil
             return
         }
         let traks = moov.all(.trak)
@@ -204,11 +207,16 @@ public struct SeekPlanner: Sendable {
         self.tracks = tracks
         self.findings = findings
         self.coversFileStart = fragments?.coversWholeFile ?? true
+        self.movieEnd = tracks.compactMap(\.presentationEnd).max()
     }
 
     /// Whether sample indices count from the start of the file (see
     /// ``SeekPlan/sampleIndicesCountFromFileStart``).
     public let coversFileStart: Bool
+
+    /// Where the movie's presentation ends, seconds: the latest end over its tracks (see
+    /// ``IndexedTrack/presentationEnd``); `nil` when no track has samples. Computed once.
+    public let movieEnd: Double?
 
     /// The track that decides sync alignment: the first video track with samples, else the
     /// first audio track, else the first track with samples.
@@ -217,11 +225,6 @@ public struct SeekPlanner: Sendable {
         return usable.first { $0.track.kind == .video } ?? usable.first { $0.track.kind == .audio } ?? usable.first
     }
 
-    /// Where the movie's presentation ends, seconds: the latest end over its tracks (see
-    /// ``IndexedTrack/presentationEnd``).
-    public var movieEnd: Double? {
-        tracks.compactMap(\.presentationEnd).max()
-    }
 
     /// Plans a seek to `time` seconds with a window of `duration` seconds: on every track, the
     /// samples a decoder given only those bytes needs to present `[keyframe time, window end]`
@@ -313,7 +316,7 @@ public struct SeekPlanner: Sendable {
         var ranges: [Range<UInt64>] = []
         for window in windows {
             let indexed = window.indexed
-            var trackRange = SeekPlan.TrackRange(trackID: indexed.track.trackID, firstSampleIndex: window.first, lastSampleIndex: window.last, firstSampleTime: indexed.presentationTime(of: window.first), startOffset: UInt64.max, endOffset: 0, byteCount: 0, startReason: window.start, endReason: window.end, prerollSampleCount: window.preroll)
+            var trackRange = SeekPlan.TrackRange(trackID: indexed.track.trackID, firstSampleIndex: window.first, lastSampleIndex: window.last, firstSampleTime: indexed.presentationTime(of: window.first), startOffset: UInt64.max, endOffset: 0, byteCount: 0, startReason: window.start, endReason: window.end, prerollSampleCount: window.preroll, prerollSource: indexed.needs.prerollSource)
             indexed.samples.forEachChunkSpan(in: window.first..<(window.last + 1)) { span, _ in
                 trackRange.startOffset = min(trackRange.startOffset, span.lowerBound)
                 trackRange.endOffset = max(trackRange.endOffset, span.upperBound)
@@ -416,7 +419,7 @@ public struct SeekPlanner: Sendable {
             }
             if alignment == .previousSync { return syncs[max(low - 1, 0)] }
             if low > 0, abs(main.presentationTime(of: syncs[low - 1]) - time) < 1e-9 { return syncs[low - 1] }
-            guard low < syncs.count else { throw MP4Error(.malformed, "no sync sample at or after \(time) s on track \(main.track.trackID)") }
+            guard low < syncs.count else { throw MP4Error(.invalidRequest, "no sync sample at or after \(time) s on track \(main.track.trackID) (--align next): the last one is at \(Self.seconds(main.presentationTime(of: syncs[syncs.count - 1]))) s") }
             return syncs[low]
         }
     }
@@ -427,11 +430,7 @@ public struct SeekPlanner: Sendable {
     /// is included that way, one decoded later is not).
     func lastSample(_ indexed: IndexedTrack, presentedAtOrBefore seconds: Double) -> Int {
         let count = indexed.samples.sampleCount
-        var low = 0, high = count
-        while low < high {
-            let mid = (low + high) / 2
-            if indexed.decodePresentationTime(of: mid) <= seconds + 1e-9 { low = mid + 1 } else { high = mid }
-        }
+        let low = (lastSample(indexed, decodedAtOrBefore: seconds) ?? -1) + 1
         // Samples presented by `seconds` are decoded by then, except with negative composition
         // offsets: look a little past `low` too, then take the last one presented in time.
         let upper = min(count, low + Self.reorderWindow)

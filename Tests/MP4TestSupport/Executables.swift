@@ -1,0 +1,29 @@
+import Foundation
+
+/// Finding and running the external tools the end-to-end tests use.
+public enum Executables {
+    /// The path of executable `name` on `PATH` (or /usr/bin, /usr/local/bin), or `nil`.
+    public static func find(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// Runs `tool` and returns its standard output (and standard error, when asked).
+    public static func run(_ tool: String, _ arguments: [String], stderrToStdout: Bool = false) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = stderrToStdout ? pipe : FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
