@@ -44,3 +44,92 @@ void mp4probe_start_writeback(int fd, int64_t offset, int64_t length, int wait_b
     (void)fd; (void)offset; (void)length; (void)wait_before;
 #endif
 }
+
+#include <netdb.h>
+#include <poll.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+static int wait_connected(int fd, int timeout_ms) {
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
+    int ready;
+    do { ready = poll(&p, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
+    if (ready == 0) { errno = ETIMEDOUT; return -1; }
+    if (ready < 0) return -1;
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
+    if (error != 0) { errno = error; return -1; }
+    return 0;
+}
+
+int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failure) {
+    char service[16];
+    snprintf(service, sizeof service, "%d", port);
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV;
+    struct addrinfo *list = NULL;
+    int resolved = getaddrinfo(host, service, &hints, &list);
+    if (resolved != 0 || list == NULL) {
+        /* AI_ADDRCONFIG hides loopback addresses on hosts with no configured address */
+        hints.ai_flags = AI_NUMERICSERV;
+        resolved = getaddrinfo(host, service, &hints, &list);
+    }
+    if (resolved != 0 || list == NULL) { *failure = MP4PROBE_CONNECT_UNRESOLVED; errno = ENOENT; return -1; }
+    int result = -1;
+    *failure = MP4PROBE_CONNECT_REFUSED;
+    for (struct addrinfo *a = list; a != NULL; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd < 0) continue;
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#if defined(SO_NOSIGPIPE)
+        (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+        int connected = connect(fd, a->ai_addr, a->ai_addrlen);
+        if (connected < 0 && (errno == EINPROGRESS || errno == EINTR)) connected = wait_connected(fd, timeout_ms);
+        if (connected == 0) { result = fd; break; }
+        if (errno == ETIMEDOUT) *failure = MP4PROBE_CONNECT_TIMED_OUT;
+        int saved = errno;
+        close(fd);
+        errno = saved;
+    }
+    freeaddrinfo(list);
+    return result;
+}
+
+int mp4probe_wait(int fd, int for_write, int timeout_ms) {
+    struct pollfd p = { .fd = fd, .events = for_write ? POLLOUT : POLLIN };
+    int ready;
+    do { ready = poll(&p, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
+    return ready < 0 ? -1 : (ready == 0 ? 0 : 1);
+}
+
+ssize_t mp4probe_recv(int fd, void *buffer, size_t length) {
+    ssize_t n;
+    do { n = recv(fd, buffer, length, MSG_DONTWAIT); } while (n < 0 && errno == EINTR);
+    return n;
+}
+
+ssize_t mp4probe_send(int fd, const void *buffer, size_t length) {
+#if defined(MSG_NOSIGNAL)
+    int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
+#else
+    int flags = MSG_DONTWAIT;
+#endif
+    ssize_t n;
+    do { n = send(fd, buffer, length, flags); } while (n < 0 && errno == EINTR);
+    return n;
+}
+
+void mp4probe_shutdown(int fd) {
+    (void)shutdown(fd, SHUT_RDWR);
+}

@@ -89,6 +89,11 @@ enum Platform {
 
     /// Writes all of `bytes` at `offset`.
     static func writeFully(_ fd: Int32, _ bytes: [UInt8], offset: UInt64, path: String) throws {
+        try writeFully(fd, bytes[...], offset: offset, path: path)
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    static func writeFully(_ fd: Int32, _ bytes: ArraySlice<UInt8>, offset: UInt64, path: String) throws {
         var done = 0
         try bytes.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -98,6 +103,7 @@ enum Platform {
                     if errno == EINTR { continue }
                     throw ioError("write of \(buffer.count) bytes at \(offset) failed in \(path)")
                 }
+                if n == 0 { throw ioError("write of \(buffer.count) bytes at \(offset) made no progress in \(path)") }
                 done += n
             }
         }
@@ -144,7 +150,7 @@ enum Platform {
                         throw ioError("read at \(at) failed in \(names.0)")
                     }
                     copied = n
-                    if n > 0 { try writeFully(output, Array(buffer[0..<n]), offset: target, path: names.1) }
+                    if n > 0 { try writeFully(output, buffer[0..<n], offset: target, path: names.1) }
                 }
                 if copied == 0 { throw MP4Error(.io, "\(names.0) ended at \(at), before \(range.upperBound): did it shrink during the rewrite?", offset: at) }
                 // Start writing this block to disk now, and wait for the one before the

@@ -19,19 +19,18 @@ enum FetchCommand {
             return d
         } ?? 0
         if scanner.flag("all") && time != nil { throw ArgumentScanner.UsageError(description: "use either --all or --time") }
-        let block = try scanner.size("block") ?? 8 << 20
-        guard block > 0, block <= 1 << 30 else { throw ArgumentScanner.UsageError(description: "--block must be between 1 byte and 1G (each block is read into memory)") }
-        let source = try await MP4Probe.openCachedSource(location, try MP4Probe.sourceOptions(scanner))
+        var cacheOptions = CachedByteSource.Options()
+        if let block = try scanner.size("block") {
+            guard block > 0 else { throw ArgumentScanner.UsageError(description: "--block must be at least 1 byte") }
+            cacheOptions.commitInterval = block
+        }
+        let source = try await MP4Probe.openCachedSource(location, try MP4Probe.sourceOptions(scanner), cacheOptions: cacheOptions)
         guard let cached = source as? CachedByteSource else { throw MP4Error(.io, "no cache") }
         let length = try await cached.length()
         var summary = ""
         if scanner.flag("all") {
-            var offset: UInt64 = 0
-            while offset < length {
-                let end = min(length, offset + block)
-                _ = try await cached.read(offset..<end)
-                offset = end
-            }
+            // One streamed request per missing part; the data goes straight to the cache file.
+            try await cached.fill(0..<length)
             summary = "cached all \(Format.grouped(length)) bytes of \(location)"
         } else {
             var limits = ParseLimits()

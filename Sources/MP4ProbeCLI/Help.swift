@@ -159,9 +159,12 @@ enum Help {
     Usage: mp4probe fetch URL|FILE --cache DIR [--time T [--duration D] | --all] [--block SIZE]
 
     Fills the cache in DIR for URL: the box headers and moov, plus with --time exactly the byte
-    ranges a player needs to show T..T+D (the seek plan), or with --all the whole resource (in
-    blocks of --block bytes, default 8M). Reads already cached are not fetched again; an entry
-    whose upstream changed (length, ETag, Last-Modified) is emptied first. See docs/cache.md.
+    ranges a player needs to show T..T+D (the seek plan), or with --all the whole resource (one
+    streamed request per missing part, written to the cache as it arrives; memory stays
+    bounded whatever the size). Every --block bytes (default 64M) what arrived is committed
+    (data fsync, then the range table), so an interrupted fetch keeps it. Reads already cached
+    are not fetched again; an entry whose upstream changed (length, ETag, Last-Modified) is
+    emptied first. See docs/cache.md.
 
     \(exitCodes)
     """

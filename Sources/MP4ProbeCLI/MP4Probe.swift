@@ -146,10 +146,10 @@ public enum MP4Probe {
     }
 
     /// The source for a path or URL, through the cache when `--cache DIR` was given.
-    static func openCachedSource(_ location: String, _ options: SourceOptions) async throws -> any ByteSource {
+    static func openCachedSource(_ location: String, _ options: SourceOptions, cacheOptions: CachedByteSource.Options = CachedByteSource.Options()) async throws -> any ByteSource {
         let upstream = try openSource(location, options)
         guard let directory = options.cacheDirectory else { return upstream }
-        return try await CachedByteSource(upstream: upstream, directory: directory)
+        return try await CachedByteSource(upstream: upstream, directory: directory, options: cacheOptions)
     }
 
     /// With `--stats`, writes what reading cost to `errors`.

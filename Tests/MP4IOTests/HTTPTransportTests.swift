@@ -11,11 +11,11 @@ import Testing
     /// chunk moves it every time. No clock is involved.
     @Test func receivingIsLinearInTheBodySize() {
         let chunk = Data(repeating: 0xAB, count: 16 * 1024)
-        var table: [Int: HTTPTransport.Received] = [7: HTTPTransport.Received(limit: Int.max, skipWhole: 0)]
+        var table: [Int: URLSessionClient.Received] = [7: URLSessionClient.Received(limit: Int.max, skipWhole: 0)]
         var moves = 0
         var last: UnsafeRawPointer?
         for _ in 0..<2000 {
-            _ = HTTPTransport.receive(chunk, status: 206, at: 7, in: &table, through: \.self)
+            _ = URLSessionClient.receive(chunk, status: 206, at: 7, in: &table, through: \.self)
             let base = table[7]?.body.withUnsafeBytes { $0.baseAddress }
             if base != last { moves += 1; last = base }
         }
@@ -27,7 +27,7 @@ import Testing
     /// move for every chunk, so the test above would catch a return to it.
     @Test func theCopyOutPatternIsWhatTheCounterCatches() {
         let chunk = Data(repeating: 0xCD, count: 1024)
-        var table: [Int: HTTPTransport.Received] = [1: HTTPTransport.Received(limit: Int.max, skipWhole: 0)]
+        var table: [Int: URLSessionClient.Received] = [1: URLSessionClient.Received(limit: Int.max, skipWhole: 0)]
         var moves = 0
         var last: UnsafeRawPointer?
         for _ in 0..<200 {
@@ -43,9 +43,9 @@ import Testing
     /// A 200 answer to a range request drops the bytes before the range, and the limit stops
     /// the transfer.
     @Test func skipsAndStops() {
-        var table: [Int: HTTPTransport.Received] = [1: HTTPTransport.Received(limit: 10, skipWhole: 5)]
-        #expect(!HTTPTransport.receive(Data(0..<8), status: 200, at: 1, in: &table, through: \.self))
-        #expect(HTTPTransport.receive(Data(8..<20), status: 200, at: 1, in: &table, through: \.self))
+        var table: [Int: URLSessionClient.Received] = [1: URLSessionClient.Received(limit: 10, skipWhole: 5)]
+        #expect(!URLSessionClient.receive(Data(0..<8), status: 200, at: 1, in: &table, through: \.self))
+        #expect(URLSessionClient.receive(Data(8..<20), status: 200, at: 1, in: &table, through: \.self))
         #expect(table[1]?.body == Array(5..<15))
         #expect(table[1]?.skipped == 5 && table[1]?.stopped == true)
     }

@@ -25,4 +25,37 @@ int64_t mp4probe_seek_hole(int fd, int64_t offset);
 /// which bounds the dirty pages a long copy leaves behind. A no-op where unsupported.
 void mp4probe_start_writeback(int fd, int64_t offset, int64_t length, int wait_before);
 
+// Sockets for the HTTP/1.1 client (and the server): thin wrappers so that Swift code calls
+// the same functions on Glibc, Musl and Darwin (SOCK_STREAM, MSG_NOSIGNAL / SO_NOSIGPIPE and
+// getaddrinfo's types differ between them).
+
+/// Why `mp4probe_tcp_connect` failed.
+enum {
+    MP4PROBE_CONNECT_UNRESOLVED = 1,   ///< the host name did not resolve
+    MP4PROBE_CONNECT_REFUSED = 2,      ///< every address refused or was unreachable
+    MP4PROBE_CONNECT_TIMED_OUT = 3,    ///< no address answered within the timeout
+};
+
+/// Resolves `host` (a name or an IPv4/IPv6 literal without brackets) and connects to `port` on
+/// each address in turn, waiting at most `timeout_ms` per address. Returns a connected socket
+/// (non-blocking, close-on-exec, TCP_NODELAY, no SIGPIPE), or -1 with `*failure` set to one of
+/// the values above and errno to the last error.
+int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failure);
+
+/// Waits until `fd` is readable (`for_write` 0) or writable (1), at most `timeout_ms`.
+/// Returns 1 when ready (or hung up / in error: the next read or write says which), 0 on
+/// timeout, -1 with errno.
+int mp4probe_wait(int fd, int for_write, int timeout_ms);
+
+/// recv(2) without blocking: bytes read, 0 at end of stream, -1 with errno (EAGAIN when nothing
+/// is there yet).
+ssize_t mp4probe_recv(int fd, void *buffer, size_t length);
+
+/// send(2) without blocking and without SIGPIPE: bytes sent, -1 with errno (EAGAIN when the
+/// socket buffer is full, EPIPE when the peer is gone).
+ssize_t mp4probe_send(int fd, const void *buffer, size_t length);
+
+/// shutdown(fd, SHUT_RDWR): wakes anyone waiting on `fd` (cancellation) without closing it.
+void mp4probe_shutdown(int fd);
+
 #endif

@@ -26,7 +26,17 @@ public protocol ByteSource: Sendable {
     /// file's size and modification time), or `nil` when the source cannot tell. Caches use it
     /// to never mix two versions of a resource. Call after ``length()``.
     func validator() async throws -> String?
+
+    /// Reads the bytes in `range` (clamped to the length, like ``read(_:)``) and hands them to
+    /// `consume` in order, in pieces, so that memory stays bounded by a piece whatever the
+    /// range's size: a cache filling from HTTP writes each piece to disk as it arrives. The
+    /// pieces are valid only during the call. The default reads pieces of
+    /// ``streamPieceSize`` with ``read(_:)``.
+    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws
 }
+
+/// The piece size of the default ``ByteSource/read(_:into:)``: 1 MiB.
+public let streamPieceSize: UInt64 = 1 << 20
 
 extension ByteSource {
     /// The default read-ahead: 4 KiB.
@@ -34,6 +44,18 @@ extension ByteSource {
 
     /// No validator by default.
     public func validator() async throws -> String? { nil }
+
+    /// Reads `range` with ``read(_:)`` in pieces of ``streamPieceSize``.
+    public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let wanted = min(streamPieceSize, range.upperBound - offset)
+            let piece = try await read(offset..<(offset + wanted))
+            if !piece.isEmpty { try await consume(piece[...]) }
+            if UInt64(piece.count) < wanted { return }  // the end of the source
+            offset += wanted
+        }
+    }
 }
 
 /// A byte source over bytes in memory.

@@ -5,7 +5,7 @@ import MP4Core
 /// the byte ranges present in the entry's sparse data file. Written atomically (temporary file,
 /// fsync, rename) and checksummed, so a torn or corrupt table is detected and discarded, never
 /// trusted.
-struct CacheTable: Codable, Equatable {
+struct CacheTable: Equatable {
     static let formatVersion = 1
 
     var version: Int = CacheTable.formatVersion
@@ -15,15 +15,25 @@ struct CacheTable: Codable, Equatable {
     var length: UInt64
     /// Its validator when the entry was filled (ETag, Last-Modified, size+mtime).
     var validator: String?
-    /// Present ranges as `[start, end)` pairs.
-    var ranges: [[UInt64]]
-    /// FNV-1a of everything above, as hex.
-    var checksum: String = ""
+    /// A random name given each time the entry is started empty (new, changed upstream,
+    /// damaged). A writer that streams into the data file outside the lock checks, before it
+    /// claims the bytes, that the generation is still the one it started under: a reset by
+    /// another process in between would otherwise have the table claim bytes it truncated away.
+    /// `nil` in tables written before it existed.
+    var generation: String?
+    /// Present ranges. Stored as the set itself (inserting is a binary search and one splice),
+    /// not rebuilt from the encoded pairs on every read and insert.
+    var rangeSet: ByteRangeSet
 
-    var rangeSet: ByteRangeSet {
-        get { ByteRangeSet(ranges.compactMap { $0.count == 2 && $0[0] < $0[1] ? $0[0]..<$0[1] : nil }) }
-        set { ranges = newValue.ranges.map { [$0.lowerBound, $0.upperBound] } }
+    init(resource: String, length: UInt64, validator: String?, generation: String? = CacheTable.newGeneration(), rangeSet: ByteRangeSet = ByteRangeSet()) {
+        self.resource = resource
+        self.length = length
+        self.validator = validator
+        self.generation = generation
+        self.rangeSet = rangeSet
     }
+
+    static func newGeneration() -> String { String(UInt64.random(in: 1...UInt64.max), radix: 16) }
 
     /// 64-bit FNV-1a.
     static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
@@ -32,23 +42,41 @@ struct CacheTable: Codable, Equatable {
         return hash
     }
 
+    /// FNV-1a of every field as text (the generation only when present, so tables written
+    /// before it existed still verify).
     func computedChecksum() -> String {
-        let text = "\(version)|\(resource)|\(length)|\(validator ?? "-")|" + ranges.map { $0.map(String.init).joined(separator: "-") }.joined(separator: ",")
+        var text = "\(version)|\(resource)|\(length)|\(validator ?? "-")|"
+        if let generation { text = "\(version)|\(resource)|\(length)|\(validator ?? "-")|g=\(generation)|" }
+        text += rangeSet.ranges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
         return String(Self.fnv1a(text.utf8), radix: 16)
+    }
+
+    /// The file's form: ranges as `[start, end)` pairs, and the checksum.
+    private struct Encoded: Codable {
+        var version: Int
+        var resource: String
+        var length: UInt64
+        var validator: String?
+        var generation: String?
+        var ranges: [[UInt64]]
+        var checksum: String
     }
 
     /// Reads the table at `path`. `nil` when there is none; throws when it exists but is torn,
     /// corrupt, from another format, or inconsistent (ranges outside the length, overlapping).
     static func load(_ path: String) throws -> CacheTable? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        guard let table = try? JSONDecoder().decode(CacheTable.self, from: data) else {
+        guard let encoded = try? JSONDecoder().decode(Encoded.self, from: data) else {
             throw MP4Error(.malformed, "cache table \(path) is not readable (torn or corrupt)")
         }
-        guard table.version == formatVersion, table.checksum == table.computedChecksum() else {
+        let pairs = encoded.ranges.compactMap { $0.count == 2 && $0[0] < $0[1] ? $0[0]..<$0[1] : nil }
+        let set = ByteRangeSet(pairs)
+        var table = CacheTable(resource: encoded.resource, length: encoded.length, validator: encoded.validator, generation: encoded.generation, rangeSet: set)
+        table.version = encoded.version
+        guard table.version == formatVersion, encoded.checksum == table.computedChecksum() else {
             throw MP4Error(.malformed, "cache table \(path) fails its checksum")
         }
-        let set = ByteRangeSet(table.ranges.compactMap { $0.count == 2 && $0[0] < $0[1] ? $0[0]..<$0[1] : nil })
-        guard table.ranges.count == set.ranges.count, set.isWellFormed, (set.ranges.last?.upperBound ?? 0) <= table.length else {
+        guard encoded.ranges.count == set.ranges.count, pairs.count == set.ranges.count, (set.ranges.last?.upperBound ?? 0) <= table.length else {
             throw MP4Error(.malformed, "cache table \(path) lists ranges that are overlapping or outside the resource")
         }
         return table
@@ -56,11 +84,11 @@ struct CacheTable: Codable, Equatable {
 
     /// Writes the table atomically: temporary file, fsync, rename, directory fsync.
     func write(to path: String) throws {
-        var table = self
-        table.checksum = computedChecksum()
+        let encoded = Encoded(version: version, resource: resource, length: length, validator: validator, generation: generation,
+                              ranges: rangeSet.ranges.map { [$0.lowerBound, $0.upperBound] }, checksum: computedChecksum())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(table)
+        let data = try encoder.encode(encoded)
         let writer = try AtomicFileWriter(destination: path, permissions: 0o644)
         try writer.write(Array(data), at: 0)
         try writer.commit()

@@ -26,6 +26,9 @@ public final class CachedByteSource: ByteSource {
         /// Missing parts separated by less than this many cached bytes are fetched in one
         /// request (re-fetching the small cached gap costs less than a second round trip).
         public var bridgeGap: UInt64 = 64 << 10
+        /// Bytes streamed into the data file between two commits (data fsync, then the table
+        /// that claims them): what an interrupted fill can lose at most.
+        public var commitInterval: UInt64 = 64 << 20
         public init() {}
     }
 
@@ -69,7 +72,17 @@ public final class CachedByteSource: ByteSource {
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return [] }
-        return try await entry.read(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap)
+        return try await entry.read(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
+    }
+
+    /// Makes `range` present in the cache without reading it back: missing parts stream from
+    /// upstream straight to the data file (over `http:` one request per missing part, memory
+    /// bounded by the socket buffer), committed every ``Options/commitInterval`` bytes, so an
+    /// interrupted fill keeps what arrived.
+    public func fill(_ range: Range<UInt64>) async throws {
+        let upper = min(range.upperBound, totalLength)
+        guard range.lowerBound < upper else { return }
+        try await entry.fill(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
     }
 
     /// Makes the next sources for `directory` reopen its entries from disk.
@@ -120,7 +133,7 @@ actor CacheEntry {
     private let lockFD: Int32
     private var table: CacheTable
     private(set) var statistics = CachedByteSource.Statistics()
-    private var inFlight: [(range: Range<UInt64>, task: Task<Void, any Error>)] = []
+    private var inFlight: [(range: Range<UInt64>, task: Task<Bool, any Error>)] = []
 
     init(directory: String, resource: String) throws {
         self.resource = resource
@@ -132,7 +145,7 @@ actor CacheEntry {
             Platform.closeFile(lockFD)
             throw error
         }
-        table = CacheTable(resource: resource, length: 0, validator: nil, ranges: [])
+        table = CacheTable(resource: resource, length: 0, validator: nil)
     }
 
     deinit {
@@ -152,7 +165,7 @@ actor CacheEntry {
     /// The table on disk, or an empty one when it is missing, corrupt or for another
     /// resource/version (then the data file is emptied too). Call with the lock held.
     private func loadTable(length: UInt64, validator: String?) throws -> CacheTable {
-        let fresh = CacheTable(resource: resource, length: length, validator: validator, ranges: [])
+        let fresh = CacheTable(resource: resource, length: length, validator: validator)
         let onDisk: CacheTable?
         do {
             onDisk = try CacheTable.load(tablePath)
@@ -183,8 +196,22 @@ actor CacheEntry {
         table = try locked { try loadTable(length: length, validator: validator) }
     }
 
-    func read(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64) async throws -> [UInt8] {
+    func read(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) async throws -> [UInt8] {
+        try await fill(range, upstream: upstream, bridgeGap: bridgeGap, commitInterval: commitInterval)
+        statistics.cachedBytesServed += UInt64(range.count)
+        let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
+        guard bytes.count == Int(range.count) else {
+            throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
+        }
+        return bytes
+    }
+
+    /// Makes every byte of `range` present: the missing parts are streamed from upstream
+    /// straight into the data file (memory: one piece), committed every `commitInterval`
+    /// bytes and at the end.
+    func fill(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64 = CacheEntry.defaultCommitInterval) async throws {
         Platform.touch(tablePath)
+        var resets = 0
         while true {
             var missing = table.rangeSet.missing(in: range)
             if missing.isEmpty { break }
@@ -201,41 +228,90 @@ actor CacheEntry {
             let part = missing[0]
             if let running = inFlight.first(where: { $0.range.overlaps(part) }) {
                 // Someone is already fetching (part of) it: wait, then look again.
-                try await running.task.value
+                _ = try await running.task.value
                 continue
             }
-            let task = Task { try await self.fetch(part, from: upstream) }
+            let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval) }
             inFlight.append((part, task))
             defer { inFlight.removeAll { $0.range == part } }
-            try await task.value
+            if try await task.value == false {
+                // Another process started the entry again while we streamed: what we wrote
+                // was not claimed. Look again, a bounded number of times.
+                resets += 1
+                guard resets <= 3 else { throw MP4Error(.io, "\(resource): the cache entry was started again by another process \(resets) times during one read") }
+            }
         }
-        statistics.cachedBytesServed += UInt64(range.count)
-        let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
-        guard bytes.count == Int(range.count) else {
-            throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
-        }
-        return bytes
     }
 
-    /// Fetches `part` upstream, writes and flushes it, then records it in the table (merged with
-    /// what other processes recorded meanwhile).
-    private func fetch(_ part: Range<UInt64>, from upstream: any ByteSource) async throws {
-        let bytes = try await upstream.read(part)
+    /// Bytes streamed into the data file between two commits (data fsync, then the table).
+    static let defaultCommitInterval: UInt64 = 64 << 20
+
+    /// Streams `part` from upstream into the data file, committing what arrived every
+    /// `commitInterval` bytes, at the end, and when the stream fails (then rethrows). Returns
+    /// false when the entry was started again by another process meanwhile (nothing claimed).
+    private func fetch(_ part: Range<UInt64>, from upstream: any ByteSource, commitInterval: UInt64) async throws -> Bool {
         statistics.upstreamReads += 1
-        statistics.upstreamBytes += UInt64(bytes.count)
-        guard bytes.count == Int(part.count) else {
-            throw MP4Error(.io, "\(resource): upstream returned \(bytes.count) of \(part.count) bytes at \(part.lowerBound)", offset: part.lowerBound)
+        let generation = table.generation
+        // The stream runs outside the actor (the upstream is nonisolated): it writes with the
+        // descriptor directly and comes back to the actor only to commit.
+        let progress = FillProgress(start: part.lowerBound)
+        let fd = dataFD, path = dataPath
+        defer { statistics.upstreamBytes += progress.written - part.lowerBound }
+        do {
+            try await upstream.read(part, into: { @Sendable bytes in
+                guard progress.valid else { throw CancellationError() }
+                try Platform.writeFully(fd, bytes, offset: progress.written, path: path)
+                progress.written += UInt64(bytes.count)
+                if progress.written - progress.committed >= commitInterval {
+                    progress.valid = try await self.commit(progress.committed..<progress.written, generation: generation)
+                    progress.committed = progress.written
+                }
+            })
+        } catch {
+            if progress.valid && progress.written > progress.committed { _ = try? commit(progress.committed..<progress.written, generation: generation) }
+            if !progress.valid { return false }
+            throw error
         }
-        try locked {
+        guard progress.valid else { return false }
+        let written = progress.written, committed = progress.committed
+        guard written == part.upperBound else {
+            if written > committed { _ = try commit(committed..<written, generation: generation) }
+            throw MP4Error(.io, "\(resource): upstream returned \(written - part.lowerBound) of \(part.count) bytes at \(part.lowerBound)", offset: part.lowerBound)
+        }
+        if written > committed { return try commit(committed..<written, generation: generation) }
+        return true
+    }
+
+    /// Claims `range` (written to the data file) in the table: data fsync first, then, holding
+    /// the lock, the table as it is on disk now (other processes' ranges merged) plus `range`,
+    /// written atomically. Claims nothing and returns false when the entry's generation is no
+    /// longer `generation` (another process emptied it: the bytes may be gone).
+    private func commit(_ range: Range<UInt64>, generation: String?) throws -> Bool {
+        try Platform.syncData(dataFD, path: dataPath)   // data first ...
+        return try locked {
             // Another process may have added ranges, or evicted or reset the entry: start from
             // what is on disk now (an empty entry when it is gone or damaged).
             table = try loadTable(length: table.length, validator: table.validator)
-            try Platform.writeFully(dataFD, bytes, offset: part.lowerBound, path: dataPath)
-            try Platform.syncData(dataFD, path: dataPath)   // data first ...
-            var set = table.rangeSet
-            set.insert(part)
-            table.rangeSet = set
-            try table.write(to: tablePath)                   // ... then the table that claims it
+            guard table.generation == generation else { return false }
+            table.rangeSet.insert(range)
+            try table.write(to: tablePath)              // ... then the table that claims it
+            return true
         }
+    }
+}
+
+/// How far one streamed fetch got. Touched only by the stream that owns it, one piece at a
+/// time (the pieces of a read arrive in order, never concurrently).
+private final class FillProgress: @unchecked Sendable {
+    /// End of the bytes written to the data file.
+    var written: UInt64
+    /// End of the bytes claimed by the table.
+    var committed: UInt64
+    /// False once a commit found the entry started again by another process.
+    var valid = true
+
+    init(start: UInt64) {
+        written = start
+        committed = start
     }
 }

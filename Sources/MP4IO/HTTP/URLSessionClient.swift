@@ -3,44 +3,23 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A value behind a lock: the one place where the HTTP code shares mutable state between
-/// URLSession's delegate queue and Swift tasks.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
-/// One HTTP exchange as far as it went: status, headers, the body bytes received (up to a
-/// limit), and the transport error that ended it early, if any.
-struct HTTPExchange: Sendable {
+/// One exchange through URLSession, as far as it went.
+struct URLSessionExchange: Sendable {
     var status: Int
-    /// Header values by lower-cased name.
     var headers: [String: String]
+    var url: URL?
     var body: [UInt8]
-    /// Set when the transfer failed before the body was complete (connection dropped,
-    /// timeout); `body` then holds what arrived.
     var error: URLError?
-    /// Whether the exchange was stopped on purpose after `limit` body bytes.
     var stoppedAtLimit: Bool
-    /// Body bytes dropped before `body` (a 200 answer to a range request: the whole file
-    /// arrives and only the requested part is kept).
-    var skipped: Int = 0
-
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
+    var skipped: Int
 }
 
 /// URLSession with a delegate, so that a body can be cut off after the bytes a read needs (a
 /// server that ignores `Range` sends the whole file) and a dropped connection still yields the
-/// bytes that arrived. One session per source, reused for keep-alive.
-final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
+/// bytes that arrived. One session per source, reused for keep-alive. The client for `https:`
+/// (TLS); bodies are collected up to the request's limit before they are handed on, so
+/// ``HTTPByteSource`` splits large streamed reads into bounded requests on this client.
+final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     /// What arrived of one exchange's body. Mutated only in place, through the locked
     /// dictionary (`state[id]?.receive(...)`): copying it out, appending and storing it back
     /// made copy-on-write copy the whole body for every chunk (O(n²) in the body size).
@@ -79,16 +58,19 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
     struct Pending {
         var received: Received
         var response: HTTPURLResponse?
-        var continuation: CheckedContinuation<HTTPExchange, any Error>
+        var continuation: CheckedContinuation<URLSessionExchange, any Error>
     }
 
     private let pending = Locked<[Int: Pending]>([:])
     private let redirects = Locked<[Int: Int]>([:])
     let maxRedirects: Int
+    /// Lower-cased names of the headers dropped on a redirect to another origin.
+    let credentialHeaders: Set<String>
     private let sessionBox = Locked<URLSession?>(nil)
 
-    init(timeout: TimeInterval, maxRedirects: Int) {
+    init(timeout: TimeInterval, maxRedirects: Int, credentialHeaders: Set<String>) {
         self.maxRedirects = maxRedirects
+        self.credentialHeaders = credentialHeaders
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
@@ -108,7 +90,7 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
     /// they arrived); when the server answers 200 with the whole body, the first `skipWhole`
     /// bytes are dropped as they arrive, so memory stays bounded by `limit` whatever the
     /// offset. Throws only when no response arrived at all.
-    func perform(_ request: URLRequest, limit: Int, skipWhole: Int = 0) async throws -> HTTPExchange {
+    func perform(_ request: URLRequest, limit: Int, skipWhole: Int = 0) async throws -> URLSessionExchange {
         guard let session = sessionBox.withLock({ $0 }) else { throw URLError(.cancelled) }
         let task = session.dataTask(with: request)
         return try await withTaskCancellationHandler {
@@ -142,7 +124,15 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
             return state[task.taskIdentifier] ?? 0
         }
         // Beyond the bound, the redirect response itself is returned (and reported).
-        completionHandler(count > maxRedirects ? nil : request)
+        guard count <= maxRedirects else { return completionHandler(nil) }
+        // Credentials stay with their origin (what curl does).
+        var request = request
+        if let from = response.url, let to = request.url, !HTTPRequest.sameOrigin(from, to) {
+            for name in request.allHTTPHeaderFields?.keys.map({ $0 }) ?? [] where credentialHeaders.contains(name.lowercased()) {
+                request.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        completionHandler(request)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -156,9 +146,31 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, Sendable {
             }
             let received = entry.received
             let failure = received.stopped ? nil : (error as? URLError) ?? error.map { _ in URLError(.unknown) }
-            entry.continuation.resume(returning: HTTPExchange(status: response.statusCode, headers: headers, body: received.body, error: failure, stoppedAtLimit: received.stopped, skipped: received.skipped))
+            entry.continuation.resume(returning: URLSessionExchange(status: response.statusCode, headers: headers, url: response.url, body: received.body, error: failure, stoppedAtLimit: received.stopped, skipped: received.skipped))
         } else {
             entry.continuation.resume(throwing: error ?? URLError(.badServerResponse))
         }
+    }
+
+    var streamsBodies: Bool { false }
+
+    func get(_ request: HTTPRequest, limit: Int, skipWhole: Int,
+             head: (HTTPResponseHead) throws -> Void,
+             body: (ArraySlice<UInt8>) async throws -> Void) async throws -> HTTPOutcome {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.timeoutInterval = request.timeout
+        for (name, value) in request.headers {
+            guard HTTPRequest.isValidHeaderName(name), HTTPRequest.isValidHeaderValue(value) else { throw URLError(.badURL) }
+            urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        let exchange = try await perform(urlRequest, limit: limit, skipWhole: skipWhole)
+        let responseHead = HTTPResponseHead(status: exchange.status, headers: exchange.headers, url: exchange.url ?? request.url)
+        try head(responseHead)
+        var delivered = 0
+        if (200..<300).contains(exchange.status) && !exchange.body.isEmpty {
+            delivered = exchange.body.count
+            try await body(exchange.body[...])
+        }
+        return HTTPOutcome(head: responseHead, delivered: delivered, skipped: exchange.skipped, stoppedAtLimit: exchange.stoppedAtLimit, error: exchange.error)
     }
 }

@@ -1,0 +1,343 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MP4Core
+
+/// A ``ByteSource`` over HTTP(S) with `Range` requests: `http:` through mp4probe's own
+/// HTTP/1.1 client over sockets (bodies stream to the consumer at the wire's speed), `https:`
+/// through URLSession (FoundationNetworking on Linux).
+///
+/// - The first request fetches a head window (``Options/headWindow``, 64 KiB by default) and
+///   learns the total length from its `Content-Range`: no separate HEAD round trip. The head
+///   is kept, so the parser's first read costs nothing more.
+/// - `ETag` and `Last-Modified` of the first response are remembered and checked on every later
+///   response (and sent as `If-Range`): a file that changed between two reads is an error,
+///   never a mix of two versions.
+/// - Transient failures (connection reset or dropped, timeouts, 5xx, 429 with `Retry-After`)
+///   are retried a bounded number of times with backoff; a body cut short is resumed from the
+///   first missing byte.
+/// - A server that ignores `Range` (200 with the whole body) still works: the body is read up
+///   to the bytes needed and the transfer cancelled; ``supportsRanges`` then says so.
+public final class HTTPByteSource: ByteSource {
+    /// How requests are made.
+    public struct Options: Sendable {
+        /// Bytes of the first request (64 KiB: `ftyp` and a small front `moov` in one request,
+        /// yet little waste when `moov` is at the end).
+        public var headWindow: Int = 64 << 10
+        /// Extra request headers (e.g. `Authorization`).
+        public var headers: [String: String] = [:]
+        /// Seconds without progress before a request fails (at least 1: FoundationNetworking
+        /// on Linux times a shorter interval out at once).
+        public var timeout: TimeInterval = 30
+        /// Retries of one read after transient failures.
+        public var maxRetries: Int = 3
+        /// First backoff delay, seconds (doubled per retry).
+        public var retryDelay: Double = 0.2
+        /// Longest `Retry-After` honoured, seconds.
+        public var maxRetryAfter: Double = 30
+        /// Redirects followed per request.
+        public var maxRedirects: Int = 5
+        /// Lower-cased names of the headers that carry credentials: they are sent only to the
+        /// origin of ``HTTPByteSource/url`` and dropped when a redirect goes to another scheme,
+        /// host or port (as curl does). Add the names of your own secret headers.
+        public var credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+        /// Which client performs `http:` requests.
+        public var client: Client = .automatic
+        /// Largest request when the client collects bodies before handing them on (URLSession:
+        /// `https:`, or ``Client/urlSession``): a long streamed read is split into requests of
+        /// this size, which bounds memory.
+        public var maxCollectedRequest: Int = 16 << 20
+
+        /// The implementation behind the requests.
+        public enum Client: String, Sendable {
+            /// mp4probe's HTTP/1.1 client for `http:`, URLSession for `https:`.
+            case automatic
+            /// URLSession for everything (the slower path on Linux; for comparison).
+            case urlSession
+        }
+
+        public init() {}
+    }
+
+    /// Requests made and bytes received so far.
+    public struct Statistics: Sendable, Hashable, Codable {
+        public var requests: Int = 0
+        public var bytesReceived: UInt64 = 0
+        public var retries: Int = 0
+    }
+
+    struct State {
+        var length: UInt64?
+        var head: [UInt8] = []
+        var etag: String?
+        var lastModified: String?
+        var supportsRanges = true
+        var statistics = Statistics()
+    }
+
+    /// The URL.
+    public let url: URL
+    public let options: Options
+    private let client: any HTTPClient
+    private let state = Locked(State())
+    private let headTask = Locked<Task<Void, any Error>?>(nil)
+
+    /// A source for `url` (http or https).
+    public init(url: URL, options: Options = Options()) throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw MP4Error(.io, "\(url.absoluteString) is not an http(s) URL")
+        }
+        self.url = url
+        var options = options
+        options.timeout = max(options.timeout, 1)
+        self.options = options
+        for (name, value) in options.headers {
+            guard HTTPRequest.isValidHeaderName(name) else { throw MP4Error(.invalidRequest, "header name '\(name)' is not a valid HTTP field name") }
+            guard HTTPRequest.isValidHeaderValue(value) else { throw MP4Error(.invalidRequest, "the value of header \(name) contains a line break or NUL (it would inject headers)") }
+        }
+        let credentials = Set(options.credentialHeaders.map { $0.lowercased() })
+        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: credentials)
+        switch options.client {
+        case .automatic: self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
+        case .urlSession: self.client = tls
+        }
+    }
+
+    deinit { client.invalidate() }
+
+    public var name: String { url.absoluteString }
+    public var preferredReadSize: Int { options.headWindow }
+
+    /// Whether the server honoured `Range` (known after the first request).
+    public var supportsRanges: Bool { state.withLock { $0.supportsRanges } }
+    /// Requests made and bytes received so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The `ETag` (or `Last-Modified`) of the first response.
+    public func validator() async throws -> String? {
+        try await fetchHead()
+        return state.withLock { $0.etag ?? $0.lastModified }
+    }
+
+    public func length() async throws -> UInt64 {
+        try await fetchHead()
+        guard let length = state.withLock({ $0.length }) else { throw MP4Error(.io, "\(name): the server did not say how long the file is") }
+        return length
+    }
+
+    public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        try await fetchHead()
+        let (length, head) = state.withLock { ($0.length ?? 0, $0.head) }
+        let upper = min(range.upperBound, length)
+        guard range.lowerBound < upper else { return [] }
+        if upper <= UInt64(head.count) { return Array(head[Int(range.lowerBound)..<Int(upper)]) }
+        var result: [UInt8] = []
+        result.reserveCapacity(Int(upper - range.lowerBound))
+        try await fetch(range.lowerBound..<upper) { result.append(contentsOf: $0) }
+        return result
+    }
+
+    /// Streams `range`: over `http:` one request whose body goes to `consume` as it arrives
+    /// (memory: one socket buffer); over `https:` requests of at most
+    /// ``Options/maxCollectedRequest`` bytes.
+    public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await fetchHead()
+        let (length, head) = state.withLock { ($0.length ?? 0, $0.head) }
+        let upper = min(range.upperBound, length)
+        guard range.lowerBound < upper else { return }
+        var offset = range.lowerBound
+        if offset < UInt64(head.count) {
+            let end = min(upper, UInt64(head.count))
+            try await consume(head[Int(offset)..<Int(end)])
+            offset = end
+        }
+        let step = client.streamsBodies && url.scheme?.lowercased() == "http" ? UInt64.max : UInt64(max(options.maxCollectedRequest, 1 << 16))
+        while offset < upper {
+            let end = upper - offset > step ? offset + step : upper
+            try await fetch(offset..<end, deliver: consume)
+            offset = end
+        }
+    }
+
+    /// The first request, made once: the head window and the total length.
+    private func fetchHead() async throws {
+        let task = headTask.withLock { current -> Task<Void, any Error> in
+            if let current { return current }
+            let made = Task { try await self.loadHead() }
+            current = made
+            return made
+        }
+        try await task.value
+    }
+
+    private func loadHead() async throws {
+        var bytes: [UInt8] = []
+        try await fetch(0..<UInt64(max(options.headWindow, 16)), learning: true) { bytes.append(contentsOf: $0) }
+        state.withLock { $0.head = bytes }
+    }
+
+    private func request(_ range: Range<UInt64>) -> HTTPRequest {
+        var headers = options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
+            .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
+        headers.append(("Accept-Encoding", "identity"))
+        let (etag, modified) = state.withLock { ($0.etag, $0.lastModified) }
+        if let etag, !etag.hasPrefix("W/") {
+            headers.append(("If-Range", etag))
+        } else if let modified {
+            headers.append(("If-Range", modified))
+        }
+        return HTTPRequest(url: url, headers: headers, timeout: options.timeout, credentialHeaders: Set(options.credentialHeaders.map { $0.lowercased() }))
+    }
+
+    /// Parses `bytes a-b/total` (total may be `*`).
+    static func parseContentRange(_ text: String) -> (first: UInt64, last: UInt64, total: UInt64?)? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-")
+        guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), first <= last else { return nil }
+        return (first, last, parts[1] == "*" ? nil : UInt64(parts[1]))
+    }
+
+    /// Checks (or, on the first response, records) the validators.
+    private func validate(_ exchange: HTTPResponseHead, learning: Bool) throws {
+        let etag = exchange.header("etag"), modified = exchange.header("last-modified")
+        try state.withLock { state in
+            if learning && state.length == nil {
+                state.etag = etag
+                state.lastModified = modified
+                return
+            }
+            if let known = state.etag, let etag, known != etag {
+                throw MP4Error(.io, "\(name) changed on the server between two reads (ETag \(known) → \(etag)); open it again")
+            }
+            if state.etag == nil, let known = state.lastModified, let modified, known != modified {
+                throw MP4Error(.io, "\(name) changed on the server between two reads (Last-Modified \(known) → \(modified)); open it again")
+            }
+        }
+    }
+
+    /// Fetches `range` and hands its bytes to `deliver` in order, with retries and resumption
+    /// from the first byte not delivered. Every response is checked (status, `Content-Range`,
+    /// validators) before any of its body is delivered, so a changed file never contributes a
+    /// byte. With `learning`, the response also sets the length and validators (the first
+    /// request), and whatever the window held is delivered.
+    private func fetch(_ range: Range<UInt64>, learning: Bool = false, deliver: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        var wanted = range
+        var attempt = 0
+        func retry(after delay: Double?, _ why: String) async throws {
+            attempt += 1
+            guard attempt <= options.maxRetries else { throw MP4Error(.io, "\(name): \(why) (gave up after \(options.maxRetries) retries)", offset: wanted.lowerBound) }
+            state.withLock { $0.statistics.retries += 1 }
+            let seconds = min(delay ?? options.retryDelay * Double(1 << (attempt - 1)), options.maxRetryAfter)
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        }
+        while !wanted.isEmpty {
+            let supportsRanges = state.withLock { $0.supportsRanges }
+            // Bytes of this response's body to deliver (set by the head check), and delivered.
+            var expected = 0, given = 0
+            let outcome: HTTPOutcome
+            do {
+                state.withLock { $0.statistics.requests += 1 }
+                // A 200 answer starts at byte 0: the bytes before the range are dropped as
+                // they arrive, so memory stays bounded by the range.
+                outcome = try await client.get(request(wanted), limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
+                    switch head.status {
+                    case 206:
+                        guard let contentRange = head.header("content-range").flatMap(Self.parseContentRange) else {
+                            throw MP4Error(.io, "\(name): 206 response without a valid Content-Range (\(head.header("content-range") ?? "missing"))", offset: wanted.lowerBound)
+                        }
+                        guard contentRange.first == wanted.lowerBound, contentRange.last < wanted.upperBound || learning else {
+                            throw MP4Error(.io, "\(name): asked for bytes \(wanted.lowerBound)-\(wanted.upperBound - 1), the server sent \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
+                        }
+                        try validate(head, learning: learning)
+                        if learning {
+                            guard let total = contentRange.total else { throw MP4Error(.io, "\(name): Content-Range does not give the file's length") }
+                            state.withLock { $0.length = total }
+                            wanted = wanted.lowerBound..<min(wanted.upperBound, total)
+                        } else if let total = contentRange.total, total != state.withLock({ $0.length }) {
+                            throw MP4Error(.io, "\(name) changed on the server: its length went from \(state.withLock { $0.length ?? 0 }) to \(total) bytes")
+                        }
+                        expected = Int(min(contentRange.last + 1, wanted.upperBound) - wanted.lowerBound)
+                    case 200:
+                        if !learning && (state.withLock { $0.etag != nil || $0.lastModified != nil }) && supportsRanges {
+                            // If-Range did not match: the file is not the one we started reading.
+                            throw MP4Error(.io, "\(name) changed on the server between two reads (If-Range did not match); open it again")
+                        }
+                        try validate(head, learning: learning)
+                        state.withLock { $0.supportsRanges = false }
+                        if learning, let total = head.header("content-length").flatMap({ UInt64($0) }) {
+                            state.withLock { $0.length = total }
+                            wanted = wanted.lowerBound..<min(wanted.upperBound, total)
+                        }
+                        expected = Int(clamping: wanted.count)
+                    case 416 where learning:
+                        try validate(head, learning: true)
+                    default:
+                        break
+                    }
+                }, body: { bytes in
+                    let take = bytes.prefix(max(0, expected - given))
+                    given += take.count
+                    if !take.isEmpty { try await deliver(take) }
+                })
+            } catch let error as URLError where Self.isTransient(error) {
+                try await retry(after: nil, "network error: \(error.localizedDescription)")
+                continue
+            } catch let error as MP4Error {
+                throw error
+            } catch let error as URLError where error.code == .badURL {
+                throw MP4Error(.invalidRequest, "\(name): the request cannot be sent (invalid URL or header)")
+            } catch let error as URLError where error.code == .cancelled {
+                throw CancellationError()
+            } catch {
+                throw MP4Error(.io, "\(name): request failed: \(error.localizedDescription)", offset: wanted.lowerBound)
+            }
+            state.withLock { $0.statistics.bytesReceived += UInt64(outcome.delivered) }
+            switch outcome.status {
+            case 206:
+                wanted = (wanted.lowerBound + UInt64(given))..<wanted.upperBound
+                if learning { return }  // the head: whatever the window held
+                if given < expected || !wanted.isEmpty {
+                    // Cut short (dropped connection, short body): fetch only the missing part.
+                    try await retry(after: nil, "the response ended after \(given) of \(expected) bytes")
+                }
+            case 200:
+                if learning && state.withLock({ $0.length == nil }) {
+                    guard outcome.error == nil && !outcome.stoppedAtLimit else {
+                        throw MP4Error(.io, "\(name): the server ignores Range and does not say how long the file is")
+                    }
+                    state.withLock { $0.length = UInt64(given) }
+                    return
+                }
+                // The whole body from 0, minus the `skipped` bytes before the range.
+                if outcome.skipped < Int(clamping: wanted.lowerBound) { given = 0 }
+                wanted = (wanted.lowerBound + UInt64(given))..<wanted.upperBound
+                if wanted.isEmpty || (learning && outcome.error == nil && !outcome.stoppedAtLimit) { return }
+                try await retry(after: nil, "the response ended after \(outcome.skipped + given) bytes")
+            case 416 where learning:
+                // `bytes=0-…` not satisfiable: an empty file (`Content-Range: bytes */0`).
+                guard outcome.header("content-range").map({ $0.trimmingCharacters(in: .whitespaces) == "bytes */0" }) ?? true else {
+                    throw MP4Error(.io, "\(name): 416 for the first bytes of the file (\(outcome.header("content-range") ?? "no Content-Range"))")
+                }
+                state.withLock { $0.length = 0 }
+                return
+            case 416:
+                throw MP4Error(.io, "\(name): 416 range \(wanted.lowerBound)-\(wanted.upperBound - 1) not satisfiable (the file is shorter than \(state.withLock { $0.length ?? 0 }) bytes: changed on the server?)", offset: wanted.lowerBound)
+            case 429, 500...599:
+                let retryAfter = outcome.header("retry-after").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                try await retry(after: retryAfter, "HTTP \(outcome.status)")
+            default:
+                throw MP4Error(.io, "\(name): HTTP \(outcome.status)\(outcome.status == 404 ? " (not found)" : outcome.status == 401 || outcome.status == 403 ? " (not allowed: --header \"Authorization: ...\"?)" : "")", offset: wanted.lowerBound)
+            }
+        }
+    }
+
+    static func isTransient(_ error: URLError) -> Bool {
+        [.networkConnectionLost, .timedOut, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed, .badServerResponse].contains(error.code)
+    }
+}

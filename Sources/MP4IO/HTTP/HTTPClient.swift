@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A value behind a lock: how the HTTP code shares mutable state between tasks, URLSession's
+/// delegate queue and socket waits. Mutate through `withLock` only (in place: never copy a
+/// large value out, change it and store it back).
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// One GET as the HTTP clients take it.
+struct HTTPRequest: Sendable {
+    var url: URL
+    /// Header fields in order (names as given). `Host`, `Connection` and framing headers are
+    /// the client's.
+    var headers: [(name: String, value: String)]
+    /// Seconds without progress (connecting, sending, receiving) before the request fails.
+    var timeout: TimeInterval
+    /// Lower-cased names of the headers that carry credentials: dropped when a redirect leaves
+    /// the origin (scheme, host or port), as curl does.
+    var credentialHeaders: Set<String>
+
+    /// The headers a redirect to `target` keeps: all of them on the same origin, all but the
+    /// credentials on another.
+    func headers(redirectedTo target: URL) -> [(name: String, value: String)] {
+        guard !HTTPRequest.sameOrigin(url, target) else { return headers }
+        return headers.filter { !credentialHeaders.contains($0.name.lowercased()) }
+    }
+
+    /// Whether `a` and `b` have the same scheme, host and port (default ports filled in).
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, (url.host ?? "").lowercased(), url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(a) == origin(b)
+    }
+
+    /// Whether `value` may be sent as a header value: no CR, LF or NUL (they would end the
+    /// header or the head early: header injection).
+    static func isValidHeaderValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+    }
+
+    /// Whether `name` is an HTTP token (RFC 9110 §5.6.2).
+    static func isValidHeaderName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
+
+/// The status and headers of the response a request ended with (after redirects).
+struct HTTPResponseHead: Sendable {
+    var status: Int
+    /// Header values by lower-cased name (repeated fields joined with ", ").
+    var headers: [String: String]
+    /// The URL that answered (differs from the request's after a redirect).
+    var url: URL
+
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// How one exchange ended.
+struct HTTPOutcome: Sendable {
+    var head: HTTPResponseHead
+    /// Body bytes handed to the consumer.
+    var delivered: Int
+    /// Body bytes dropped before them (a 200 answer to a range request starts at byte 0).
+    var skipped: Int
+    /// Whether the transfer was stopped on purpose after `limit` bytes.
+    var stoppedAtLimit: Bool
+    /// Set when the body ended early (connection dropped, timeout): `delivered` says how far it
+    /// got.
+    var error: URLError?
+
+    var status: Int { head.status }
+    func header(_ name: String) -> String? { head.header(name) }
+}
+
+/// Performs GETs. Two implementations: ``HTTP1Client`` (POSIX sockets, `http:`; hands `https:`
+/// to the next) and ``URLSessionClient`` (URLSession: TLS, and the fallback).
+protocol HTTPClient: Sendable {
+    /// Performs `request`, following redirects. Calls `head` once with the final response's
+    /// status and headers, before any body byte (it may throw to refuse the response); then, for
+    /// a 2xx status, `body` with the body bytes in order: after dropping the first `skipWhole`
+    /// bytes when the status is 200, and at most `limit` bytes in all (the transfer then
+    /// stops). Throws a `URLError` when no response arrived, or what `head` or `body` threw.
+    func get(_ request: HTTPRequest, limit: Int, skipWhole: Int,
+             head: (HTTPResponseHead) throws -> Void,
+             body: (ArraySlice<UInt8>) async throws -> Void) async throws -> HTTPOutcome
+
+    /// Whether bodies reach `body` as they arrive (memory bounded by a chunk), rather than
+    /// collected first (memory bounded by `limit`).
+    var streamsBodies: Bool { get }
+
+    /// Closes idle connections and cancels outstanding work.
+    func invalidate()
+}

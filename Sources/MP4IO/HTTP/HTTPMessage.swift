@@ -1,0 +1,138 @@
+import Foundation
+
+/// HTTP/1.1 message heads and body framing (RFC 9112), as plain functions over bytes: the
+/// client parses responses with them, and the `serve` server will parse requests with the same
+/// code. Every size is bounded; malformed input is an error, never a guess.
+enum HTTPMessage {
+    /// Most bytes a head (start line and header fields) may take.
+    static let maxHeadSize = 64 << 10
+    /// Most header fields in one head.
+    static let maxFieldCount = 200
+    /// Longest chunk-size line (with extensions) or trailer line.
+    static let maxLineSize = 8 << 10
+
+    /// A parsed head: the start line's three parts and the header fields in order.
+    struct Head: Sendable {
+        var startLine: (String, String, String)
+        var fields: [(name: String, value: String)]
+
+        /// Values by lower-cased name; repeated fields joined with ", ".
+        var fieldsByName: [String: String] {
+            var result: [String: String] = [:]
+            for (name, value) in fields {
+                let key = name.lowercased()
+                if let existing = result[key] { result[key] = existing + ", " + value } else { result[key] = value }
+            }
+            return result
+        }
+
+        func values(_ name: String) -> [String] {
+            fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        }
+    }
+
+    struct Malformed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Where the head in `bytes` ends (the index just after the empty line), or `nil` when it
+    /// has not all arrived. Accepts bare LF line ends, as RFC 9112 §2.2 allows a recipient to.
+    static func headEnd(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var i = bytes.startIndex
+        while let newline = bytes[i...].firstIndex(of: 0x0A) {
+            let next = newline + 1
+            if next < bytes.endIndex && bytes[next] == 0x0A { return next + 1 }
+            if next + 1 < bytes.endIndex && bytes[next] == 0x0D && bytes[next + 1] == 0x0A { return next + 2 }
+            i = next
+        }
+        return nil
+    }
+
+    /// Parses a head (the bytes up to and including the empty line).
+    static func parseHead(_ bytes: ArraySlice<UInt8>) throws -> Head {
+        guard bytes.count <= maxHeadSize else { throw Malformed(description: "head longer than \(maxHeadSize) bytes") }
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> ArraySlice<UInt8> in
+            line.last == 0x0D ? line.dropLast() : line
+        }
+        while lines.last?.isEmpty == true { lines.removeLast() }
+        guard let first = lines.first, !first.isEmpty else { throw Malformed(description: "empty start line") }
+        guard lines.count - 1 <= maxFieldCount else { throw Malformed(description: "more than \(maxFieldCount) header fields") }
+        guard !first.contains(0), let startText = String(validating: first, as: UTF8.self) ?? String(bytes: first, encoding: .isoLatin1) else {
+            throw Malformed(description: "unreadable start line")
+        }
+        let parts = startText.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 2 else { throw Malformed(description: "start line '\(startText.prefix(80))' is not 'A B C'") }
+        var fields: [(String, String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: 0x3A) else { throw Malformed(description: "header line without ':'") }
+            guard line.first != 0x20 && line.first != 0x09 else { throw Malformed(description: "folded header line (obsolete, RFC 9112 §5.2)") }
+            let nameBytes = line[line.startIndex..<colon]
+            guard let name = String(validating: nameBytes, as: UTF8.self), HTTPRequest.isValidHeaderName(name) else {
+                throw Malformed(description: "invalid header name")
+            }
+            let valueBytes = line[(colon + 1)...]
+            guard !valueBytes.contains(0) else { throw Malformed(description: "NUL in the value of \(name)") }
+            let value = (String(validating: valueBytes, as: UTF8.self) ?? String(bytes: valueBytes, encoding: .isoLatin1) ?? "")
+                .trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            fields.append((name, value))
+        }
+        return Head(startLine: (parts[0], parts[1], parts.count > 2 ? parts[2] : ""), fields: fields)
+    }
+
+    /// How a response body is delimited.
+    enum Framing: Equatable {
+        /// No body (HEAD, 1xx, 204, 304).
+        case none
+        /// Exactly this many bytes.
+        case length(UInt64)
+        /// `Transfer-Encoding: chunked`.
+        case chunked
+        /// Until the server closes the connection.
+        case untilClose
+    }
+
+    /// The framing of a response with `status` and `head` (RFC 9112 §6.3). A `Content-Length`
+    /// that is not a number, or several that disagree, is an error (a response-splitting sign).
+    static func responseFraming(status: Int, head: Head, requestWasHead: Bool = false) throws -> Framing {
+        if requestWasHead || (100..<200).contains(status) || status == 204 || status == 304 { return .none }
+        let transferEncoding = head.values("transfer-encoding").joined(separator: ",").lowercased()
+        if !transferEncoding.isEmpty {
+            let codings = transferEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            // Chunked must be last; anything else is read until close.
+            return codings.last == "chunked" ? .chunked : .untilClose
+        }
+        let lengths = head.values("content-length").flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = lengths.first else { return .untilClose }
+        guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = UInt64(first) else {
+            throw Malformed(description: "invalid Content-Length '\(lengths.joined(separator: ", "))'")
+        }
+        return .length(length)
+    }
+
+    /// Parses a chunk-size line (`1a3f;ext=1`): the size, or an error when it is not hex or
+    /// does not fit 62 bits.
+    static func chunkSize(_ line: ArraySlice<UInt8>) throws -> UInt64 {
+        let digits = line.prefix { $0 != 0x3B && $0 != 0x20 && $0 != 0x09 }
+        guard !digits.isEmpty, digits.count <= 15 else { throw Malformed(description: "invalid chunk size") }
+        var size: UInt64 = 0
+        for byte in digits {
+            let value: UInt8
+            switch byte {
+            case 0x30...0x39: value = byte - 0x30
+            case 0x41...0x46: value = byte - 0x41 + 10
+            case 0x61...0x66: value = byte - 0x61 + 10
+            default: throw Malformed(description: "invalid chunk size")
+            }
+            size = size << 4 | UInt64(value)
+        }
+        return size
+    }
+
+    /// The bytes of a GET request head.
+    static func requestHead(method: String = "GET", target: String, host: String, fields: [(name: String, value: String)]) -> [UInt8] {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
+        for (name, value) in fields { text += "\(name): \(value)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CSystem
+
+/// A TCP connection with a read buffer: non-blocking reads and writes that are tried at once
+/// and, only when the socket is not ready, wait (poll, bounded by the timeout) on the
+/// connection's own dispatch queue, never on a Swift concurrency thread. Cancelling the task
+/// that waits shuts the socket down, which ends the wait.
+///
+/// Used by one task at a time (an exchange owns it; idle ones sit in ``HTTP1Client``'s pool).
+final class SocketConnection: @unchecked Sendable {
+    /// `host:port`, the key of the keep-alive pool.
+    let key: String
+    private let fd: Int32
+    private let waiter: DispatchQueue
+    private let closed = Locked(false)
+
+    /// Received bytes not consumed yet: `buffer[start..<end]`.
+    private(set) var buffer: [UInt8]
+    private(set) var start = 0
+    private(set) var end = 0
+    /// Whether this connection has already carried an exchange (a failure before the first
+    /// response byte on a reused connection is a stale keep-alive, worth one retry).
+    var reused = false
+
+    static let bufferSize = 256 << 10
+
+    private init(fd: Int32, key: String) {
+        self.fd = fd
+        self.key = key
+        self.waiter = DispatchQueue(label: "mp4probe.socket.\(key)")
+        self.buffer = [UInt8](repeating: 0, count: Self.bufferSize)
+    }
+
+    deinit { close() }
+
+    /// Connects to `host:port` (name resolution and connect run on a dispatch queue).
+    static func connect(host: String, port: Int, timeout: TimeInterval) async throws -> SocketConnection {
+        let milliseconds = Int32(clamping: Int(timeout * 1000))
+        let result: (Int32, Int32, Int32) = try await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                DispatchQueue(label: "mp4probe.connect").async {
+                    var failure: Int32 = 0
+                    let fd = mp4probe_tcp_connect(host, Int32(port), milliseconds, &failure)
+                    continuation.resume(returning: (fd, failure, errno))
+                }
+            }
+        } onCancel: {}
+        let (fd, failure, _) = result
+        if Task.isCancelled {
+            if fd >= 0 { _ = Glibc_close(fd) }
+            throw URLError(.cancelled)
+        }
+        guard fd >= 0 else {
+            switch failure {
+            case Int32(MP4PROBE_CONNECT_UNRESOLVED): throw URLError(.cannotFindHost)
+            case Int32(MP4PROBE_CONNECT_TIMED_OUT): throw URLError(.timedOut)
+            default: throw URLError(.cannotConnectToHost)
+            }
+        }
+        return SocketConnection(fd: fd, key: "\(host):\(port)")
+    }
+
+    /// Closes the socket (once).
+    func close() {
+        let wasOpen = closed.withLock { closed -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        if wasOpen { _ = Glibc_close(fd) }
+    }
+
+    /// Waits until the socket is readable or writable; throws `timedOut` after `timeout`
+    /// seconds, `cancelled` when the task is cancelled.
+    private func wait(forWrite: Bool, timeout: TimeInterval) async throws {
+        let milliseconds = Int32(clamping: Int(timeout * 1000))
+        let fd = self.fd
+        let ready: Int32 = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiter.async { continuation.resume(returning: mp4probe_wait(fd, forWrite ? 1 : 0, milliseconds)) }
+            }
+        } onCancel: {
+            mp4probe_shutdown(fd)
+        }
+        if Task.isCancelled { throw URLError(.cancelled) }
+        if ready == 0 { throw URLError(.timedOut) }
+        if ready < 0 { throw URLError(.networkConnectionLost) }
+    }
+
+    /// Sends all of `bytes`.
+    func send(_ bytes: [UInt8], timeout: TimeInterval) async throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { raw in
+                mp4probe_send(fd, raw.baseAddress! + sent, raw.count - sent)
+            }
+            if count > 0 { sent += count; continue }
+            let error = errno
+            if count < 0 && (error == EAGAIN || error == EWOULDBLOCK) {
+                try await wait(forWrite: true, timeout: timeout)
+                continue
+            }
+            throw URLError(.networkConnectionLost)
+        }
+    }
+
+    /// Receives more bytes after `end` (moving the unconsumed bytes to the front first when the
+    /// buffer is full). Returns how many arrived: 0 at the end of the stream.
+    @discardableResult
+    func fill(timeout: TimeInterval) async throws -> Int {
+        if start == end { start = 0; end = 0 }
+        if end == buffer.count {
+            guard start > 0 else { return -1 }   // full of unconsumed bytes: the caller's bound
+            buffer.withUnsafeMutableBytes { raw in
+                let base = raw.baseAddress!
+                memmove(base, base + start, end - start)
+            }
+            end -= start
+            start = 0
+        }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                mp4probe_recv(fd, raw.baseAddress! + end, raw.count - end)
+            }
+            if count > 0 { end += count; return count }
+            if count == 0 { return 0 }
+            let error = errno
+            if error == EAGAIN || error == EWOULDBLOCK {
+                try await wait(forWrite: false, timeout: timeout)
+                continue
+            }
+            throw URLError(error == ETIMEDOUT ? .timedOut : .networkConnectionLost)
+        }
+    }
+
+    /// Marks `count` buffered bytes consumed.
+    func consume(_ count: Int) {
+        start += min(count, end - start)
+    }
+
+    /// The unconsumed bytes.
+    var available: ArraySlice<UInt8> { buffer[start..<end] }
+}
+
+/// `close(2)`, named apart from `SocketConnection.close()`.
+@inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 {
+    #if canImport(Darwin)
+    return Darwin.close(fd)
+    #elseif canImport(Musl)
+    return Musl.close(fd)
+    #else
+    return Glibc.close(fd)
+    #endif
+}
