@@ -38,7 +38,9 @@ enum Help {
       mp4probe --version
 
     FILE may be an http:// or https:// URL for info, boxes, samples, seek and check
-    (--header "Name: value", --timeout S; --stats prints the requests made and bytes received);
+    (--header "Name: value"; --secret-header "Name: value" for a credential that must not follow
+    a redirect to another origin, as Authorization and Cookie never do; --timeout S; --stats
+    prints the requests made and bytes received);
     with --cache DIR they read through an on-disk cache (docs/cache.md).
 
     \(exitCodes)

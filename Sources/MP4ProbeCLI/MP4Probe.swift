@@ -102,13 +102,16 @@ public enum MP4Probe {
     /// Opens the source named on the command line.
     /// Options every reading command accepts: `--header "Name: value"` (repeatable) and
     /// `--timeout S` for URLs, `--stats` for the reads made.
-    static let sourceOptionNames: Set<String> = ["header", "timeout", "cache"]
+    static let sourceOptionNames: Set<String> = ["header", "secret-header", "timeout", "cache"]
     static let sourceFlagNames: Set<String> = ["stats"]
     static func sourceSet(_ names: Set<String>) -> Set<String> { names }
 
     /// How URLs are fetched.
     struct SourceOptions: Sendable {
         var headers: [String: String] = [:]
+        /// Lower-cased names given with `--secret-header`: dropped on cross-origin redirects
+        /// like Authorization and Cookie.
+        var secretHeaderNames: Set<String> = []
         var timeout: Double?
         /// `--cache DIR`: read through an on-disk cache.
         var cacheDirectory: String?
@@ -116,11 +119,21 @@ public enum MP4Probe {
 
     static func sourceOptions(_ scanner: ArgumentScanner) throws -> SourceOptions {
         var options = SourceOptions()
-        for header in scanner.values("header") {
-            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
-                throw ArgumentScanner.UsageError(description: "--header expects \"Name: value\", not '\(header)'")
+        for (option, secret) in [("header", false), ("secret-header", true)] {
+            for header in scanner.values(option) {
+                guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                    throw ArgumentScanner.UsageError(description: "--\(option) expects \"Name: value\", not '\(header)'")
+                }
+                let name = String(header[..<colon]).trimmingSpaces(), value = String(header[header.index(after: colon)...]).trimmingSpaces()
+                guard HTTPByteSource.isValidHeaderName(name) else {
+                    throw ArgumentScanner.UsageError(description: "--\(option): '\(name)' is not a valid header name (letters, digits and !#$%&'*+-.^_`|~)")
+                }
+                guard HTTPByteSource.isValidHeaderValue(value) else {
+                    throw ArgumentScanner.UsageError(description: "--\(option): the value of \(name) contains a line break or NUL (it would inject headers into the request)")
+                }
+                options.headers[name] = value
+                if secret { options.secretHeaderNames.insert(name.lowercased()) }
             }
-            options.headers[String(header[..<colon]).trimmingSpaces()] = String(header[header.index(after: colon)...]).trimmingSpaces()
         }
         options.timeout = try scanner.seconds("timeout")
         options.cacheDirectory = scanner.value("cache")
@@ -139,6 +152,9 @@ public enum MP4Probe {
             guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
             var http = HTTPByteSource.Options()
             http.headers = options.headers
+            http.credentialHeaders.formUnion(options.secretHeaderNames)
+            // For side-by-side measurements (Tests/Benchmarks/http-benchmark.sh).
+            if ProcessInfo.processInfo.environment["MP4PROBE_HTTP_CLIENT"] == "urlsession" { http.client = .urlSession }
             if let timeout = options.timeout { http.timeout = timeout }
             return try HTTPByteSource(url: url, options: http)
         }

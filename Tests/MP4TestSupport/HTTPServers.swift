@@ -125,8 +125,8 @@ public final class NginxServer: Sendable {
     }
 }
 
-/// A deliberately misbehaving HTTP/1.1 server on 127.0.0.1 for fault tests: one thread, one
-/// connection at a time, `Connection: close` on every response.
+/// A deliberately misbehaving HTTP/1.1 server on 127.0.0.1 for fault tests: a thread per
+/// connection; `Connection: close` on every response unless the behavior keeps connections.
 public final class LoopbackHTTPServer: Sendable {
     /// What the server does wrong.
     public enum Behavior: Sendable {
@@ -148,6 +148,22 @@ public final class LoopbackHTTPServer: Sendable {
         case failsFirst(status: Int, times: Int, retryAfter: Int?)
         /// Every request without `hop=N` (N ≥ hops) in its path is redirected (302) to the next hop.
         case redirects(hops: Int)
+        /// Every request is redirected (302) to `location` (an absolute URL: another origin).
+        case redirectsTo(location: String)
+        /// Keeps connections open between requests (HTTP/1.1 keep-alive).
+        case keepsAlive
+        /// Keeps the connection open after a response but closes it before reading the next
+        /// request, without saying so (what a server with a short idle timeout does).
+        case closesIdleConnections
+        /// Sends bodies with `Transfer-Encoding: chunked` (chunks of 1 to 9,000 bytes with
+        /// extensions, then a trailer field), keeping the connection.
+        case chunked
+        /// Answers as HTTP/1.0 without Content-Length: the body ends when the connection closes.
+        case closeDelimited
+        /// A response head larger than any client should accept (128 KiB of header fields).
+        case hugeHead
+        /// A Content-Length that is not a number.
+        case invalidContentLength
     }
 
     public let port: Int
@@ -158,12 +174,26 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Range headers of the requests received, in order ("" when absent).
     public var ranges: [String] { log.ranges }
+    /// The request heads received, in order.
+    public var requestHeads: [String] { log.heads }
+    /// Connections accepted.
+    public var connectionCount: Int { log.connections }
 
     final class LockedLog: @unchecked Sendable {
         private let lock = NSLock()
         private var entries: [String] = []
+        private var headTexts: [String] = []
+        private var accepted = 0
         var ranges: [String] { lock.lock(); defer { lock.unlock() }; return entries }
-        func append(_ range: String) -> Int { lock.lock(); defer { lock.unlock() }; entries.append(range); return entries.count }
+        var heads: [String] { lock.lock(); defer { lock.unlock() }; return headTexts }
+        var connections: Int { lock.lock(); defer { lock.unlock() }; return accepted }
+        func accept() { lock.lock(); defer { lock.unlock() }; accepted += 1 }
+        func append(_ range: String, head: String) -> Int {
+            lock.lock(); defer { lock.unlock() }
+            entries.append(range)
+            headTexts.append(head)
+            return entries.count
+        }
     }
 
     public init?(body: [UInt8], behavior: Behavior) {
@@ -197,8 +227,22 @@ public final class LoopbackHTTPServer: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 { return }
-            handle(client)
-            close(client)
+            log.accept()
+            let thread = Thread { [self] in
+                // Keep-alive behaviors answer requests until the client closes (bounded).
+                for _ in 0..<10_000 {
+                    guard handle(client) else { break }
+                }
+                close(client)
+            }
+            thread.start()
+        }
+    }
+
+    private var keepsConnections: Bool {
+        switch behavior {
+        case .keepsAlive, .closesIdleConnections, .chunked: return true
+        default: return false
         }
     }
 
@@ -211,27 +255,33 @@ public final class LoopbackHTTPServer: Sendable {
         }
     }
 
-    private func handle(_ fd: Int32) {
-        // Read the request head.
+    /// Answers one request; returns whether the connection stays open for another.
+    private func handle(_ fd: Int32) -> Bool {
+        // Read the request head (one byte at a time: never past it, so that keep-alive
+        // requests are read whole).
         var head: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        var byte: UInt8 = 0
         while !head.suffix(4).elementsEqual([13, 10, 13, 10]) {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { return }
-            head += buffer[0..<n]
-            if head.count > 65536 { return }
+            let n = recv(fd, &byte, 1, 0)
+            if n <= 0 { return false }
+            head.append(byte)
+            if head.count > 65536 { return false }
         }
         let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n").map(String.init)
         let range = lines.first { $0.lowercased().hasPrefix("range:") }.map { String($0.dropFirst(6)).trimmingCharacters(in: .whitespaces) } ?? ""
-        let number = log.append(range)
+        let number = log.append(range, head: String(decoding: head, as: UTF8.self))
         if case .redirects(let hops) = behavior {
             let target = lines.first?.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
             let hop = target.split(separator: "=").last.flatMap { Int($0) } ?? 0
             if hop < hops {
                 let response = "HTTP/1.1 302 Found\r\nLocation: /file.mp4?hop=\(hop + 1)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                 send(fd, Array(response.utf8))
-                return
+                return false
             }
+        }
+        if case .redirectsTo(let location) = behavior {
+            send(fd, Array("HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+            return false
         }
         var start = 0, end = body.count - 1
         if range.hasPrefix("bytes=") {
@@ -259,7 +309,7 @@ public final class LoopbackHTTPServer: Sendable {
             if number > 1 { etag = "\"v2\"" }
         case .slow(let seconds):
             usleep(UInt32(seconds * 1_000_000))
-        case .redirects:
+        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength:
             break
         case .failsFirst(let code, let times, let retryAfter):
             if number <= times {
@@ -276,14 +326,39 @@ public final class LoopbackHTTPServer: Sendable {
         if status == 206 && start > end { status = 416; payload = [] }
         let reason = [200: "OK", 206: "Partial Content", 416: "Range Not Satisfiable", 429: "Too Many Requests", 503: "Service Unavailable"][status] ?? "Error"
         headers.append("ETag: \(etag)")
-        headers.append("Content-Length: \(payload.count)")
-        headers.append("Connection: close")
+        switch behavior {
+        case .chunked: headers.append("Transfer-Encoding: chunked")
+        case .closeDelimited: break
+        case .invalidContentLength: headers.append("Content-Length: 12abc")
+        default: headers.append("Content-Length: \(payload.count)")
+        }
+        if !keepsConnections { headers.append("Connection: close") }
+        if case .hugeHead = behavior {
+            for i in 0..<2048 { headers.append("X-Filler-\(i): " + String(repeating: "x", count: 60)) }
+        }
         if status == 206, !(behavior.isMissingContentRange) { headers.append("Content-Range: bytes \(start)-\(start + payload.count - 1)/\(body.count)") }
         if status == 416 { headers.append("Content-Range: bytes */\(body.count)") }
-        let response = "HTTP/1.1 \(status) \(reason)\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n"
+        let version = { if case .closeDelimited = behavior { return "HTTP/1.0" } else { return "HTTP/1.1" } }()
+        let response = "\(version) \(status) \(reason)\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n"
         send(fd, Array(response.utf8))
-        if let cut { send(fd, Array(payload.prefix(cut))); return }
+        if let cut { send(fd, Array(payload.prefix(cut))); return false }
+        if case .chunked = behavior {
+            var offset = 0, size = 1
+            while offset < payload.count {
+                size = size * 7 % 9001 + 1
+                let piece = payload[offset..<min(payload.count, offset + size)]
+                send(fd, Array((String(piece.count, radix: 16) + ";ext=\"a\"\r\n").utf8) + piece + [13, 10])
+                offset += piece.count
+            }
+            send(fd, Array("0\r\nX-Trailer: done\r\n\r\n".utf8))
+            return true
+        }
         send(fd, payload)
+        if case .closesIdleConnections = behavior {
+            // Looks kept alive, but the server closes it now.
+            return false
+        }
+        return keepsConnections
     }
 }
 

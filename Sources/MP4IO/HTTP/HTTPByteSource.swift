@@ -106,6 +106,11 @@ public final class HTTPByteSource: ByteSource {
 
     deinit { client.invalidate() }
 
+    /// Whether `name` can be sent as a header name (an HTTP token).
+    public static func isValidHeaderName(_ name: String) -> Bool { HTTPRequest.isValidHeaderName(name) }
+    /// Whether `value` can be sent as a header value: no CR, LF or NUL.
+    public static func isValidHeaderValue(_ value: String) -> Bool { HTTPRequest.isValidHeaderValue(value) }
+
     public var name: String { url.absoluteString }
     public var preferredReadSize: Int { options.headWindow }
 

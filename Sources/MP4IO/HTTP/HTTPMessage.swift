@@ -101,8 +101,10 @@ enum HTTPMessage {
             // Chunked must be last; anything else is read until close.
             return codings.last == "chunked" ? .chunked : .untilClose
         }
-        let lengths = head.values("content-length").flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let first = lengths.first else { return .untilClose }
+        let fields = head.values("content-length")
+        if fields.isEmpty { return .untilClose }
+        let lengths = fields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }.map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = lengths.first else { throw Malformed(description: "empty Content-Length") }
         guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = UInt64(first) else {
             throw Malformed(description: "invalid Content-Length '\(lengths.joined(separator: ", "))'")
         }
@@ -114,6 +116,9 @@ enum HTTPMessage {
     static func chunkSize(_ line: ArraySlice<UInt8>) throws -> UInt64 {
         let digits = line.prefix { $0 != 0x3B && $0 != 0x20 && $0 != 0x09 }
         guard !digits.isEmpty, digits.count <= 15 else { throw Malformed(description: "invalid chunk size") }
+        // After the digits: optional whitespace, then nothing or a `;` extension.
+        let rest = line[digits.endIndex...].drop { $0 == 0x20 || $0 == 0x09 }
+        guard rest.isEmpty || rest.first == 0x3B else { throw Malformed(description: "invalid chunk size") }
         var size: UInt64 = 0
         for byte in digits {
             let value: UInt8

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// `CachedByteSource.fill`: upstream bytes stream straight into the data file and are claimed
+/// in commits; what a commit claims is always true on disk.
+@Suite(.serialized) struct CacheFillTests {
+    static let origin: [UInt8] = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 10) }
+
+    /// An upstream that streams in 64 KiB pieces and runs `hook` once, after the first piece
+    /// (for "another process" to act in the middle of a fill).
+    final class HookedUpstream: ByteSource, @unchecked Sendable {
+        let bytes: [UInt8]
+        let hook: Locked<(@Sendable () -> Void)?>
+        let pieces = Locked(0)
+        init(_ bytes: [UInt8], hook: @escaping @Sendable () -> Void) {
+            self.bytes = bytes
+            self.hook = Locked(hook)
+        }
+        var name: String { "hooked://resource" }
+        func length() async throws -> UInt64 { UInt64(bytes.count) }
+        func validator() async throws -> String? { "v1" }
+        func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+            Array(bytes[Int(range.lowerBound)..<min(Int(range.upperBound), bytes.count)])
+        }
+        func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+            var offset = Int(range.lowerBound)
+            while offset < Int(range.upperBound) {
+                let end = min(Int(range.upperBound), offset + (64 << 10))
+                try await consume(bytes[offset..<end])
+                offset = end
+                pieces.withLock { $0 += 1 }
+                if let hook = self.hook.withLock({ hook -> (@Sendable () -> Void)? in defer { hook = nil }; return hook }) { hook() }
+            }
+        }
+    }
+
+    /// Another process starts the entry again (another version of the resource: the data file
+    /// truncated, a new table) while this one streams. The bytes streamed before that are gone
+    /// from the data file: the fill must not claim them. It notices at its commit (the table's
+    /// generation changed), claims nothing, and fetches again; in the end every claimed byte is
+    /// true. Without the generation check the table claims zeros.
+    @Test func aResetByAnotherProcessDuringAFillIsNeverClaimed() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-fill")
+        defer { FileSystem.removeDirectory(directory) }
+        let paths = CachedByteSource.entryPaths(directory: directory, resource: "hooked://resource")
+        let upstream = HookedUpstream(Self.origin) {
+            // What `loadTable` in another process does for another version: empty data file,
+            // fresh table with its own generation.
+            if let handle = FileHandle(forUpdatingAtPath: paths.data) {
+                try? handle.truncate(atOffset: 0)
+                try? handle.truncate(atOffset: UInt64(Self.origin.count))
+                try? handle.close()
+            }
+            try? CacheTable(resource: "hooked://resource", length: UInt64(Self.origin.count), validator: "v0").write(to: paths.table)
+        }
+        var options = CachedByteSource.Options()
+        options.commitInterval = 1 << 20
+        let cached = try await CachedByteSource(upstream: upstream, directory: directory, options: options)
+        try await cached.fill(0..<UInt64(Self.origin.count))
+        let present = try CachedByteSourceTests.tableIsTruthful(directory, resource: "hooked://resource", origin: Self.origin)
+        #expect(present.byteCount == UInt64(Self.origin.count))
+        #expect(try await cached.read(0..<UInt64(Self.origin.count)) == Self.origin)
+        #expect(upstream.pieces.withLock { $0 } > Self.origin.count / (64 << 10), "the fill did not fetch again after the reset")
+    }
+
+    /// A fill over HTTP that keeps failing: what arrived before each failure is committed, so
+    /// the next attempt (another process, later) fetches only the rest.
+    @Test func anInterruptedFillKeepsWhatArrived() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-fill")
+        defer { FileSystem.removeDirectory(directory) }
+        let server = try #require(LoopbackHTTPServer(body: Self.origin, behavior: .dropsAfter(bytes: 1_000_000, times: 1_000)))
+        defer { server.stop() }
+        var http = HTTPByteSource.Options()
+        http.maxRetries = 0
+        http.headWindow = 1024
+        var options = CachedByteSource.Options()
+        options.commitInterval = 256 << 10
+        let cached = try await CachedByteSource(upstream: try HTTPByteSource(url: server.url, options: http), directory: directory, options: options)
+        await #expect(throws: MP4Error.self) { try await cached.fill(0..<UInt64(Self.origin.count)) }
+        let present = try CachedByteSourceTests.tableIsTruthful(directory, resource: server.url.absoluteString, origin: Self.origin)
+        // The 1 KiB head came first; the streamed request for the rest dropped after 1,000,000.
+        #expect(present.ranges == [0..<1_001_024], "\(present.ranges)")
+
+        // A later run with retries completes it, asking only for the rest.
+        await CachedByteSource.forgetOpenEntries(directory: directory)
+        let healthy = try #require(LoopbackHTTPServer(body: Self.origin, behavior: .keepsAlive))
+        defer { healthy.stop() }
+        let resumed = try await CachedByteSource(upstream: try HTTPByteSource(url: healthy.url), directory: directory, key: server.url.absoluteString, options: options)
+        try await resumed.fill(0..<UInt64(Self.origin.count))
+        #expect(healthy.ranges.last == "bytes=1001024-\(Self.origin.count - 1)", "\(healthy.ranges)")
+        #expect(try await resumed.read(0..<UInt64(Self.origin.count)) == Self.origin)
+    }
+}

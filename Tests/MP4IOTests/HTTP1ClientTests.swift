@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// mp4probe's HTTP/1.1 client (through `HTTPByteSource`) against loopback servers written for
+/// the cases nginx never shows: keep-alive and its stale connections, chunked and
+/// close-delimited bodies, hostile heads, credentials on redirects, streaming memory.
+@Suite struct HTTP1ClientTests {
+    static let body: [UInt8] = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) }
+
+    static func source(_ server: LoopbackHTTPServer, client: HTTPByteSource.Options.Client = .automatic, configure: (inout HTTPByteSource.Options) -> Void = { _ in }) throws -> HTTPByteSource {
+        var options = HTTPByteSource.Options()
+        options.timeout = 5
+        options.retryDelay = 0.01
+        options.client = client
+        configure(&options)
+        return try HTTPByteSource(url: server.url, options: options)
+    }
+
+    static func randomReads(_ source: HTTPByteSource, body: [UInt8], count: Int, seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        for _ in 0..<count {
+            let a = UInt64.random(in: 0..<UInt64(body.count), using: &random)
+            let b = min(UInt64(body.count + 100), a + UInt64.random(in: 1...90_000, using: &random))
+            let expected = Array(body[Int(a)..<min(Int(b), body.count)])
+            #expect(try await source.read(a..<b) == expected, "\(a)..<\(b)")
+        }
+    }
+
+    @Test func keepAliveReusesOneConnection() async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .keepsAlive))
+        defer { server.stop() }
+        let source = try Self.source(server)
+        try await Self.randomReads(source, body: Self.body, count: 25, seed: 1)
+        #expect(server.ranges.count == source.statistics.requests)
+        #expect(server.connectionCount == 1, "\(server.connectionCount) connections for \(server.ranges.count) requests")
+    }
+
+    /// The server closes each connection after its response without saying so: the next
+    /// request on the pooled connection fails before any response byte and is sent again on a
+    /// new connection, invisibly (no retry counted, no error).
+    @Test func staleKeepAliveConnectionsAreReplaced() async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .closesIdleConnections))
+        defer { server.stop() }
+        let source = try Self.source(server)
+        try await Self.randomReads(source, body: Self.body, count: 10, seed: 2)
+        #expect(source.statistics.retries == 0)
+        #expect(server.connectionCount == server.ranges.count)
+    }
+
+    @Test func chunkedBodies() async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .chunked))
+        defer { server.stop() }
+        let source = try Self.source(server)
+        try await Self.randomReads(source, body: Self.body, count: 15, seed: 3)
+        #expect(server.connectionCount == 1, "the trailer was not read to the end: \(server.connectionCount) connections")
+    }
+
+    @Test func closeDelimitedBodies() async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .closeDelimited))
+        defer { server.stop() }
+        let source = try Self.source(server)
+        try await Self.randomReads(source, body: Self.body, count: 8, seed: 4)
+    }
+
+    /// Hostile heads end in an error (retried, then reported), never a hang or a guess.
+    @Test func hostileHeadsAreErrors() async throws {
+        for behavior in [LoopbackHTTPServer.Behavior.hugeHead, .invalidContentLength] {
+            let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: behavior))
+            defer { server.stop() }
+            let source = try Self.source(server)
+            await #expect(throws: MP4Error.self, "\(behavior)") { try await source.length() }
+        }
+    }
+
+    /// Credentials stay with their origin: a redirect to another port drops Authorization,
+    /// Cookie, Proxy-Authorization and the headers marked as credentials, and keeps the rest;
+    /// a redirect on the same origin keeps them. Both clients (own and URLSession).
+    @Test(arguments: [HTTPByteSource.Options.Client.automatic, .urlSession])
+    func credentialsAreNotSentToAnotherOrigin(client: HTTPByteSource.Options.Client) async throws {
+        let target = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal))
+        defer { target.stop() }
+        let redirector = try #require(LoopbackHTTPServer(body: Self.body, behavior: .redirectsTo(location: "http://localhost:\(target.port)/file.mp4")))
+        defer { redirector.stop() }
+        let source = try Self.source(redirector, client: client) { options in
+            options.headers = ["Authorization": "Bearer SECRET", "Cookie": "session=SECRET", "Proxy-Authorization": "Basic SECRET",
+                               "X-Api-Key": "SECRET", "X-Trace": "kept"]
+            options.credentialHeaders.insert("x-api-key")
+        }
+        #expect(try await source.read(0..<100) == Array(Self.body[0..<100]))
+        let atRedirector = redirector.requestHeads.joined()
+        #expect(atRedirector.contains("Bearer SECRET"), "the origin itself gets the credentials")
+        let atTarget = target.requestHeads
+        #expect(!atTarget.isEmpty)
+        for head in atTarget {
+            #expect(!head.contains("SECRET"), "credentials leaked to another origin:\n\(head)")
+            #expect(head.lowercased().contains("x-trace: kept"))
+        }
+
+        let sameOrigin = try #require(LoopbackHTTPServer(body: Self.body, behavior: .redirects(hops: 2)))
+        defer { sameOrigin.stop() }
+        let near = try Self.source(sameOrigin, client: client) { $0.headers = ["Authorization": "Bearer NEAR"] }
+        #expect(try await near.read(0..<100) == Array(Self.body[0..<100]))
+        #expect(sameOrigin.requestHeads.allSatisfy { $0.contains("Bearer NEAR") })
+    }
+
+    @Test func headerValuesWithLineBreaksAreRefused() throws {
+        for headers in [["X-A": "a\r\nX-Injected: 1"], ["X-A": "a\nb"], ["Bad Name": "v"]] {
+            var options = HTTPByteSource.Options()
+            options.headers = headers
+            do {
+                _ = try HTTPByteSource(url: try #require(URL(string: "http://127.0.0.1:9/x.mp4")), options: options)
+                Issue.record("accepted \(headers)")
+            } catch let error as MP4Error {
+                #expect(error.kind == .invalidRequest)
+            }
+        }
+    }
+
+    /// A long read streams: the consumer sees pieces no larger than the socket buffer, in one
+    /// request, whatever the size (memory bounded by the piece, not the range). With
+    /// URLSession, which collects bodies, the read is split into bounded requests instead.
+    @Test func longReadsStreamInBoundedPieces() async throws {
+        let large: [UInt8] = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 11) }
+        let server = try #require(LoopbackHTTPServer(body: large, behavior: .keepsAlive))
+        defer { server.stop() }
+        for client in [HTTPByteSource.Options.Client.automatic, .urlSession] {
+            let source = try Self.source(server, client: client) { $0.maxCollectedRequest = 2 << 20 }
+            _ = try await source.length()
+            let before = source.statistics.requests
+            var largest = 0, pieces = 0, position = 100
+            var matches = true
+            try await source.read(100..<UInt64(large.count), into: { piece in
+                largest = max(largest, piece.count)
+                pieces += 1
+                if matches && !piece.withUnsafeBytes({ got in large.withUnsafeBytes { memcmp(got.baseAddress!, $0.baseAddress! + position, got.count) == 0 } }) { matches = false }
+                position += piece.count
+            })
+            #expect(matches && position == large.count, "\(client)")
+            let requests = source.statistics.requests - before
+            if client == .automatic {
+                #expect(largest <= SocketConnection.bufferSize, "a piece of \(largest) bytes: the body was collected")
+                #expect(requests == 1)
+            } else {
+                #expect(largest <= 2 << 20)
+                #expect(requests == 4)
+            }
+        }
+    }
+}
