@@ -4,8 +4,10 @@
 #
 #   Tests/Benchmarks/http-benchmark.sh [MP4PROBE_BINARY...]
 #
-# With no argument it builds and measures .build/release/mp4probe; give several binaries (for
-# example a build of an older commit) to put them side by side. Files served:
+# With no argument it builds and measures .build/release/mp4probe, with its own HTTP client and
+# with URLSession (MP4PROBE_HTTP_CLIENT=urlsession) side by side; or give the commands to
+# compare (a binary, possibly after `env VAR=value`; for example a build of an older commit).
+# Files served:
 #   4m.bin, 64m.bin, 1g.bin  sparse files (the bytes do not matter to a fetch)
 #   long.mp4                 the two-hour file of seek-benchmark.sh (41 MB, 7.4 MB moov at the
 #                            end), made if missing (~2 minutes of ffmpeg)
@@ -20,7 +22,7 @@ runs=${MP4PROBE_BENCH_RUNS:-5}
 mkdir -p "$dir/www" "$dir/cache"
 if [ $# -eq 0 ]; then
   swift build -c release --product mp4probe >/dev/null
-  set -- "$PWD/.build/release/mp4probe"
+  set -- "$PWD/.build/release/mp4probe" "env MP4PROBE_HTTP_CLIENT=urlsession $PWD/.build/release/mp4probe"
 fi
 [ -f "$dir/long.mp4" ] || Tests/Benchmarks/seek-benchmark.sh >/dev/null   # makes long.mp4
 for size in 4m 64m 1g; do
@@ -68,35 +70,40 @@ for size in 4m 64m 1g; do
   measure "curl $size" curl -s -o "$dir/out.bin" "$base/$size.bin"
   i=0
   for bin in "$@"; do
-    measure "fetch#$i $size" "$bin" fetch "$base/$size.bin" --cache "$dir/cache/run" --all
+    # shellcheck disable=SC2086
+    measure "fetch#$i $size" $bin fetch "$base/$size.bin" --cache "$dir/cache/run" --all
     i=$((i + 1))
   done
 done
 
 # info URL on the moov-at-end file: the local info, curl of the same bytes, mp4probe over HTTP.
 length=$(stat -L -c %s "$dir/long.mp4")
-mdat_end=$("$1" boxes "$dir/long.mp4" --json | python3 -c '
+first=${1##* }
+mdat_end=$("$first" boxes "$dir/long.mp4" --json | python3 -c '
 import json, sys
 boxes = json.load(sys.stdin)
 boxes = boxes.get("boxes", boxes) if isinstance(boxes, dict) else boxes
 print(next(b["offset"] + b["size"] for b in boxes if b["type"] == "mdat"))')
-measure "info local" "$1" info "$dir/long.mp4"
+measure "startup" "$first" --version
+measure "info local" "$first" info "$dir/long.mp4"
 measure "curl moov" curl -s -o "$dir/out.bin" -r 0-65535 "$base/long.mp4" -o "$dir/out2.bin" -r "$mdat_end-$((length - 1))" "$base/long.mp4"
 i=0
 for bin in "$@"; do
-  measure "info#$i URL" "$bin" info "$base/long.mp4"
+  # shellcheck disable=SC2086
+  measure "info#$i URL" $bin info "$base/long.mp4"
   i=$((i + 1))
 done
 
-python3 - "$results" "$#" <<'PY'
-import sys
+python3 - "$results" "$@" <<'PY'
+import sys, os
 rows = {}
 for line in open(sys.argv[1]):
     name, median, rss = line.rstrip("\n").split("\t")
     rows[name] = (float(median), int(rss))
-binaries = int(sys.argv[2])
+names = [c.replace(os.getcwd() + "/", "") for c in sys.argv[2:]]
+binaries = len(names)
 print()
-print("| task | curl | " + " | ".join(f"mp4probe #{i}" for i in range(binaries)) + " |")
+print("| task | curl | " + " | ".join(f"`{n}`" for n in names) + " |")
 print("|---|---|" + "---|" * binaries)
 for size, label in (("4m", "4 MB"), ("64m", "64 MB"), ("1g", "1 GB")):
     curl = rows[f"curl {size}"]
@@ -111,5 +118,6 @@ cells = []
 for i in range(binaries):
     t, rss = rows[f"info#{i} URL"]
     cells.append(f"{t*1000:.0f} ms ({t/goal:.2f}x local+curl), {rss/1024:.0f} MiB RSS")
+print(f"| `mp4probe --version` (process start-up, included in every row) | | {rows['startup'][0]*1000:.0f} ms, {rows['startup'][1]/1024:.0f} MiB RSS |")
 print(f"| `info URL` long.mp4 (7.4 MB moov at the end) | curl of the same bytes {curl[0]*1000:.0f} ms; local info {local[0]*1000:.0f} ms | " + " | ".join(cells) + " |")
 PY

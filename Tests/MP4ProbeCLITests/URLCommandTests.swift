@@ -20,4 +20,14 @@ import MP4TestSupport
         #expect(missing.code == 4 && missing.err.contains("404"))
         #expect(await CommandTests.run(["info", base + "/faststart.mp4", "--header", "no-colon"]).code == 2)
     }
+
+    /// Header injection and invalid names are usage errors (exit 2) before any request.
+    @Test func headersThatWouldInjectAreUsageErrors() async {
+        for header in ["X-A: a\r\nX-Injected: 1", "X-A: a\nb", "Bad Name: v"] {
+            for option in ["--header", "--secret-header"] {
+                let result = await CommandTests.run(["info", "http://127.0.0.1:9/x.mp4", option, header])
+                #expect(result.code == 2, "\(option) \(header.debugDescription): \(result)")
+            }
+        }
+    }
 }

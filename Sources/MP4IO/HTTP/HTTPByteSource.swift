@@ -51,7 +51,8 @@ public final class HTTPByteSource: ByteSource {
 
         /// The implementation behind the requests.
         public enum Client: String, Sendable {
-            /// mp4probe's HTTP/1.1 client for `http:`, URLSession for `https:`.
+            /// mp4probe's HTTP/1.1 client for `http:`, URLSession for `https:` (and for `http:`
+            /// too when the environment names a proxy: `http_proxy`, `all_proxy`).
             case automatic
             /// URLSession for everything (the slower path on Linux; for comparison).
             case urlSession
@@ -99,12 +100,20 @@ public final class HTTPByteSource: ByteSource {
         let credentials = Set(options.credentialHeaders.map { $0.lowercased() })
         let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: credentials)
         switch options.client {
-        case .automatic: self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
-        case .urlSession: self.client = tls
+        case .automatic where !Self.proxyConfigured():
+            self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
+        case .automatic, .urlSession:
+            self.client = tls
         }
     }
 
     deinit { client.invalidate() }
+
+    /// Whether the environment names an HTTP proxy (`http_proxy`, `HTTP_PROXY`, `all_proxy`,
+    /// `ALL_PROXY`): then URLSession (libcurl), which honours it, makes the requests.
+    static func proxyConfigured(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].contains { !(environment[$0] ?? "").isEmpty }
+    }
 
     /// Whether `name` can be sent as a header name (an HTTP token).
     public static func isValidHeaderName(_ name: String) -> Bool { HTTPRequest.isValidHeaderName(name) }
