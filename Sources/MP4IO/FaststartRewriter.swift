@@ -133,23 +133,23 @@ public enum FaststartRewriter {
         let fileA = try await MP4File.open(a, options: MP4File.Options(limits: limits))
         let fileB = try await MP4File.open(b, options: MP4File.Options(limits: limits))
         if fileB.layout.moviePlacement == .afterMediaData {
-            throw MP4Error(.malformed, "verification failed: \(output) is not faststart")
+            throw MP4Error(.internalError, "verification failed (a bug in the rewrite; the output was not kept): \(output) is not faststart")
         }
         let tracksA = try await SeekPlanner.index(fileA, from: a, limits: limits).tracks
         let tracksB = try await SeekPlanner.index(fileB, from: b, limits: limits).tracks
         guard tracksA.count == tracksB.count else {
-            throw MP4Error(.malformed, "verification failed: \(tracksA.count) tracks in the input, \(tracksB.count) in the output")
+            throw MP4Error(.internalError, "verification failed (a bug in the rewrite; the output was not kept): \(tracksA.count) tracks in the input, \(tracksB.count) in the output")
         }
         var compared = 0
         for (ta, tb) in zip(tracksA, tracksB) {
             guard ta.samples.sampleCount == tb.samples.sampleCount else {
-                throw MP4Error(.malformed, "verification failed: track \(ta.track.trackID) has \(ta.samples.sampleCount) samples in the input, \(tb.samples.sampleCount) in the output")
+                throw MP4Error(.internalError, "verification failed (a bug in the rewrite; the output was not kept): track \(ta.track.trackID) has \(ta.samples.sampleCount) samples in the input, \(tb.samples.sampleCount) in the output")
             }
             var spansA: [Range<UInt64>] = [], spansB: [Range<UInt64>] = []
             ta.samples.forEachChunkSpan(in: 0..<ta.samples.sampleCount) { span, _ in spansA.append(span) }
             tb.samples.forEachChunkSpan(in: 0..<tb.samples.sampleCount) { span, _ in spansB.append(span) }
             guard spansA.map(\.count) == spansB.map(\.count) else {
-                throw MP4Error(.malformed, "verification failed: track \(ta.track.trackID) chunks differ in size")
+                throw MP4Error(.internalError, "verification failed (a bug in the rewrite; the output was not kept): track \(ta.track.trackID) chunks differ in size")
             }
             for (ra, rb) in zip(spansA, spansB) {
                 var offset: UInt64 = 0
@@ -158,7 +158,7 @@ public enum FaststartRewriter {
                     let bytesA = try await a.read((ra.lowerBound + offset)..<(ra.lowerBound + offset + step))
                     let bytesB = try await b.read((rb.lowerBound + offset)..<(rb.lowerBound + offset + step))
                     if bytesA != bytesB {
-                        throw MP4Error(.malformed, "verification failed: track \(ta.track.trackID) bytes at \(rb.lowerBound + offset) differ from the input's at \(ra.lowerBound + offset)", offset: rb.lowerBound + offset)
+                        throw MP4Error(.internalError, "verification failed (a bug in the rewrite; the output was not kept): track \(ta.track.trackID) bytes at \(rb.lowerBound + offset) differ from the input's at \(ra.lowerBound + offset)", offset: rb.lowerBound + offset)
                     }
                     offset += step
                 }

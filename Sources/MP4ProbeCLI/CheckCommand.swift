@@ -134,6 +134,11 @@ enum CheckCommand {
                 inputs.append(argument)  // named explicitly: checked whatever its name
             }
         }
+        // Nothing to check is a misconfiguration (an empty directory, a CI glob that matched
+        // nothing, empty stdin), never a pass.
+        if inputs.isEmpty && !scanner.positionals.isEmpty {
+            throw ArgumentScanner.UsageError(description: "no files to check in \(scanner.positionals.joined(separator: " ")) (directories are searched for \(defaultExtensions.sorted().joined(separator: ", ")) unless --include says otherwise)")
+        }
         return inputs
     }
 

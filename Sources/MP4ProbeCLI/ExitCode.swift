@@ -28,6 +28,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .limitExceeded: return .limitExceeded
         case .truncated, .malformed, .unsupported, .notMP4: return .invalidInput
         case .invalidRequest: return .usage
+        case .internalError: return .internalError
         }
     }
 }

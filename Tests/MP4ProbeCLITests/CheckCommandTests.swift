@@ -117,4 +117,16 @@ import MP4TestSupport
         #expect(await CommandTests.run(["check", directory + "/sub/late.mp4"]).code == 0)
         #expect(FileSystem.entries(directory + "/sub") == ["late.mp4"])
     }
+
+    /// No files to check (an empty directory, a directory of other files, a glob that matched
+    /// nothing) is a usage error, never a pass.
+    @Test func nothingToCheckIsAUsageError() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let empty = await CommandTests.run(["check", directory])
+        #expect(empty.code == 2 && empty.err.contains("no files to check"), "\(empty)")
+        FileSystem.write(Array("notes".utf8), to: directory + "/notes.txt")
+        #expect(await CommandTests.run(["check", directory]).code == 2)
+        #expect(await CommandTests.run(["check", directory, "--include", "*.mov"]).code == 2)
+    }
 }

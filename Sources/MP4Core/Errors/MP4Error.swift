@@ -23,6 +23,10 @@ public struct MP4Error: Error, Sendable, Hashable, CustomStringConvertible {
         /// The request does not fit the file, which is fine: a seek time past the end of the
         /// movie, a track the file does not have.
         case invalidRequest
+        /// mp4probe broke its own promise (a rewrite whose verification failed, a plan that
+        /// contradicts itself): a bug in this tool, not a fault of the input. Nothing was
+        /// written.
+        case internalError
     }
 
     /// The broad class of the failure.

@@ -104,15 +104,17 @@ public struct FaststartPlan: Sendable {
 
         // The new order: everything before the first mdat, then moov, then the rest.
         let firstMedia = layout.boxes.firstIndex { $0.type == .mdat } ?? layout.boxes.count
+        // Padding is dropped while the order is built, so that `leadingCount` (where moov goes)
+        // counts only the boxes that stay: dropping it afterwards shifted moov behind mdat.
         var order: [TopLevelBox] = []
-        for (i, box) in layout.boxes.enumerated() where i < firstMedia && box.type != .moov { order.append(box) }
-        let leadingCount = order.count
-        for (i, box) in layout.boxes.enumerated() where i >= firstMedia && box.type != .moov { order.append(box) }
-        if options.dropsPadding {
-            let before = order.count
-            order.removeAll { ($0.type == .free || $0.type == .skip) }
-            if order.count < before { plan.notes.append("dropped \(before - order.count) free/skip box(es)") }
+        var dropped = 0
+        func keep(_ box: TopLevelBox) {
+            if options.dropsPadding && (box.type == .free || box.type == .skip) { dropped += 1 } else { order.append(box) }
         }
+        for (i, box) in layout.boxes.enumerated() where i < firstMedia && box.type != .moov { keep(box) }
+        let leadingCount = order.count
+        for (i, box) in layout.boxes.enumerated() where i >= firstMedia && box.type != .moov { keep(box) }
+        if dropped > 0 { plan.notes.append("dropped \(dropped) free/skip box(es)") }
         let inputMovie = try await source.read(moovBox.offset..<moovBox.availableEnd)
         guard inputMovie.count == Int(moovBox.availableSize) else {
             throw MP4Error(.io, "\(source.name): could not read moov again", offset: moovBox.offset, path: .top(.moov))
@@ -161,6 +163,10 @@ public struct FaststartPlan: Sendable {
         if layout.unparsedTailByteCount > 0 {
             copy((layout.fileSize - layout.unparsedTailByteCount)..<layout.fileSize)
             plan.notes.append("kept \(layout.unparsedTailByteCount) trailing byte(s) that form no box")
+        }
+        // The plan's own promise, checked before anyone writes it: moov before every mdat.
+        if let movie = placed.firstIndex(where: { $0.type == .moov }), let media = placed.firstIndex(where: { $0.type == .mdat }), media < movie {
+            throw MP4Error(.internalError, "the planned layout puts mdat before moov (a bug in the faststart planner; nothing was written)", path: .top(.moov))
         }
         plan.verdict = .rewrite
         plan.pieces = pieces
