@@ -47,6 +47,11 @@ enum FetchCommand {
         let present = await cached.cachedRanges
         output.write(summary + "\n")
         output.write("cache:     \(Format.grouped(present.byteCount)) of \(Format.grouped(length)) bytes present in \(present.ranges.count) range(s); this run fetched \(Format.grouped(statistics.upstreamBytes)) bytes in \(statistics.upstreamReads) upstream read(s)\n")
+        if let http = cached.upstream as? HTTPByteSource {
+            // What the network carried, which is more when the server ignores Range.
+            let traffic = http.statistics
+            output.write("network:   \(Format.grouped(traffic.bytesReceived)) body bytes received in \(traffic.requests) HTTP request(s)" + (http.supportsRanges ? "" : " (the server ignores Range: each read downloads from the first byte)") + "\n")
+        }
         await MP4Probe.reportStatistics(source, nil, scanner, errors: errors)
         return ExitCode.success.rawValue
     }

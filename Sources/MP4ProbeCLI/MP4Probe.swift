@@ -153,6 +153,7 @@ public enum MP4Probe {
             var http = HTTPByteSource.Options()
             http.headers = options.headers
             http.credentialHeaders.formUnion(options.secretHeaderNames)
+            http.warn = { StandardStream.error.write("mp4probe: warning: \($0)\n") }
             // For side-by-side measurements (Tests/Benchmarks/http-benchmark.sh).
             if ProcessInfo.processInfo.environment["MP4PROBE_HTTP_CLIENT"] == "urlsession" { http.client = .urlSession }
             if let timeout = options.timeout { http.timeout = timeout }

@@ -116,12 +116,21 @@ import MP4TestSupport
     }
 
     @Test func serverThatIgnoresRange() async throws {
-        let (source, server) = try Self.source(.ignoresRange)
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .ignoresRange))
         defer { server.stop() }
+        let warnings = Locked<[String]>([])
+        var options = HTTPByteSource.Options()
+        options.retryDelay = 0.01
+        options.warn = { message in warnings.withLock { $0.append(message) } }
+        let source = try HTTPByteSource(url: server.url, options: options)
         #expect(try await source.length() == UInt64(Self.body.count))
         #expect(try await source.read(1000..<2000) == Array(Self.body[1000..<2000]))
         #expect(try await source.read(250_000..<260_000) == Array(Self.body[250_000..<260_000]))
         #expect(!source.supportsRanges)
+        // What arrived is counted, not what was kept: the second read alone carried the
+        // 250,000 bytes before its range.
+        #expect(source.statistics.bytesReceived >= 260_000, "\(source.statistics)")
+        #expect(warnings.withLock { $0.count } == 1, "\(warnings.withLock { $0 })")
     }
 
     @Test func droppedConnectionResumesTheMissingPartOnly() async throws {

@@ -67,9 +67,10 @@ final class HTTP1Client: HTTPClient {
             }
             guard (200..<300).contains(response.status) else {
                 await discard(connection, framing: framing, keepsAlive: response.keepsAlive, timeout: request.timeout)
-                return HTTPOutcome(head: responseHead, delivered: 0, skipped: 0, stoppedAtLimit: false, error: nil)
+                return HTTPOutcome(head: responseHead, delivered: 0, skipped: 0, received: 0, stoppedAtLimit: false, error: nil)
             }
             var reader = BodyReader(limit: limit, skip: response.status == 200 ? skipWhole : 0)
+            var drained: UInt64 = 0
             do {
                 let complete = try await reader.read(connection, framing: framing, timeout: request.timeout, body: body)
                 if complete && response.keepsAlive {
@@ -78,14 +79,15 @@ final class HTTP1Client: HTTPClient {
                     // The rest is small: read it away and keep the connection.
                     var rest = BodyReader(limit: 0, skip: 0, alreadyRead: reader.bodyBytesRead)
                     if (try? await rest.read(connection, framing: framing, timeout: request.timeout, body: { _ in })) == true { release(connection) } else { connection.close() }
+                    drained = rest.bodyBytesRead - reader.bodyBytesRead
                 } else {
                     connection.close()
                 }
-                return HTTPOutcome(head: responseHead, delivered: reader.delivered, skipped: reader.skipped, stoppedAtLimit: reader.stoppedAtLimit, error: nil)
+                return HTTPOutcome(head: responseHead, delivered: reader.delivered, skipped: reader.skipped, received: Int(clamping: reader.bodyBytesRead + drained), stoppedAtLimit: reader.stoppedAtLimit, error: nil)
             } catch let error as URLError {
                 connection.close()
                 if error.code == .cancelled { throw error }
-                return HTTPOutcome(head: responseHead, delivered: reader.delivered, skipped: reader.skipped, stoppedAtLimit: false, error: error)
+                return HTTPOutcome(head: responseHead, delivered: reader.delivered, skipped: reader.skipped, received: Int(clamping: reader.bodyBytesRead), stoppedAtLimit: false, error: error)
             } catch {
                 connection.close()
                 throw error

@@ -42,6 +42,9 @@ public final class HTTPByteSource: ByteSource {
         /// origin of ``HTTPByteSource/url`` and dropped when a redirect goes to another scheme,
         /// host or port (as curl does). Add the names of your own secret headers.
         public var credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+        /// Called once per source with a sentence when something makes reading much costlier
+        /// than it should be (the server ignores `Range`). The CLI writes it to stderr.
+        public var warn: (@Sendable (String) -> Void)?
         /// Which client performs `http:` requests.
         public var client: Client = .automatic
         /// Largest request when the client collects bodies before handing them on (URLSession:
@@ -64,6 +67,8 @@ public final class HTTPByteSource: ByteSource {
     /// Requests made and bytes received so far.
     public struct Statistics: Sendable, Hashable, Codable {
         public var requests: Int = 0
+        /// Body bytes that arrived, used or not (a server that ignores `Range` sends the bytes
+        /// before the range too, and more arrive before a transfer stops).
         public var bytesReceived: UInt64 = 0
         public var retries: Int = 0
     }
@@ -283,7 +288,13 @@ public final class HTTPByteSource: ByteSource {
                             throw MP4Error(.io, "\(name) changed on the server between two reads (If-Range did not match); open it again")
                         }
                         try validate(head, learning: learning)
-                        state.withLock { $0.supportsRanges = false }
+                        let first = state.withLock { state -> Bool in
+                            defer { state.supportsRanges = false }
+                            return state.supportsRanges
+                        }
+                        if first {
+                            options.warn?("\(name): the server ignores Range requests and sends the whole file from its first byte; every read downloads everything before the bytes it needs")
+                        }
                         if learning, let total = head.header("content-length").flatMap({ UInt64($0) }) {
                             state.withLock { $0.length = total }
                             wanted = wanted.lowerBound..<min(wanted.upperBound, total)
@@ -311,7 +322,7 @@ public final class HTTPByteSource: ByteSource {
             } catch {
                 throw MP4Error(.io, "\(name): request failed: \(error.localizedDescription)", offset: wanted.lowerBound)
             }
-            state.withLock { $0.statistics.bytesReceived += UInt64(outcome.delivered) }
+            state.withLock { $0.statistics.bytesReceived += UInt64(outcome.received) }
             switch outcome.status {
             case 206:
                 wanted = (wanted.lowerBound + UInt64(given))..<wanted.upperBound

@@ -79,6 +79,9 @@ struct HTTPOutcome: Sendable {
     var delivered: Int
     /// Body bytes dropped before them (a 200 answer to a range request starts at byte 0).
     var skipped: Int
+    /// Body bytes that arrived in all: delivered, skipped, and read past the limit (what the
+    /// network carried, for statistics).
+    var received: Int
     /// Whether the transfer was stopped on purpose after `limit` bytes.
     var stoppedAtLimit: Bool
     /// Set when the body ended early (connection dropped, timeout): `delivered` says how far it

@@ -12,6 +12,7 @@ struct URLSessionExchange: Sendable {
     var error: URLError?
     var stoppedAtLimit: Bool
     var skipped: Int
+    var arrived: Int
 }
 
 /// URLSession with a delegate, so that a body can be cut off after the bytes a read needs (a
@@ -30,10 +31,13 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         var skipped = 0
         var body: [UInt8] = []
         var stopped = false
+        /// Every body byte that arrived, kept or not.
+        var arrived = 0
 
         /// Appends `data` (after the bytes a 200 answer must drop), up to `limit`; returns
         /// whether the transfer should stop. O(`data.count`) amortized.
         mutating func receive(_ data: Data, status: Int?) -> Bool {
+            arrived += data.count
             guard !stopped else { return false }
             var data = data[...]
             if status == 200 && skipped < skipWhole {
@@ -146,7 +150,7 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
             }
             let received = entry.received
             let failure = received.stopped ? nil : (error as? URLError) ?? error.map { _ in URLError(.unknown) }
-            entry.continuation.resume(returning: URLSessionExchange(status: response.statusCode, headers: headers, url: response.url, body: received.body, error: failure, stoppedAtLimit: received.stopped, skipped: received.skipped))
+            entry.continuation.resume(returning: URLSessionExchange(status: response.statusCode, headers: headers, url: response.url, body: received.body, error: failure, stoppedAtLimit: received.stopped, skipped: received.skipped, arrived: received.arrived))
         } else {
             entry.continuation.resume(throwing: error ?? URLError(.badServerResponse))
         }
@@ -171,6 +175,6 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
             delivered = exchange.body.count
             try await body(exchange.body[...])
         }
-        return HTTPOutcome(head: responseHead, delivered: delivered, skipped: exchange.skipped, stoppedAtLimit: exchange.stoppedAtLimit, error: exchange.error)
+        return HTTPOutcome(head: responseHead, delivered: delivered, skipped: exchange.skipped, received: exchange.arrived, stoppedAtLimit: exchange.stoppedAtLimit, error: exchange.error)
     }
 }
