@@ -65,14 +65,16 @@ enum Help {
     """
 
     static let samples = """
-    Usage: mp4probe samples FILE [--track N] [--limit N] [--json [--compact]]
+    Usage: mp4probe samples FILE [--track N] [--range FIRST-LAST] [--limit N] [--json [--compact]]
 
     Lists every sample of every track (or of track N) in decode order, from the sample tables:
     index, dts and pts in media time-scale units (before the edit list), duration, byte offset,
     size, sync flag (K), chunk index, and the presentation time in seconds after the edit list.
     These are the facts of `ffprobe -show_packets`; ffprobe's timestamps equal ours plus the
     track's `ffprobeShift` (the first edit's delay minus its media_time). Fragmented files are
-    listed from their moof/trun boxes.
+    listed from their moof/trun boxes. --range selects sample indexes (inclusive, 100- to the
+    end), --limit at most N per track. Output is streamed; more than 50,000,000 samples without
+    --range or --limit is refused (exit 5).
 
     \(exitCodes)
     """

@@ -19,6 +19,55 @@ indirect enum JSONValue: Sendable, Equatable {
         return out
     }
 
+    /// The placeholder for the `index`-th streamed array of ``stream(_:pretty:to:elements:)``.
+    static func streamedArray(_ index: Int) -> JSONValue { .string("\u{1}mp4probe-streamed-array-\(index)\u{1}") }
+
+    /// Writes `document` to `output` as ``rendered(pretty:)`` would, except that each
+    /// ``streamedArray(_:)`` placeholder becomes an array whose elements `elements(i, emit)`
+    /// produces one at a time: memory holds one element and 64 KiB of text, whatever the
+    /// array's length (a listing of millions of samples).
+    static func stream(_ document: JSONValue, pretty: Bool, to output: some TextOutput,
+                       elements: (Int, (JSONValue) -> Void) throws -> Void) rethrows {
+        let text = document.rendered(pretty: pretty)
+        var buffer = ""
+        func flush(_ force: Bool = false) {
+            if force || buffer.utf8.count >= 1 << 16 { output.write(buffer); buffer = "" }
+        }
+        var rest = Substring(text)
+        var index = 0
+        while true {
+            var placeholder = ""
+            Self.escape(Self.streamedArray(index).stringValue ?? "", into: &placeholder)
+            guard let found = rest.range(of: placeholder) else { break }
+            let before = rest[..<found.lowerBound]
+            buffer += before
+            // The array's indent: that of the line it starts on.
+            let line = before.split(separator: "\n", omittingEmptySubsequences: false).last ?? ""
+            let indent = line.prefix { $0 == " " }.count / 2
+            var count = 0
+            try elements(index) { element in
+                buffer += count == 0 ? "[" : ","
+                if pretty { buffer += "\n" + String(repeating: "  ", count: indent + 1) }
+                element.write(to: &buffer, pretty: pretty, indent: indent + 1)
+                count += 1
+                flush()
+            }
+            if count == 0 { buffer += "[]" } else {
+                if pretty { buffer += "\n" + String(repeating: "  ", count: indent) }
+                buffer += "]"
+            }
+            rest = rest[found.upperBound...]
+            index += 1
+        }
+        buffer += rest
+        flush(true)
+    }
+
+    private var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
     private func write(to out: inout String, pretty: Bool, indent: Int) {
         switch self {
         case .null: out += "null"

@@ -4,7 +4,7 @@ import MP4Core
 /// `ffprobe -show_packets` gives (index, dts, pts, duration, offset, size, sync, chunk).
 enum SamplesCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["track", "max-moov-size", "limit"]).union(MP4Probe.sourceOptionNames))
+        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["track", "max-moov-size", "limit", "range"]).union(MP4Probe.sourceOptionNames))
         if scanner.flag("help") { output.write(Help.samples); return ExitCode.success.rawValue }
         let location = try scanner.singleFile()
         let (file, source, limits) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
@@ -12,33 +12,63 @@ enum SamplesCommand {
         var tracks = planner.tracks
         if let wanted = try scanner.integer("track") {
             tracks = tracks.filter { Int($0.track.trackID) == wanted }
-            if tracks.isEmpty { throw MP4Error(.malformed, "\(location): no track with ID \(wanted) has samples") }
+            if tracks.isEmpty {
+                let ids = planner.tracks.map { String($0.track.trackID) }
+                throw MP4Error(.invalidRequest, "\(location) has no track \(wanted)" + (ids.isEmpty ? " (it has no tracks with samples)" : "; its tracks are \(ids.joined(separator: ", "))"))
+            }
+        }
+        // Which samples: --range FIRST-LAST (indexes, inclusive), then at most --limit.
+        var first = 0, last = Int.max
+        if let text = scanner.value("range") {
+            let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, let a = Int(parts[0]), a >= 0, parts[1].isEmpty || Int(parts[1]) != nil else {
+                throw ArgumentScanner.UsageError(description: "--range must be FIRST-LAST sample indexes (0-99, or 100- to the end), not '\(text)'")
+            }
+            first = a
+            last = parts[1].isEmpty ? Int.max : (Int(parts[1]) ?? Int.max)
+            guard last >= first else { throw ArgumentScanner.UsageError(description: "--range \(text): LAST is before FIRST") }
         }
         let limit = try scanner.integer("limit") ?? Int.max
+        guard limit >= 0 else { throw ArgumentScanner.UsageError(description: "--limit must be 0 or more") }
+        func selection(_ indexed: SeekPlanner.IndexedTrack) -> Range<Int> {
+            let count = indexed.samples.sampleCount
+            let lower = min(first, count)
+            let upper = min(count, last == Int.max ? count : last + 1)
+            return lower..<(lower + min(upper - lower, limit))
+        }
+        // Unbounded output from a small file (a table claiming billions of samples) is a
+        // resource limit, not an allocation or hours of printing.
+        let listed = tracks.reduce(0) { $0 + selection($1).count }
+        if listed > limits.maxSamplesPerQuery && scanner.value("range") == nil && scanner.value("limit") == nil {
+            throw MP4Error(.limitExceeded, "\(location): the listing would have \(listed) samples, more than \(limits.maxSamplesPerQuery) (ParseLimits.maxSamplesPerQuery); list a part with --limit N or --range FIRST-LAST")
+        }
         if scanner.flag("json") {
+            // Streamed: one sample's JSON at a time, whatever the count.
             let json: JSONValue = .object([
                 ("schemaVersion", .int(1)),
                 ("file", .object([("name", .string(file.name)), ("size", .uint(file.layout.fileSize))])),
-                ("tracks", .array(tracks.map { indexed in
-                    var rows: [JSONValue] = []
-                    indexed.samples.forEachSample(in: 0..<min(indexed.samples.sampleCount, limit)) { s in
-                        rows.append(.object([
-                            ("index", .int(Int64(s.index))), ("dts", .int(s.decodeTime)), ("pts", .int(s.compositionTime)),
-                            ("duration", .int(s.duration)), ("offset", .uint(s.byteOffset)), ("size", .uint(UInt64(s.byteCount))),
-                            ("sync", .bool(s.isSync)), ("chunk", .int(Int64(s.chunkIndex))),
-                            ("presentationTime", .double(indexed.timeline.presentationTime(ofMediaTime: s.compositionTime))),
-                        ]))
-                        return true
-                    }
-                    return .object([
+                ("tracks", .array(tracks.enumerated().map { i, indexed in
+                    .object([
                         ("trackId", .uint(UInt64(indexed.track.trackID))), ("kind", .string(indexed.track.kind.rawValue)),
                         ("timescale", .uint(UInt64(indexed.timeline.mediaTimescale))), ("sampleCount", .int(Int64(indexed.samples.sampleCount))),
-                        ("ffprobeShift", .int(indexed.timeline.ffprobeShift)), ("samples", .array(rows)),
+                        ("ffprobeShift", .int(indexed.timeline.ffprobeShift)), ("samples", JSONValue.streamedArray(i)),
                     ])
                 })),
                 ("findings", .array(planner.findings.map(InfoReport.findingJSON))),
             ])
-            output.write(json.rendered(pretty: !scanner.flag("compact")) + "\n")
+            JSONValue.stream(json, pretty: !scanner.flag("compact"), to: output) { i, emit in
+                let indexed = tracks[i]
+                indexed.samples.forEachSample(in: selection(indexed)) { s in
+                    emit(.object([
+                        ("index", .int(Int64(s.index))), ("dts", .int(s.decodeTime)), ("pts", .int(s.compositionTime)),
+                        ("duration", .int(s.duration)), ("offset", .uint(s.byteOffset)), ("size", .uint(UInt64(s.byteCount))),
+                        ("sync", .bool(s.isSync)), ("chunk", .int(Int64(s.chunkIndex))),
+                        ("presentationTime", .double(indexed.timeline.presentationTime(ofMediaTime: s.compositionTime))),
+                    ]))
+                    return true
+                }
+            }
+            output.write("\n")
             await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
             return ExitCode.success.rawValue
         }
@@ -46,7 +76,7 @@ enum SamplesCommand {
             output.write("# track \(indexed.track.trackID) (\(indexed.track.kind.rawValue)), timescale \(indexed.timeline.mediaTimescale), \(indexed.samples.sampleCount) samples; times in media units, ptsTime after the edit list\n")
             output.write("index\tdts\tpts\tduration\toffset\tsize\tsync\tchunk\tptsTime\n")
             var text = ""
-            indexed.samples.forEachSample(in: 0..<min(indexed.samples.sampleCount, limit)) { s in
+            indexed.samples.forEachSample(in: selection(indexed)) { s in
                 text += "\(s.index)\t\(s.decodeTime)\t\(s.compositionTime)\t\(s.duration)\t\(s.byteOffset)\t\(s.byteCount)\t\(s.isSync ? "K" : "_")\t\(s.chunkIndex)\t\(Format.fixed(indexed.timeline.presentationTime(ofMediaTime: s.compositionTime), 6))\n"
                 if text.utf8.count > 1 << 16 { output.write(text); text = "" }
                 return true

@@ -114,4 +114,34 @@ import MP4TestSupport
             }
         }
     }
+
+    /// Listings: a track that does not exist is a usage error naming the tracks; a table that
+    /// claims billions of samples is a resource limit before any output (it used to grow to
+    /// 2.9 GB and abort); --range and --limit select; the streamed JSON parses and holds
+    /// exactly the selected samples.
+    @Test func sampleListingsAreBoundedAndStreamed() async throws {
+        let missingTrack = await Self.run(["samples", Fixtures.sample("faststart.mp4"), "--track", "9"])
+        #expect(missingTrack.code == 2 && missingTrack.err.contains("its tracks are 1, 2"), "\(missingTrack)")
+        for format in [["--json"], []] {
+            let huge = await Self.run(["samples", Fixtures.sample("malformed/stts-4-billion-samples.mp4")] + format)
+            #expect(huge.code == 5 && huge.out.isEmpty && huge.err.contains("--limit"), "\(huge.code) \(huge.err)")
+        }
+        let bounded = await Self.run(["samples", Fixtures.sample("malformed/stts-4-billion-samples.mp4"), "--json", "--limit", "3"])
+        #expect(bounded.code == 0)
+        let json = try Self.json(bounded.out)
+        let tracks = try #require(json["tracks"] as? [[String: Any]])
+        #expect(tracks.allSatisfy { ($0["samples"] as? [Any])?.count ?? -1 <= 3 })
+
+        let ranged = await Self.run(["samples", Fixtures.sample("faststart.mp4"), "--json", "--compact", "--range", "10-14", "--limit", "3"])
+        let rangedTracks = try #require(try Self.json(ranged.out)["tracks"] as? [[String: Any]])
+        for track in rangedTracks {
+            let indexes = (track["samples"] as? [[String: Any]] ?? []).compactMap { $0["index"] as? Int }
+            #expect(indexes == [10, 11, 12], "\(indexes)")
+        }
+        let all = await Self.run(["samples", Fixtures.sample("faststart.mp4"), "--json"])
+        let allTracks = try #require(try Self.json(all.out)["tracks"] as? [[String: Any]])
+        #expect(allTracks.allSatisfy { ($0["samples"] as? [Any])?.count == $0["sampleCount"] as? Int })
+        #expect(await Self.run(["samples", Fixtures.sample("faststart.mp4"), "--range", "5-2"]).code == 2)
+        #expect(await Self.run(["samples", Fixtures.sample("faststart.mp4"), "--range", "x"]).code == 2)
+    }
 }
