@@ -133,3 +133,59 @@ ssize_t mp4probe_send(int fd, const void *buffer, size_t length) {
 void mp4probe_shutdown(int fd) {
     (void)shutdown(fd, SHUT_RDWR);
 }
+
+#include <signal.h>
+#include <stdatomic.h>
+
+#define MP4PROBE_TEMP_SLOTS 64
+#define MP4PROBE_TEMP_PATH 4096
+static char temporary_paths[MP4PROBE_TEMP_SLOTS][MP4PROBE_TEMP_PATH];
+static atomic_int temporary_used[MP4PROBE_TEMP_SLOTS];
+static atomic_int handlers_installed;
+
+static void remove_temporaries_and_reraise(int signal_number) {
+    for (int i = 0; i < MP4PROBE_TEMP_SLOTS; i++) {
+        if (atomic_load(&temporary_used[i]) == 2) (void)unlink(temporary_paths[i]);
+    }
+    /* The default action now: the process ends as the signal says (exit status 128+n). */
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    (void)sigaction(signal_number, &action, NULL);
+    (void)raise(signal_number);
+}
+
+static void install_handlers(void) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&handlers_installed, &expected, 1)) return;
+    int signals[] = { SIGINT, SIGTERM, SIGHUP };
+    for (unsigned i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction previous;
+        if (sigaction(signals[i], NULL, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;  /* nohup */
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = remove_temporaries_and_reraise;
+        sigemptyset(&action.sa_mask);
+        (void)sigaction(signals[i], &action, NULL);
+    }
+}
+
+int mp4probe_register_temporary(const char *path) {
+    size_t length = strlen(path);
+    if (length >= MP4PROBE_TEMP_PATH) return -1;
+    install_handlers();
+    for (int i = 0; i < MP4PROBE_TEMP_SLOTS; i++) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&temporary_used[i], &expected, 1)) {
+            memcpy(temporary_paths[i], path, length + 1);
+            atomic_store(&temporary_used[i], 2);   /* visible to the handler only when whole */
+            return i;
+        }
+    }
+    return -1;
+}
+
+void mp4probe_forget_temporary(int slot) {
+    if (slot >= 0 && slot < MP4PROBE_TEMP_SLOTS) atomic_store(&temporary_used[slot], 0);
+}

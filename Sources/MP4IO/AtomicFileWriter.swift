@@ -1,4 +1,5 @@
 import MP4Core
+import CSystem
 
 /// Writes a file so that its destination only ever holds the old file or the complete new
 /// one: the bytes go to a temporary file in the destination's directory, which is flushed to
@@ -12,6 +13,9 @@ final class AtomicFileWriter {
     private var descriptor: Int32?
     /// Set once the file was renamed into place or removed.
     private var finished = false
+    /// The slot of the temporary file in the interrupt-cleanup table (SIGINT, SIGTERM and
+    /// SIGHUP remove it before the process ends), or -1.
+    private var cleanupSlot: Int32 = -1
 
     /// Creates the temporary file beside `destination` with `permissions`.
     init(destination: String, permissions: UInt32) throws {
@@ -19,6 +23,7 @@ final class AtomicFileWriter {
         let slash = destination.lastIndex(of: "/")
         let directory = slash.map { String(destination[..<$0]) } ?? "."
         let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        Self.removeStaleTemporaries(directory: directory.isEmpty ? "." : directory, base: base)
         var attempt = 0
         while true {
             let candidate = (directory.isEmpty ? "" : directory + "/") + ".\(base).mp4probe-\(Platform.processID)-\(Platform.randomSuffix()).tmp"
@@ -26,6 +31,7 @@ final class AtomicFileWriter {
                 let fd = try Platform.createExclusive(candidate, permissions: 0o600)
                 self.temporaryPath = candidate
                 self.descriptor = fd
+                self.cleanupSlot = mp4probe_register_temporary(candidate)
                 break
             } catch let error as MP4Error {
                 attempt += 1
@@ -43,6 +49,18 @@ final class AtomicFileWriter {
     }
 
     deinit { abort() }
+
+    /// Removes `.BASE.mp4probe-PID-*.tmp` files in `directory` left by processes that no
+    /// longer exist (killed with SIGKILL, or a machine crash): only our own naming, only for
+    /// this destination, only when the process is gone.
+    static func removeStaleTemporaries(directory: String, base: String) {
+        let prefix = ".\(base).mp4probe-"
+        for name in Platform.list(directory) where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0, pid != Platform.processID else { continue }
+            if !Platform.processExists(pid) { Platform.removeFile(directory + "/" + name) }
+        }
+    }
 
     func fd() throws -> Int32 {
         guard let descriptor else { throw MP4Error(.io, "\(temporaryPath) is already closed") }
@@ -65,6 +83,7 @@ final class AtomicFileWriter {
             descriptor = nil
             try Platform.renameFile(temporaryPath, to: destination)
             finished = true
+            mp4probe_forget_temporary(cleanupSlot)
         } catch {
             abort()
             throw error
@@ -82,6 +101,7 @@ final class AtomicFileWriter {
         if !finished {
             finished = true
             Platform.removeFile(temporaryPath)
+            mp4probe_forget_temporary(cleanupSlot)
         }
     }
 }

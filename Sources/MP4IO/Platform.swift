@@ -182,6 +182,11 @@ enum Platform {
 
     static func removeFile(_ path: String) { _ = unlink(path) }
 
+    /// Whether a process with this ID exists (kill with signal 0; EPERM means it exists).
+    static func processExists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
+    }
+
     /// Flushes a directory entry change (a rename) to disk.
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MP4Core
 @testable import MP4IO
@@ -283,5 +284,62 @@ import MP4TestSupport
         let moved = Int(UInt32(out[field]) << 24 | UInt32(out[field + 1]) << 16 | UInt32(out[field + 2]) << 8 | UInt32(out[field + 3]))
         #expect(moved == Int(target) + Int(newSize))
         #expect(out[moved..<(moved + 16)] == bytes[Int(target)..<(Int(target) + 16)])
+    }
+
+    /// SIGINT, SIGTERM or SIGHUP in the middle of `mp4probe faststart` removes the temporary
+    /// file before the process ends (it used to stay behind, full size, every time); the
+    /// process still ends by the signal. Input: moov-at-end.mp4 with its mdat grown to 160 MB
+    /// of data (not holes), so the copy takes long enough to interrupt.
+    @Test func interruptedRewritesLeaveNoTemporaryFile() async throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mp4probe").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            print("FaststartRewriterTests: \(executable) not built; interrupt test skipped")
+            return
+        }
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let sample = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        let file = try await MP4File.open(MemorySource(sample))
+        let mdat = try #require(file.layout.boxes.first { $0.type == .mdat && $0.header.headerSize == 8 })
+        let extra = 160 << 20
+        let newSize = UInt32(mdat.size) + UInt32(extra)
+        var grown = Array(sample[..<Int(mdat.offset)])
+        grown += [UInt8(newSize >> 24), UInt8(newSize >> 16 & 0xFF), UInt8(newSize >> 8 & 0xFF), UInt8(newSize & 0xFF)]
+        grown += sample[(Int(mdat.offset) + 4)..<Int(mdat.availableEnd)]
+        grown += [UInt8](repeating: 0x5A, count: extra)
+        grown += sample[Int(mdat.availableEnd)...]
+        let input = directory + "/big.mp4"
+        FileSystem.write(grown, to: input)
+        grown = []
+        var random = SeededRandom(seed: 7)
+        var interrupted = 0
+        for round in 0..<12 where interrupted < 4 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["faststart", input, directory + "/out.mp4"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 30_000...90_000, using: &random))
+            let signal = [SIGINT, SIGTERM, SIGHUP][round % 3]
+            if process.isRunning { kill(process.processIdentifier, signal) }
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal {
+                interrupted += 1
+                #expect(process.terminationStatus == signal)
+            }
+            let left = FileSystem.entries(directory).filter { $0 != "big.mp4" && $0 != "out.mp4" }
+            #expect(left.isEmpty, "round \(round): \(left) left behind")
+            try? FileManager.default.removeItem(atPath: directory + "/out.mp4")
+        }
+        #expect(interrupted >= 4, "only \(interrupted) signals hit a running rewrite")
+
+        // SIGKILL cannot be caught: the next rewrite to the same destination removes the
+        // temporary files of processes that are gone, and only those.
+        let stale = ".out.mp4.mp4probe-2147483000-deadbeef.tmp", alive = ".out.mp4.mp4probe-1-cafe.tmp", other = ".other.mp4.mp4probe-2147483000-x.tmp"
+        for name in [stale, alive, other] { FileSystem.write([1, 2, 3], to: directory + "/" + name) }
+        _ = try await FaststartRewriter.rewrite(input: Fixtures.sample("moov-at-end.mp4"), output: directory + "/out.mp4")
+        #expect(!FileSystem.exists(directory + "/" + stale))
+        #expect(FileSystem.exists(directory + "/" + alive) && FileSystem.exists(directory + "/" + other))
     }
 }

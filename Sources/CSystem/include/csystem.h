@@ -58,4 +58,16 @@ ssize_t mp4probe_send(int fd, const void *buffer, size_t length);
 /// shutdown(fd, SHUT_RDWR): wakes anyone waiting on `fd` (cancellation) without closing it.
 void mp4probe_shutdown(int fd);
 
+// Temporary files removed when the process is interrupted (SIGINT, SIGTERM, SIGHUP): the
+// registry is a fixed table in C so that the signal handler only calls unlink(2), which is
+// async-signal-safe, on paths that were copied in beforehand.
+
+/// Registers `path` (copied; up to 4095 bytes) for removal on SIGINT/SIGTERM/SIGHUP, and
+/// installs the handlers the first time. Returns a slot number for
+/// `mp4probe_forget_temporary`, or -1 when the table (64 slots) is full.
+int mp4probe_register_temporary(const char *path);
+
+/// Forgets a slot (the file was renamed into place or removed).
+void mp4probe_forget_temporary(int slot);
+
 #endif
