@@ -23,7 +23,6 @@ final class AtomicFileWriter {
         let slash = destination.lastIndex(of: "/")
         let directory = slash.map { String(destination[..<$0]) } ?? "."
         let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
-        Self.removeStaleTemporaries(directory: directory.isEmpty ? "." : directory, base: base)
         var attempt = 0
         while true {
             let candidate = (directory.isEmpty ? "" : directory + "/") + ".\(base).mp4probe-\(Platform.processID)-\(Platform.randomSuffix()).tmp"
@@ -50,10 +49,15 @@ final class AtomicFileWriter {
 
     deinit { abort() }
 
-    /// Removes `.BASE.mp4probe-PID-*.tmp` files in `directory` left by processes that no
-    /// longer exist (killed with SIGKILL, or a machine crash): only our own naming, only for
-    /// this destination, only when the process is gone.
-    static func removeStaleTemporaries(directory: String, base: String) {
+    /// Removes `.BASE.mp4probe-PID-*.tmp` files beside `destination` left by processes that
+    /// no longer exist (killed with SIGKILL, or a machine crash): only our own naming, only for
+    /// this destination, only when the process is gone. It lists the directory, so writers of
+    /// large files call it (the faststart rewrite), not every small atomic write (the cache's
+    /// range tables, whose directory may hold thousands of entries).
+    static func removeStaleTemporaries(beside destination: String) {
+        let slash = destination.lastIndex(of: "/")
+        let directory = slash.map { String(destination[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
+        let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
         let prefix = ".\(base).mp4probe-"
         for name in Platform.list(directory) where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
             let rest = name.dropFirst(prefix.count)

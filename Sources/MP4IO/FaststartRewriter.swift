@@ -79,6 +79,7 @@ public enum FaststartRewriter {
         guard before.size == plan.inputSize else {
             throw MP4Error(.io, "\(input) changed while it was being planned (\(plan.inputSize) → \(before.size) bytes)")
         }
+        AtomicFileWriter.removeStaleTemporaries(beside: output)
         let writer = try AtomicFileWriter(destination: output, permissions: before.permissions & 0o777)
         var verified: Int?
         do {

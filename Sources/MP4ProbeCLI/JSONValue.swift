@@ -9,6 +9,9 @@ indirect enum JSONValue: Sendable, Equatable {
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
+    /// An array whose elements are produced while the document is written, by
+    /// ``stream(_:pretty:to:elements:)`` (index `n` of that call's producer); `[]` elsewhere.
+    case streamedArray(Int)
 
     static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered(pretty: false) == rhs.rendered(pretty: false) }
 
@@ -19,57 +22,34 @@ indirect enum JSONValue: Sendable, Equatable {
         return out
     }
 
-    /// The placeholder for the `index`-th streamed array of ``stream(_:pretty:to:elements:)``.
-    static func streamedArray(_ index: Int) -> JSONValue { .string("\u{1}mp4probe-streamed-array-\(index)\u{1}") }
-
     /// Writes `document` to `output` as ``rendered(pretty:)`` would, except that each
-    /// ``streamedArray(_:)`` placeholder becomes an array whose elements `elements(i, emit)`
-    /// produces one at a time: memory holds one element and 64 KiB of text, whatever the
-    /// array's length (a listing of millions of samples).
+    /// ``streamedArray(_:)`` becomes an array whose elements `elements(n, emit)` produces one
+    /// at a time: memory holds one element and 64 KiB of text, whatever the array's length (a
+    /// listing of millions of samples).
     static func stream(_ document: JSONValue, pretty: Bool, to output: some TextOutput,
-                       elements: (Int, (JSONValue) -> Void) throws -> Void) rethrows {
-        let text = document.rendered(pretty: pretty)
+                       elements: (Int, (JSONValue) -> Void) -> Void) {
         var buffer = ""
-        func flush(_ force: Bool = false) {
-            if force || buffer.utf8.count >= 1 << 16 { output.write(buffer); buffer = "" }
-        }
-        var rest = Substring(text)
-        var index = 0
-        while true {
-            var placeholder = ""
-            Self.escape(Self.streamedArray(index).stringValue ?? "", into: &placeholder)
-            guard let found = rest.range(of: placeholder) else { break }
-            let before = rest[..<found.lowerBound]
-            buffer += before
-            // The array's indent: that of the line it starts on.
-            let line = before.split(separator: "\n", omittingEmptySubsequences: false).last ?? ""
-            let indent = line.prefix { $0 == " " }.count / 2
+        document.write(to: &buffer, pretty: pretty, indent: 0) { index, indent, buffer in
             var count = 0
-            try elements(index) { element in
+            elements(index) { element in
                 buffer += count == 0 ? "[" : ","
                 if pretty { buffer += "\n" + String(repeating: "  ", count: indent + 1) }
                 element.write(to: &buffer, pretty: pretty, indent: indent + 1)
                 count += 1
-                flush()
+                if buffer.utf8.count >= 1 << 16 { output.write(buffer); buffer = "" }
             }
-            if count == 0 { buffer += "[]" } else {
-                if pretty { buffer += "\n" + String(repeating: "  ", count: indent) }
-                buffer += "]"
-            }
-            rest = rest[found.upperBound...]
-            index += 1
+            if count == 0 { buffer += "[]"; return }
+            if pretty { buffer += "\n" + String(repeating: "  ", count: indent) }
+            buffer += "]"
         }
-        buffer += rest
-        flush(true)
+        output.write(buffer)
     }
 
-    private var stringValue: String? {
-        if case .string(let s) = self { return s }
-        return nil
-    }
-
-    private func write(to out: inout String, pretty: Bool, indent: Int) {
+    private func write(to out: inout String, pretty: Bool, indent: Int,
+                       streamed: (Int, Int, inout String) -> Void = { _, _, out in out += "[]" }) {
         switch self {
+        case .streamedArray(let index):
+            streamed(index, indent, &out)
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .int(let i): out += String(i)
@@ -83,7 +63,7 @@ indirect enum JSONValue: Sendable, Equatable {
             for (i, item) in items.enumerated() {
                 if i > 0 { out += "," }
                 if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                item.write(to: &out, pretty: pretty, indent: indent + 1)
+                item.write(to: &out, pretty: pretty, indent: indent + 1, streamed: streamed)
             }
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "]"
@@ -95,7 +75,7 @@ indirect enum JSONValue: Sendable, Equatable {
                 if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
                 Self.escape(key, into: &out)
                 out += pretty ? ": " : ":"
-                value.write(to: &out, pretty: pretty, indent: indent + 1)
+                value.write(to: &out, pretty: pretty, indent: indent + 1, streamed: streamed)
             }
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "}"

@@ -51,7 +51,7 @@ enum SamplesCommand {
                     .object([
                         ("trackId", .uint(UInt64(indexed.track.trackID))), ("kind", .string(indexed.track.kind.rawValue)),
                         ("timescale", .uint(UInt64(indexed.timeline.mediaTimescale))), ("sampleCount", .int(Int64(indexed.samples.sampleCount))),
-                        ("ffprobeShift", .int(indexed.timeline.ffprobeShift)), ("samples", JSONValue.streamedArray(i)),
+                        ("ffprobeShift", .int(indexed.timeline.ffprobeShift)), ("samples", .streamedArray(i)),
                     ])
                 })),
                 ("findings", .array(planner.findings.map(InfoReport.findingJSON))),

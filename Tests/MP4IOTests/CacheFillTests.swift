@@ -93,4 +93,27 @@ import MP4TestSupport
         #expect(healthy.ranges.last == "bytes=1001024-\(Self.origin.count - 1)", "\(healthy.ranges)")
         #expect(try await resumed.read(0..<UInt64(Self.origin.count)) == Self.origin)
     }
+
+    /// An upstream that sends more than it was asked for: the fill writes nothing past the
+    /// part (it used to write on, into bytes the table then claimed) and fails.
+    @Test func anUpstreamSendingTooMuchWritesNothingPastThePart() async throws {
+        struct Overflowing: ByteSource {
+            let bytes: [UInt8]
+            var name: String { "overflowing://resource" }
+            func length() async throws -> UInt64 { UInt64(bytes.count) }
+            func read(_ range: Range<UInt64>) async throws -> [UInt8] { Array(bytes[Int(range.lowerBound)..<Int(range.upperBound)]) }
+            func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+                // The range, then 4 KiB of what follows it, in one piece.
+                try await consume(bytes[Int(range.lowerBound)..<min(bytes.count, Int(range.upperBound) + 4096)])
+            }
+        }
+        let directory = FileSystem.temporaryDirectory("mp4probe-fill")
+        defer { FileSystem.removeDirectory(directory) }
+        let cached = try await CachedByteSource(upstream: Overflowing(bytes: Self.origin), directory: directory)
+        await #expect(throws: MP4Error.self) { try await cached.fill(1000..<5000) }
+        #expect(await cached.cachedRanges.byteCount == 0)
+        let paths = CachedByteSource.entryPaths(directory: directory, resource: "overflowing://resource")
+        let data = try #require(FileSystem.read(paths.data))
+        #expect(data[5000..<9096].allSatisfy { $0 == 0 }, "bytes past the part were written")
+    }
 }

@@ -16,6 +16,13 @@ import Testing
         // A slice that does not start at 0 (the connection's buffer after consumed bytes).
         let buffer = Array("xxxxHTTP/1.1 204 No Content\r\n\r\n".utf8)
         #expect(HTTPMessage.headEnd(buffer[4...]) == buffer.count)
+        // Resuming a scan: the empty line straddling the previously scanned end is found.
+        let head = Array("HTTP/1.1 200 OK\r\nA: b\r\n\r\n".utf8)
+        for scanned in 0...head.count {
+            #expect(HTTPMessage.headEnd(head[...], scanned: scanned) == head.count, "scanned \(scanned)")
+        }
+        let lf = Array("HTTP/1.1 200 OK\nA: b\n\n".utf8)
+        for scanned in 0...lf.count { #expect(HTTPMessage.headEnd(lf[...], scanned: scanned) == lf.count) }
     }
 
     @Test func parsesStatusLineAndFields() throws {
@@ -38,6 +45,8 @@ import Testing
             "HTTP/1.1 200 OK\r\nBad Name: b\r\n\r\n",              // space in the name
             "HTTP/1.1 200 OK\r\n: empty name\r\n\r\n",
             "HTTP/1.1 200 OK\r\nA: b\u{0}c\r\n\r\n",                // NUL in a value
+            "HTTP/1.1 200 OK\r\nETag: \"a\rb\"\r\n\r\n",          // bare CR (would go back in If-Range)
+            "HTTP/1.1 200\rOK\r\n\r\n",                           // bare CR in the start line
         ] {
             #expect(throws: HTTPMessage.Malformed.self, "\(text.debugDescription)") { try HTTPMessage.parseHead(Self.bytes(text)) }
         }

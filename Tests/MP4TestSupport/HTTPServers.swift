@@ -164,6 +164,8 @@ public final class LoopbackHTTPServer: Sendable {
         case hugeHead
         /// A Content-Length that is not a number.
         case invalidContentLength
+        /// Every 206 carries this Content-Range instead of the true one (a hostile server).
+        case contentRange(String)
     }
 
     public let port: Int
@@ -309,7 +311,7 @@ public final class LoopbackHTTPServer: Sendable {
             if number > 1 { etag = "\"v2\"" }
         case .slow(let seconds):
             usleep(UInt32(seconds * 1_000_000))
-        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength:
+        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange:
             break
         case .failsFirst(let code, let times, let retryAfter):
             if number <= times {
@@ -336,7 +338,11 @@ public final class LoopbackHTTPServer: Sendable {
         if case .hugeHead = behavior {
             for i in 0..<2048 { headers.append("X-Filler-\(i): " + String(repeating: "x", count: 60)) }
         }
-        if status == 206, !(behavior.isMissingContentRange) { headers.append("Content-Range: bytes \(start)-\(start + payload.count - 1)/\(body.count)") }
+        if case .contentRange(let text) = behavior, status == 206 {
+            headers.append("Content-Range: \(text)")
+        } else if status == 206, !(behavior.isMissingContentRange) {
+            headers.append("Content-Range: bytes \(start)-\(start + payload.count - 1)/\(body.count)")
+        }
         if status == 416 { headers.append("Content-Range: bytes */\(body.count)") }
         let version = { if case .closeDelimited = behavior { return "HTTP/1.0" } else { return "HTTP/1.1" } }()
         let response = "\(version) \(status) \(reason)\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n"

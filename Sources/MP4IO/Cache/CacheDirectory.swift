@@ -89,6 +89,7 @@ public enum CacheDirectory {
         defer { Platform.unlock(lockFD) }
         let input = try Platform.openForReading(data)
         defer { Platform.closeFile(input) }
+        AtomicFileWriter.removeStaleTemporaries(beside: destination)
         let writer = try AtomicFileWriter(destination: destination, permissions: 0o644)
         do {
             try writer.setSize(entry.length)

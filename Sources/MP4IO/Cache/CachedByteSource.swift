@@ -209,7 +209,7 @@ actor CacheEntry {
     /// Makes every byte of `range` present: the missing parts are streamed from upstream
     /// straight into the data file (memory: one piece), committed every `commitInterval`
     /// bytes and at the end.
-    func fill(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64 = CacheEntry.defaultCommitInterval) async throws {
+    func fill(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) async throws {
         Platform.touch(tablePath)
         var resets = 0
         while true {
@@ -243,9 +243,6 @@ actor CacheEntry {
         }
     }
 
-    /// Bytes streamed into the data file between two commits (data fsync, then the table).
-    static let defaultCommitInterval: UInt64 = 64 << 20
-
     /// Streams `part` from upstream into the data file, committing what arrived every
     /// `commitInterval` bytes, at the end, and when the stream fails (then rethrows). Returns
     /// false when the entry was started again by another process meanwhile (nothing claimed).
@@ -255,30 +252,46 @@ actor CacheEntry {
         // The stream runs outside the actor (the upstream is nonisolated): it writes with the
         // descriptor directly and comes back to the actor only to commit.
         let progress = FillProgress(start: part.lowerBound)
-        let fd = dataFD, path = dataPath
+        let fd = dataFD, path = dataPath, name = resource
         defer { statistics.upstreamBytes += progress.written - part.lowerBound }
+        var failure: (any Error)?
         do {
             try await upstream.read(part, into: { @Sendable bytes in
                 guard progress.valid else { throw CancellationError() }
-                try Platform.writeFully(fd, bytes, offset: progress.written, path: path)
-                progress.written += UInt64(bytes.count)
-                if progress.written - progress.committed >= commitInterval {
-                    progress.valid = try await self.commit(progress.committed..<progress.written, generation: generation)
-                    progress.committed = progress.written
+                // Never past the part, whatever the upstream sends.
+                guard UInt64(bytes.count) <= part.upperBound - progress.written else {
+                    throw MP4Error(.io, "\(name): upstream sent more than the \(part.count) bytes asked for at \(part.lowerBound)", offset: part.lowerBound)
+                }
+                // A piece may span several commit points (`--block` smaller than a piece).
+                var rest = bytes
+                while !rest.isEmpty && progress.valid {
+                    let room = commitInterval - (progress.written - progress.committed)
+                    let chunk = rest.prefix(Int(min(UInt64(rest.count), room)))
+                    try Platform.writeFully(fd, chunk, offset: progress.written, path: path)
+                    progress.written += UInt64(chunk.count)
+                    rest = rest.dropFirst(chunk.count)
+                    if progress.written - progress.committed >= commitInterval {
+                        progress.valid = try await self.commit(progress.committed..<progress.written, generation: generation)
+                        progress.committed = progress.written
+                    }
                 }
             })
+            if progress.written != part.upperBound {
+                failure = MP4Error(.io, "\(resource): upstream returned \(progress.written - part.lowerBound) of \(part.count) bytes at \(part.lowerBound)", offset: part.lowerBound)
+            }
         } catch {
-            if progress.valid && progress.written > progress.committed { _ = try? commit(progress.committed..<progress.written, generation: generation) }
-            if !progress.valid { return false }
-            throw error
+            failure = error
+        }
+        // What arrived is claimed even when the stream failed: the next read asks for the rest.
+        if progress.valid && progress.written > progress.committed {
+            do {
+                progress.valid = try commit(progress.committed..<progress.written, generation: generation)
+            } catch {
+                failure = failure ?? error
+            }
         }
         guard progress.valid else { return false }
-        let written = progress.written, committed = progress.committed
-        guard written == part.upperBound else {
-            if written > committed { _ = try commit(committed..<written, generation: generation) }
-            throw MP4Error(.io, "\(resource): upstream returned \(written - part.lowerBound) of \(part.count) bytes at \(part.lowerBound)", offset: part.lowerBound)
-        }
-        if written > committed { return try commit(committed..<written, generation: generation) }
+        if let failure { throw failure }
         return true
     }
 

@@ -27,8 +27,6 @@ final class HTTP1Client: HTTPClient {
         self.tls = tls
     }
 
-    var streamsBodies: Bool { true }
-
     func invalidate() {
         let connections = idle.withLock { idle -> [SocketConnection] in
             defer { idle = [:] }
@@ -48,7 +46,7 @@ final class HTTP1Client: HTTPClient {
                 return try await tls.get(request, limit: limit, skipWhole: skipWhole, head: head, body: body)
             }
             let (connection, response, framing) = try await open(request)
-            var responseHead = HTTPResponseHead(status: response.status, headers: response.head.fieldsByName, url: request.url)
+            let responseHead = HTTPResponseHead(status: response.status, headers: response.head.fieldsByName, url: request.url)
             if [301, 302, 303, 307, 308].contains(response.status), let location = responseHead.header("location"), redirects < maxRedirects,
                let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" {
@@ -58,7 +56,6 @@ final class HTTP1Client: HTTPClient {
                 request.url = target
                 continue
             }
-            responseHead.url = request.url
             do {
                 try head(responseHead)
             } catch {
@@ -77,7 +74,7 @@ final class HTTP1Client: HTTPClient {
                     release(connection)
                 } else if reader.stoppedAtLimit, case .length(let total) = framing, total - reader.bodyBytesRead <= UInt64(Self.maxDrain), response.keepsAlive {
                     // The rest is small: read it away and keep the connection.
-                    var rest = BodyReader(limit: 0, skip: 0, alreadyRead: reader.bodyBytesRead)
+                    var rest = BodyReader(limit: Int.max, skip: 0, alreadyRead: reader.bodyBytesRead)
                     if (try? await rest.read(connection, framing: framing, timeout: request.timeout, body: { _ in })) == true { release(connection) } else { connection.close() }
                     drained = rest.bodyBytesRead - reader.bodyBytesRead
                 } else {
@@ -125,15 +122,16 @@ final class HTTP1Client: HTTPClient {
         var attempt = 0
         while true {
             attempt += 1
+            // A pooled connection has carried an exchange before: if it fails before the first
+            // response byte, the server closed it while idle.
             let pooled = attempt == 1 ? take(key) : nil
             let connection: SocketConnection
             if let pooled { connection = pooled } else { connection = try await SocketConnection.connect(host: host, port: port, timeout: request.timeout) }
             do {
                 try await connection.send(bytes, timeout: request.timeout)
                 let response = try await readHead(connection, timeout: request.timeout)
-                connection.reused = true
                 return (connection, response, try framing(response))
-            } catch let error as URLError where connection.reused && pooled != nil && error.code != .cancelled && error.code != .timedOut {
+            } catch let error as URLError where pooled != nil && error.code != .cancelled && error.code != .timedOut {
                 connection.close()
                 continue   // stale keep-alive connection: once more on a new one
             } catch {
@@ -152,19 +150,19 @@ final class HTTP1Client: HTTPClient {
     }
 
     /// Reads a response head: bounded by ``HTTPMessage/maxHeadSize``; 1xx interim heads are
-    /// skipped (at most 8).
+    /// skipped (at most 8). We never ask to switch protocols, so a 101 is an error.
     private func readHead(_ connection: SocketConnection, timeout: TimeInterval) async throws -> Response {
         for _ in 0..<8 {
-            var end: Int?
+            let end: Int
+            var scanned = 0
             while true {
-                end = HTTPMessage.headEnd(connection.available)
-                if end != nil { break }
+                if let found = HTTPMessage.headEnd(connection.available, scanned: scanned) { end = found; break }
                 guard connection.available.count < HTTPMessage.maxHeadSize else { throw URLError(.badServerResponse) }
+                scanned = connection.available.count
                 let count = try await connection.fill(timeout: timeout)
                 if count == 0 { throw URLError(.networkConnectionLost) }
                 if count < 0 { throw URLError(.badServerResponse) }
             }
-            guard let end else { throw URLError(.badServerResponse) }
             let available = connection.available
             let headBytes = available[available.startIndex..<end]
             let head: HTTPMessage.Head
@@ -174,7 +172,8 @@ final class HTTP1Client: HTTPClient {
             guard version.hasPrefix("HTTP/1."), head.startLine.1.count == 3, let status = Int(head.startLine.1), (100...999).contains(status) else {
                 throw URLError(.badServerResponse)
             }
-            if (100..<200).contains(status) && status != 101 { continue }
+            if status == 101 { throw URLError(.badServerResponse) }
+            if (100..<200).contains(status) { continue }
             let connectionField = head.values("connection").joined(separator: ",").lowercased()
             let keepsAlive = version == "HTTP/1.1" ? !connectionField.contains("close") : connectionField.contains("keep-alive")
             return Response(status: status, head: head, keepsAlive: keepsAlive)
@@ -291,7 +290,7 @@ struct BodyReader {
                 delivered += given.count
                 try await body(given)
             }
-            if delivered >= limit && limit > 0 && (skip <= skipped) {
+            if delivered >= limit {
                 stoppedAtLimit = remaining > 0
                 return remaining == 0
             }

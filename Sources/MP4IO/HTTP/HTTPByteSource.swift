@@ -38,7 +38,7 @@ public final class HTTPByteSource: ByteSource {
         public var maxRetryAfter: Double = 30
         /// Redirects followed per request.
         public var maxRedirects: Int = 5
-        /// Lower-cased names of the headers that carry credentials: they are sent only to the
+        /// Names of the headers that carry credentials (any case): they are sent only to the
         /// origin of ``HTTPByteSource/url`` and dropped when a redirect goes to another scheme,
         /// host or port (as curl does). Add the names of your own secret headers.
         public var credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
@@ -80,12 +80,20 @@ public final class HTTPByteSource: ByteSource {
         var lastModified: String?
         var supportsRanges = true
         var statistics = Statistics()
+        /// Whether the first request was answered over `http:` (not redirected to `https:`,
+        /// where URLSession collects bodies).
+        var headAnsweredOverHTTP = false
     }
 
     /// The URL.
     public let url: URL
     public let options: Options
     private let client: any HTTPClient
+    /// Whether bodies reach the consumer as they arrive (our client on `http:`), rather than
+    /// collected per request (URLSession): then one request per streamed read.
+    private let streamsBodies: Bool
+    /// The caller's headers, as every request sends them (validated, in a stable order).
+    private let baseHeaders: [(name: String, value: String)]
     private let state = Locked(State())
     private let headTask = Locked<Task<Void, any Error>?>(nil)
 
@@ -97,18 +105,21 @@ public final class HTTPByteSource: ByteSource {
         self.url = url
         var options = options
         options.timeout = max(options.timeout, 1)
+        options.credentialHeaders = Set(options.credentialHeaders.map { $0.lowercased() })
         self.options = options
         for (name, value) in options.headers {
             guard HTTPRequest.isValidHeaderName(name) else { throw MP4Error(.invalidRequest, "header name '\(name)' is not a valid HTTP field name") }
             guard HTTPRequest.isValidHeaderValue(value) else { throw MP4Error(.invalidRequest, "the value of header \(name) contains a line break or NUL (it would inject headers)") }
         }
-        let credentials = Set(options.credentialHeaders.map { $0.lowercased() })
-        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: credentials)
-        switch options.client {
-        case .automatic where !Self.proxyConfigured():
+        self.baseHeaders = options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
+            .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders)
+        if options.client == .automatic && !Self.proxyConfigured() {
             self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
-        case .automatic, .urlSession:
+            self.streamsBodies = scheme == "http"
+        } else {
             self.client = tls
+            self.streamsBodies = false
         }
     }
 
@@ -147,19 +158,17 @@ public final class HTTPByteSource: ByteSource {
 
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         try await fetchHead()
-        let (length, head) = state.withLock { ($0.length ?? 0, $0.head) }
-        let upper = min(range.upperBound, length)
+        let upper = min(range.upperBound, state.withLock { $0.length ?? 0 })
         guard range.lowerBound < upper else { return [] }
-        if upper <= UInt64(head.count) { return Array(head[Int(range.lowerBound)..<Int(upper)]) }
         var result: [UInt8] = []
         result.reserveCapacity(Int(upper - range.lowerBound))
-        try await fetch(range.lowerBound..<upper) { result.append(contentsOf: $0) }
+        try await read(range.lowerBound..<upper) { result.append(contentsOf: $0) }
         return result
     }
 
     /// Streams `range`: over `http:` one request whose body goes to `consume` as it arrives
-    /// (memory: one socket buffer); over `https:` requests of at most
-    /// ``Options/maxCollectedRequest`` bytes.
+    /// (memory: one socket buffer); over `https:` (also when the first request was redirected
+    /// there) requests of at most ``Options/maxCollectedRequest`` bytes.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         try await fetchHead()
         let (length, head) = state.withLock { ($0.length ?? 0, $0.head) }
@@ -171,7 +180,7 @@ public final class HTTPByteSource: ByteSource {
             try await consume(head[Int(offset)..<Int(end)])
             offset = end
         }
-        let step = client.streamsBodies && url.scheme?.lowercased() == "http" ? UInt64.max : UInt64(max(options.maxCollectedRequest, 1 << 16))
+        let step = streamsBodies && state.withLock({ $0.headAnsweredOverHTTP }) ? UInt64.max : UInt64(max(options.maxCollectedRequest, 1 << 16))
         while offset < upper {
             let end = upper - offset > step ? offset + step : upper
             try await fetch(offset..<end, deliver: consume)
@@ -197,8 +206,7 @@ public final class HTTPByteSource: ByteSource {
     }
 
     private func request(_ range: Range<UInt64>) -> HTTPRequest {
-        var headers = options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
-            .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        var headers = baseHeaders
         headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
         headers.append(("Accept-Encoding", "identity"))
         let (etag, modified) = state.withLock { ($0.etag, $0.lastModified) }
@@ -207,7 +215,7 @@ public final class HTTPByteSource: ByteSource {
         } else if let modified {
             headers.append(("If-Range", modified))
         }
-        return HTTPRequest(url: url, headers: headers, timeout: options.timeout, credentialHeaders: Set(options.credentialHeaders.map { $0.lowercased() }))
+        return HTTPRequest(url: url, headers: headers, timeout: options.timeout, credentialHeaders: options.credentialHeaders)
     }
 
     /// Parses `bytes a-b/total` (total may be `*`).
@@ -220,6 +228,13 @@ public final class HTTPByteSource: ByteSource {
         let bounds = parts[0].split(separator: "-")
         guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), first <= last else { return nil }
         return (first, last, parts[1] == "*" ? nil : UInt64(parts[1]))
+    }
+
+    /// Records the resource's length, refusing what no file can be (more than 2^63 - 1 bytes:
+    /// file offsets are signed 64-bit, and the cache sizes its data file to the length).
+    private func learn(length: UInt64) throws {
+        guard length <= UInt64(Int64.max) else { throw MP4Error(.io, "\(name): the server claims a length of \(length) bytes") }
+        state.withLock { $0.length = length }
     }
 
     /// Checks (or, on the first response, records) the validators.
@@ -252,7 +267,9 @@ public final class HTTPByteSource: ByteSource {
             attempt += 1
             guard attempt <= options.maxRetries else { throw MP4Error(.io, "\(name): \(why) (gave up after \(options.maxRetries) retries)", offset: wanted.lowerBound) }
             state.withLock { $0.statistics.retries += 1 }
-            let seconds = min(delay ?? options.retryDelay * Double(1 << (attempt - 1)), options.maxRetryAfter)
+            // `delay` is the server's Retry-After: negative, NaN or huge must not trap.
+            let wait = delay.flatMap { $0.isFinite ? $0 : nil } ?? options.retryDelay * Double(1 << min(attempt - 1, 30))
+            let seconds = min(max(wait, 0), max(options.maxRetryAfter, 0))
             try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
         }
         while !wanted.isEmpty {
@@ -265,6 +282,7 @@ public final class HTTPByteSource: ByteSource {
                 // A 200 answer starts at byte 0: the bytes before the range are dropped as
                 // they arrive, so memory stays bounded by the range.
                 outcome = try await client.get(request(wanted), limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
+                    if learning { state.withLock { $0.headAnsweredOverHTTP = head.url.scheme?.lowercased() == "http" } }
                     switch head.status {
                     case 206:
                         guard let contentRange = head.header("content-range").flatMap(Self.parseContentRange) else {
@@ -276,12 +294,13 @@ public final class HTTPByteSource: ByteSource {
                         try validate(head, learning: learning)
                         if learning {
                             guard let total = contentRange.total else { throw MP4Error(.io, "\(name): Content-Range does not give the file's length") }
-                            state.withLock { $0.length = total }
+                            try learn(length: total)
                             wanted = wanted.lowerBound..<min(wanted.upperBound, total)
                         } else if let total = contentRange.total, total != state.withLock({ $0.length }) {
                             throw MP4Error(.io, "\(name) changed on the server: its length went from \(state.withLock { $0.length ?? 0 }) to \(total) bytes")
                         }
-                        expected = Int(min(contentRange.last + 1, wanted.upperBound) - wanted.lowerBound)
+                        // `last` may be anything up to 2^64-1 in a learning answer: no `last + 1`.
+                        expected = Int(min(contentRange.last, wanted.upperBound - 1) + 1 - wanted.lowerBound)
                     case 200:
                         if !learning && (state.withLock { $0.etag != nil || $0.lastModified != nil }) && supportsRanges {
                             // If-Range did not match: the file is not the one we started reading.
@@ -296,7 +315,7 @@ public final class HTTPByteSource: ByteSource {
                             options.warn?("\(name): the server ignores Range requests and sends the whole file from its first byte; every read downloads everything before the bytes it needs")
                         }
                         if learning, let total = head.header("content-length").flatMap({ UInt64($0) }) {
-                            state.withLock { $0.length = total }
+                            try learn(length: total)
                             wanted = wanted.lowerBound..<min(wanted.upperBound, total)
                         }
                         expected = Int(clamping: wanted.count)
@@ -336,7 +355,7 @@ public final class HTTPByteSource: ByteSource {
                     guard outcome.error == nil && !outcome.stoppedAtLimit else {
                         throw MP4Error(.io, "\(name): the server ignores Range and does not say how long the file is")
                     }
-                    state.withLock { $0.length = UInt64(given) }
+                    try learn(length: UInt64(given))
                     return
                 }
                 // The whole body from 0, minus the `skipped` bytes before the range.

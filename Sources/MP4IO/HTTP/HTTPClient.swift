@@ -104,10 +104,6 @@ protocol HTTPClient: Sendable {
              head: (HTTPResponseHead) throws -> Void,
              body: (ArraySlice<UInt8>) async throws -> Void) async throws -> HTTPOutcome
 
-    /// Whether bodies reach `body` as they arrive (memory bounded by a chunk), rather than
-    /// collected first (memory bounded by `limit`).
-    var streamsBodies: Bool { get }
-
     /// Closes idle connections and cancels outstanding work.
     func invalidate()
 }

@@ -37,8 +37,11 @@ enum HTTPMessage {
 
     /// Where the head in `bytes` ends (the index just after the empty line), or `nil` when it
     /// has not all arrived. Accepts bare LF line ends, as RFC 9112 §2.2 allows a recipient to.
-    static func headEnd(_ bytes: ArraySlice<UInt8>) -> Int? {
-        var i = bytes.startIndex
+    /// `scanned` says how many leading bytes an earlier call already searched, so that a head
+    /// arriving a byte at a time costs O(n), not O(n²).
+    static func headEnd(_ bytes: ArraySlice<UInt8>, scanned: Int = 0) -> Int? {
+        // Back up 3 bytes: the empty line may straddle the old end (`\r\n` | `\r\n`).
+        var i = bytes.startIndex + max(0, min(scanned, bytes.count) - 3)
         while let newline = bytes[i...].firstIndex(of: 0x0A) {
             let next = newline + 1
             if next < bytes.endIndex && bytes[next] == 0x0A { return next + 1 }
@@ -57,7 +60,7 @@ enum HTTPMessage {
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let first = lines.first, !first.isEmpty else { throw Malformed(description: "empty start line") }
         guard lines.count - 1 <= maxFieldCount else { throw Malformed(description: "more than \(maxFieldCount) header fields") }
-        guard !first.contains(0), let startText = String(validating: first, as: UTF8.self) ?? String(bytes: first, encoding: .isoLatin1) else {
+        guard !first.contains(0), !first.contains(0x0D), let startText = String(validating: first, as: UTF8.self) ?? String(bytes: first, encoding: .isoLatin1) else {
             throw Malformed(description: "unreadable start line")
         }
         let parts = startText.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
@@ -71,7 +74,9 @@ enum HTTPMessage {
                 throw Malformed(description: "invalid header name")
             }
             let valueBytes = line[(colon + 1)...]
-            guard !valueBytes.contains(0) else { throw Malformed(description: "NUL in the value of \(name)") }
+            // NUL, or a CR that is not part of the line end (RFC 9112 §2.2): never passed on (an
+            // ETag is sent back in If-Range).
+            guard !valueBytes.contains(0), !valueBytes.contains(0x0D) else { throw Malformed(description: "NUL or bare CR in the value of \(name)") }
             let value = (String(validating: valueBytes, as: UTF8.self) ?? String(bytes: valueBytes, encoding: .isoLatin1) ?? "")
                 .trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             fields.append((name, value))

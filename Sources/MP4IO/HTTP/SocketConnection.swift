@@ -28,10 +28,6 @@ final class SocketConnection: @unchecked Sendable {
     private(set) var buffer: [UInt8]
     private(set) var start = 0
     private(set) var end = 0
-    /// Whether this connection has already carried an exchange (a failure before the first
-    /// response byte on a reused connection is a stale keep-alive, worth one retry).
-    var reused = false
-
     static let bufferSize = 256 << 10
 
     private init(fd: Int32, key: String) {
@@ -46,18 +42,17 @@ final class SocketConnection: @unchecked Sendable {
     /// Connects to `host:port` (name resolution and connect run on a dispatch queue).
     static func connect(host: String, port: Int, timeout: TimeInterval) async throws -> SocketConnection {
         let milliseconds = Int32(clamping: Int(timeout * 1000))
-        let result: (Int32, Int32, Int32) = try await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                DispatchQueue(label: "mp4probe.connect").async {
-                    var failure: Int32 = 0
-                    let fd = mp4probe_tcp_connect(host, Int32(port), milliseconds, &failure)
-                    continuation.resume(returning: (fd, failure, errno))
-                }
+        // Not cancellable midway (getaddrinfo cannot be interrupted); bounded by the timeout
+        // per address, and a cancelled task drops the connection once it is made.
+        let (fd, failure): (Int32, Int32) = await withCheckedContinuation { continuation in
+            DispatchQueue(label: "mp4probe.connect").async {
+                var failure: Int32 = 0
+                let fd = mp4probe_tcp_connect(host, Int32(port), milliseconds, &failure)
+                continuation.resume(returning: (fd, failure))
             }
-        } onCancel: {}
-        let (fd, failure, _) = result
+        }
         if Task.isCancelled {
-            if fd >= 0 { _ = Glibc_close(fd) }
+            if fd >= 0 { Platform.closeFile(fd) }
             throw URLError(.cancelled)
         }
         guard fd >= 0 else {
@@ -76,7 +71,7 @@ final class SocketConnection: @unchecked Sendable {
             defer { closed = true }
             return !closed
         }
-        if wasOpen { _ = Glibc_close(fd) }
+        if wasOpen { Platform.closeFile(fd) }
     }
 
     /// Waits until the socket is readable or writable; throws `timedOut` after `timeout`
@@ -149,15 +144,4 @@ final class SocketConnection: @unchecked Sendable {
 
     /// The unconsumed bytes.
     var available: ArraySlice<UInt8> { buffer[start..<end] }
-}
-
-/// `close(2)`, named apart from `SocketConnection.close()`.
-@inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 {
-    #if canImport(Darwin)
-    return Darwin.close(fd)
-    #elseif canImport(Musl)
-    return Musl.close(fd)
-    #else
-    return Glibc.close(fd)
-    #endif
 }

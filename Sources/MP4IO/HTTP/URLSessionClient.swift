@@ -156,8 +156,6 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         }
     }
 
-    var streamsBodies: Bool { false }
-
     func get(_ request: HTTPRequest, limit: Int, skipWhole: Int,
              head: (HTTPResponseHead) throws -> Void,
              body: (ArraySlice<UInt8>) async throws -> Void) async throws -> HTTPOutcome {
