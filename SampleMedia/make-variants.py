@@ -134,6 +134,11 @@ write(M + "moov-64bit-size-huge.mp4", ftyp + struct.pack(">I4sQ", 1, b"moov", (1
 write(M + "trailing-garbage.mp4", fast + b"\x17\x42\x99\x01\x7f")
 write(M + "overlapping-boxes.mp4", ftyp + struct.pack(">I4s", 8 + 16, b"moov") + struct.pack(">I4s", 64, b"trak") + struct.pack(">I4s", 8, b"mvhd"))
 write(M + "not-mp4.txt", b"This is a text file, not a movie.\nIt has two lines.\n")
+# A 1x1 PNG image: what users hand to an MP4 tool by mistake; errors say what it is.
+import zlib as _z
+def _chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", _z.crc32(kind + data) & 0xFFFFFFFF)
+write(M + "not-mp4.png", b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)) + _chunk(b"IDAT", _z.compress(b"\x00\x00")) + _chunk(b"IEND", b""))
 write(M + "empty.mp4", b"")
 v = bytearray(fast); stsd = find(fast, ["moov", "trak", "mdia", "minf", "stbl", "stsd"])[0]; struct.pack_into(">I", v, stsd + 16, 0x7FFFFFFF)
 write(M + "stsd-entry-size-huge.mp4", v)

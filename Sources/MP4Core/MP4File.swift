@@ -80,12 +80,18 @@ public struct MP4File: Sendable {
     ///   ``ParseLimits/maxMovieBoxSize`` or the tree exceeds a bound.
     public static func open(_ source: some ByteSource, options: Options = Options()) async throws -> MP4File {
         let length = try await source.length()
-        if length == 0 { throw MP4Error(.notMP4, "\(source.name) is empty") }
+        if length == 0 {
+            var error = MP4Error(.notMP4, "the file is empty (0 bytes)")
+            error.leadingBytes = []
+            throw error
+        }
         var window = ReadWindow(source: source, length: length)
         let layout = try await TopLevelScanner.scan(&window, limits: options.limits)
         guard layout.boxes.contains(where: { BoxCatalog.descriptor(for: $0.type) != nil }) else {
-            let first = layout.boxes.first.map { "'\($0.type)'" } ?? "no box header"
-            throw MP4Error(.notMP4, "no ISO base media / QuickTime box found (the file starts with \(first))", offset: 0)
+            let prefix = Array(try await window.load(0..<min(length, UInt64(FileSignature.prefixLength))))
+            var error = MP4Error(.notMP4, FileSignature.identify(prefix).map { "it looks like \($0), not an MP4 or QuickTime file" } ?? "no MP4 or QuickTime box was found at its start", offset: 0)
+            error.leadingBytes = prefix
+            throw error
         }
         var parser = BoxTreeParser(limits: options.limits)
         var nodes: [BoxNode] = []
@@ -101,14 +107,14 @@ public struct MP4File: Sendable {
             var shouldLoad = isFirstMoov || isFirstFtyp
             if options.loadsAllBoxes && !shouldLoad && ![.mdat, .free, .skip, .wide].contains(box.type) {
                 if box.availableSize > options.limits.maxOtherBoxSize || loadedOther + box.availableSize > options.limits.maxMetadataBytes {
-                    findings.append(Finding(id: "box-not-loaded", severity: .info, message: "'\(box.type)' (\(box.size) bytes) was not loaded: beyond ParseLimits.maxOtherBoxSize/maxMetadataBytes", offset: box.offset, path: path))
+                    findings.append(Finding(id: "box-not-loaded", severity: .info, message: "'\(box.type)' (\(box.size) bytes) was not loaded: larger than the limit for boxes other than moov (\(options.limits.maxOtherBoxSize) bytes each, \(options.limits.maxMetadataBytes) in all)", offset: box.offset, path: path))
                 } else {
                     shouldLoad = true
                     loadedOther += box.availableSize
                 }
             }
             if isFirstMoov && box.availableSize > options.limits.maxMovieBoxSize {
-                throw MP4Error(.limitExceeded, "moov is \(box.size) bytes, above the \(options.limits.maxMovieBoxSize)-byte limit (ParseLimits.maxMovieBoxSize)", offset: box.offset, path: path)
+                throw MP4Error(.limitExceeded, "moov is \(box.size) bytes, above the \(options.limits.maxMovieBoxSize)-byte limit", offset: box.offset, path: path, limit: .maxMovieBoxSize)
             }
             if isFirstFtyp && box.availableSize > options.limits.maxOtherBoxSize { shouldLoad = false }
             guard shouldLoad else {

@@ -6,10 +6,9 @@ import MP4IO
 /// `moov` and exactly the byte ranges a seek needs (or the whole resource).
 enum FetchCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["help", "all", "json"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["time", "duration", "block", "max-moov-size"]).union(MP4Probe.sourceOptionNames))
-        if scanner.flag("help") { output.write(Help.fetch); return ExitCode.success.rawValue }
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.fetch)
         let location = try scanner.singleFile()
-        guard let directory = scanner.value("cache") else { throw ArgumentScanner.UsageError(description: "fetch needs --cache DIR") }
+        guard scanner.value("cache") != nil else { throw ArgumentScanner.UsageError(description: "fetch needs --cache DIR") }
         let time = try scanner.value("time").map { text -> Double in
             guard let t = SeekCommand.parseTime(text) else { throw ArgumentScanner.UsageError(description: "--time must be seconds or hh:mm:ss.mmm, not '\(text)'") }
             return t
@@ -33,8 +32,7 @@ enum FetchCommand {
             try await cached.fill(0..<length)
             summary = "cached all \(Format.grouped(length)) bytes of \(location)"
         } else {
-            var limits = ParseLimits()
-            if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
+            let limits = try MP4Probe.parseLimits(scanner)
             let file = try await MP4File.open(cached, options: MP4File.Options(limits: limits))
             summary = "cached the headers and moov of \(location)"
             if let time {
@@ -60,8 +58,7 @@ enum FetchCommand {
 /// `mp4probe cache ls|stat|evict|export DIR ...`.
 enum CacheCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["help", "json"], options: ["max-size"])
-        if scanner.flag("help") { output.write(Help.cache); return ExitCode.success.rawValue }
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.cache)
         let words = scanner.positionals
         guard words.count >= 2 else { throw ArgumentScanner.UsageError(description: "expected ls, stat, evict or export and a cache DIR") }
         let directory = words[1]

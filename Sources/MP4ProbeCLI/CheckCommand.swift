@@ -13,19 +13,14 @@ enum CheckCommand {
     static let defaultExtensions = ["mp4", "m4v", "m4a", "mov", "3gp", "3g2", "m4s", "cmfv", "cmfa", "mp4v"]
 
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["help", "fix", "quiet", "allow-moov-at-end", "no-fragmented"], options: MP4Probe.sourceOptionNames.union([
-            "policy", "format", "include", "exclude", "jobs", "max-startup-bytes", "max-keyframe-interval", "max-interleave",
-            "allow-codecs", "allow-brands", "max-duration", "min-resolution", "max-resolution", "max-moov-size",
-        ]))
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.check)
         let sourceOptions = try MP4Probe.sourceOptions(scanner)
-        if scanner.flag("help") { output.write(Help.check); return ExitCode.success.rawValue }
         let format = scanner.value("format") ?? "text"
         guard ["text", "json", "jsonl", "junit", "github"].contains(format) else {
             throw ArgumentScanner.UsageError(description: "--format must be text, json, jsonl, junit or github, not '\(format)'")
         }
         let policy = try makePolicy(scanner)
-        var limits = ParseLimits()
-        if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
+        let limits = try MP4Probe.parseLimits(scanner)
         guard !scanner.positionals.isEmpty else { throw ArgumentScanner.UsageError(description: "missing PATH (a file, a directory, or - to read paths from standard input)") }
         let inputs = try collectInputs(scanner)
         let jobs = max(1, try scanner.integer("jobs") ?? ProcessInfo.processInfo.activeProcessorCount)

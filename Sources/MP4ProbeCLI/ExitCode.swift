@@ -21,6 +21,20 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     /// A bug: an unexpected internal error.
     case internalError = 70
 
+    /// A few words for help texts.
+    public var summary: String {
+        switch self {
+        case .success: return "success"
+        case .checkFailed: return "a file failed a rule"
+        case .usage: return "usage error"
+        case .invalidInput: return "not MP4 or broken"
+        case .ioError: return "cannot read"
+        case .limitExceeded: return "limit reached"
+        case .rewriteRefused: return "rewrite refused"
+        case .internalError: return "internal error"
+        }
+    }
+
     /// The exit code for a library error.
     public static func `for`(_ error: MP4Error) -> ExitCode {
         switch error.kind {

@@ -6,8 +6,7 @@ import MP4IO
 /// of the media (see docs/faststart.md).
 enum FaststartCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: ["json", "help", "compact", "in-place", "dry-run", "verify", "quiet", "drop-free"], options: ["max-moov-size"])
-        if scanner.flag("help") { output.write(Help.faststart); return ExitCode.success.rawValue }
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.faststart)
         let inPlace = scanner.flag("in-place")
         let paths = scanner.positionals
         guard inPlace ? paths.count == 1 : (paths.count == 2 || (paths.count == 1 && scanner.flag("dry-run"))) else {
@@ -18,8 +17,7 @@ enum FaststartCommand {
         for path in paths where path.lowercased().hasPrefix("http://") || path.lowercased().hasPrefix("https://") {
             throw ArgumentScanner.UsageError(description: "faststart rewrites local files; '\(path)' is a URL")
         }
-        var limits = ParseLimits()
-        if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
+        let limits = try MP4Probe.parseLimits(scanner)
         let showsProgress = !scanner.flag("quiet") && !scanner.flag("json") && isatty(2) == 1
         let clock = ContinuousClock(), started = clock.now
         var options = FaststartRewriter.Options(inPlace: inPlace, dropsPadding: scanner.flag("drop-free"), verifies: scanner.flag("verify"), limits: limits)

@@ -8,18 +8,6 @@ public enum MP4Probe {
     /// The tool's version.
     public static let version = "0.1.0"
 
-    static let commands: [(name: String, summary: String)] = [
-        ("info", "summarise a file: brands, duration, tracks and codecs, faststart verdict, findings (default)"),
-        ("boxes", "print the box tree with offsets, sizes, version/flags and key fields"),
-        ("samples", "list every sample: dts, pts, duration, offset, size, sync, chunk"),
-        ("seek", "map a time (and duration) to the keyframe and the byte ranges a player needs"),
-        ("faststart", "move moov in front of the media, safely (temp file, fsync, rename)"),
-        ("check", "CI gate: check files or directories against a policy (faststart, integrity, keyframes...)"),
-        ("fetch", "fill an on-disk cache with moov and the ranges a seek needs (or everything)"),
-        ("cache", "list, measure, evict or export the entries of a cache directory"),
-        ("help", "show help for a command"),
-    ]
-
     /// Runs the tool with the process's arguments and exits with its exit code.
     public static func main() async -> Never {
         exit(await run(Array(CommandLine.arguments.dropFirst())))
@@ -45,12 +33,16 @@ public enum MP4Probe {
             break
         }
         var command = "info"
-        if commands.contains(where: { $0.name == first }) {
+        if CommandTable.named(first) != nil {
             command = first
             arguments.removeFirst()
         } else if !first.hasPrefix("-") && looksLikeMistypedCommand(first) {
             errors.write("mp4probe: unknown command '\(first)' (and no such file); see 'mp4probe --help'\n")
             return ExitCode.usage.rawValue
+        }
+        if let spec = CommandTable.named(command), arguments.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
+            output.write(Help.text(for: spec))
+            return ExitCode.success.rawValue
         }
         do {
             switch command {
@@ -67,28 +59,26 @@ public enum MP4Probe {
             errors.write("mp4probe \(command): \(error.description)\nsee 'mp4probe \(command) --help'\n")
             return ExitCode.usage.rawValue
         } catch let error as MP4Error {
-            errors.write("mp4probe: \(error)\n")
+            if arguments.contains("--json") { output.write(ErrorReport.json(error).rendered(pretty: !arguments.contains("--compact")) + "\n") }
+            errors.write(ErrorReport.text(error))
             return ExitCode.for(error).rawValue
+        } catch is CancellationError {
+            errors.write("mp4probe: cancelled\n")
+            return ExitCode.ioError.rawValue
         } catch {
-            errors.write("mp4probe: internal error: \(error)\n")
+            let wrapped = MP4Error(.internalError, "\(error)")
+            if arguments.contains("--json") { output.write(ErrorReport.json(wrapped).rendered(pretty: !arguments.contains("--compact")) + "\n") }
+            errors.write(ErrorReport.text(wrapped))
             return ExitCode.internalError.rawValue
         }
     }
 
     static func help(_ command: String, output: some TextOutput, errors: some TextOutput) -> Int32 {
-        switch command {
-        case "info": output.write(Help.info)
-        case "boxes": output.write(Help.boxes)
-        case "samples": output.write(Help.samples)
-        case "seek": output.write(Help.seek)
-        case "faststart": output.write(Help.faststart)
-        case "check": output.write(Help.check)
-        case "fetch": output.write(Help.fetch)
-        case "cache": output.write(Help.cache)
-        default:
-            errors.write("mp4probe: no help for unknown command '\(command)'\n")
+        guard let spec = CommandTable.named(command) else {
+            errors.write("mp4probe: no help for unknown command '\(command)'; the commands are \(CommandTable.all.map(\.name).joined(separator: ", "))\n")
             return ExitCode.usage.rawValue
         }
+        output.write(Help.text(for: spec))
         return ExitCode.success.rawValue
     }
 
@@ -102,9 +92,6 @@ public enum MP4Probe {
     /// Opens the source named on the command line.
     /// Options every reading command accepts: `--header "Name: value"` (repeatable) and
     /// `--timeout S` for URLs, `--stats` for the reads made.
-    static let sourceOptionNames: Set<String> = ["header", "secret-header", "timeout", "cache"]
-    static let sourceFlagNames: Set<String> = ["stats"]
-    static func sourceSet(_ names: Set<String>) -> Set<String> { names }
 
     /// How URLs are fetched.
     struct SourceOptions: Sendable {
@@ -113,6 +100,8 @@ public enum MP4Probe {
         /// like Authorization and Cookie.
         var secretHeaderNames: Set<String> = []
         var timeout: Double?
+        /// `--max-time S`: the most one read may take in all.
+        var maxTime: Double?
         /// `--cache DIR`: read through an on-disk cache.
         var cacheDirectory: String?
     }
@@ -136,6 +125,7 @@ public enum MP4Probe {
             }
         }
         options.timeout = try scanner.seconds("timeout")
+        options.maxTime = try scanner.seconds("max-time")
         options.cacheDirectory = scanner.value("cache")
         return options
     }
@@ -157,6 +147,7 @@ public enum MP4Probe {
             // For side-by-side measurements (Tests/Benchmarks/http-benchmark.sh).
             if ProcessInfo.processInfo.environment["MP4PROBE_HTTP_CLIENT"] == "urlsession" { http.client = .urlSession }
             if let timeout = options.timeout { http.timeout = timeout }
+            http.maxTime = options.maxTime
             return try HTTPByteSource(url: url, options: http)
         }
         return try FileSource(path: location)
@@ -191,27 +182,37 @@ public enum MP4Probe {
 
     /// Opens one file and keeps its source and limits for later reads (fragments).
     static func openWithSource(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> (file: MP4File, source: any ByteSource, limits: ParseLimits) {
-        var limits = ParseLimits()
-        if let cap = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = cap }
-        let source = try await openCachedSource(location, try sourceOptions(scanner))
+        let limits = try parseLimits(scanner)
         do {
+            let source = try await openCachedSource(location, try sourceOptions(scanner))
             return (try await MP4File.open(source, options: .init(limits: limits, loadsAllBoxes: loadsAllBoxes)), source, limits)
         } catch let error as MP4Error {
-            var named = error
-            if !named.message.hasPrefix(location) { named.message = "\(location): \(named.message)" }
-            throw named
+            throw error.about(location)
         }
+    }
+
+    /// Options that raise a bound of ``ParseLimits`` (every command that parses files takes
+    /// them; an error at a bound names its option, see ``ErrorReport``).
+    static let limitOptionNames: Set<String> = Set(ErrorReport.limitOptions.values.map { String($0.option.dropFirst(2)) })
+
+    /// The limits given on the command line, defaults for the rest.
+    static func parseLimits(_ scanner: ArgumentScanner) throws -> ParseLimits {
+        var limits = ParseLimits()
+        if let value = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = value }
+        if let value = try scanner.size("max-box-size") { limits.maxOtherBoxSize = value }
+        if let value = try scanner.size("max-metadata") { limits.maxMetadataBytes = value }
+        if let value = try scanner.integer("max-depth") { limits.maxDepth = value }
+        if let value = try scanner.integer("max-boxes") { limits.maxBoxCount = value }
+        if let value = try scanner.integer("max-samples") { limits.maxSamplesPerQuery = value }
+        if let value = try scanner.integer("max-fragment-samples") { limits.maxFragmentSamples = value }
+        return limits
     }
 }
 
 /// `mp4probe [info] FILE`.
 enum InfoCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["max-moov-size"]).union(MP4Probe.sourceOptionNames))
-        if scanner.flag("help") {
-            output.write(Help.info)
-            return ExitCode.success.rawValue
-        }
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.info)
         let location = try scanner.singleFile()
         let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
         if scanner.flag("json") {
@@ -227,11 +228,7 @@ enum InfoCommand {
 /// `mp4probe boxes FILE`.
 enum BoxesCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "full", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["depth", "entries", "max-moov-size"]).union(MP4Probe.sourceOptionNames))
-        if scanner.flag("help") {
-            output.write(Help.boxes)
-            return ExitCode.success.rawValue
-        }
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.boxes)
         let location = try scanner.singleFile()
         let depth = try scanner.integer("depth")
         if depth == 0 { throw ArgumentScanner.UsageError(description: "--depth must be at least 1") }

@@ -4,8 +4,7 @@ import MP4Core
 /// `ffprobe -show_packets` gives (index, dts, pts, duration, offset, size, sync, chunk).
 enum SamplesCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["track", "max-moov-size", "limit", "range"]).union(MP4Probe.sourceOptionNames))
-        if scanner.flag("help") { output.write(Help.samples); return ExitCode.success.rawValue }
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.samples)
         let location = try scanner.singleFile()
         let (file, source, limits) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
         let planner = try await SeekPlanner.index(file, from: source, limits: limits)
@@ -40,7 +39,7 @@ enum SamplesCommand {
         // resource limit, not an allocation or hours of printing.
         let listed = tracks.reduce(0) { $0 + selection($1).count }
         if listed > limits.maxSamplesPerQuery && scanner.value("range") == nil && scanner.value("limit") == nil {
-            throw MP4Error(.limitExceeded, "\(location): the listing would have \(listed) samples, more than \(limits.maxSamplesPerQuery) (ParseLimits.maxSamplesPerQuery); list a part with --limit N or --range FIRST-LAST")
+            throw MP4Error(.limitExceeded, "the listing would have \(listed) samples, more than \(limits.maxSamplesPerQuery); list a part with --limit N or --range FIRST-LAST", limit: .maxSamplesPerQuery).about(location)
         }
         if scanner.flag("json") {
             // Streamed: one sample's JSON at a time, whatever the count.
@@ -92,8 +91,7 @@ enum SamplesCommand {
 /// `mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json]`.
 enum SeekCommand {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, flags: MP4Probe.sourceSet(["json", "help", "compact"]).union(MP4Probe.sourceFlagNames), options: MP4Probe.sourceSet(["duration", "align", "max-moov-size"]).union(MP4Probe.sourceOptionNames))
-        if scanner.flag("help") { output.write(Help.seek); return ExitCode.success.rawValue }
+        let scanner = try ArgumentScanner(arguments, for: CommandTable.seek)
         guard scanner.positionals.count == 2 else {
             throw ArgumentScanner.UsageError(description: "expected FILE and TIME")
         }
@@ -118,7 +116,7 @@ enum SeekCommand {
         do {
             plan = try await SeekPlanner.plan(file, from: source, at: time, duration: duration, alignment: alignment, limits: limits)
         } catch let error as MP4Error {
-            throw MP4Error(error.kind, "\(location): \(error.message)", offset: error.offset, path: error.path)
+            throw error.about(location)
         }
         if scanner.flag("json") {
             let json: JSONValue = .object([

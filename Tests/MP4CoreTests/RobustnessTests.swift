@@ -117,6 +117,7 @@ import MP4TestSupport
             "mdhd-timescale-zero.mp4": (true, "zero-timescale"),
             "moov-64bit-size-huge.mp4": (true, "moov-truncated"),
             "moov-size-past-eof.mp4": (true, "box-truncated"),
+            "not-mp4.png": (false, nil),
             "not-mp4.txt": (false, nil),
             "overlapping-boxes.mp4": (true, "box-overruns-parent"),
             "stco-count-past-box.mp4": (true, "invalid-box"),

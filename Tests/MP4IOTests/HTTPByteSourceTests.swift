@@ -203,6 +203,32 @@ import MP4TestSupport
         #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(300), "\(elapsed)")
     }
 
+    /// A server that sends 1,000 bytes every 0.2 s is never idle for the 1 s timeout; without a
+    /// total deadline a 200 KB read took 40 s (issue 13 item 9). With `maxTime` 1.5 s it fails
+    /// in about that time, retries included, on both clients.
+    @Test(arguments: [HTTPByteSource.Options.Client.automatic, .urlSession])
+    func tricklingServerMeetsTheTotalDeadline(_ client: HTTPByteSource.Options.Client) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .trickles(bytes: 1000, interval: 0.2)))
+        defer { server.stop() }
+        var options = HTTPByteSource.Options()
+        options.timeout = 1
+        options.maxTime = 1.5
+        options.retryDelay = 0.01
+        options.client = client
+        let source = try HTTPByteSource(url: server.url, options: options)
+        let clock = ContinuousClock(), start = clock.now
+        do {
+            _ = try await source.read(0..<200_000)
+            Issue.record("read 200 KB from a server that sends 5 KB/s within 1.5 s")
+        } catch let error as MP4Error {
+            #expect(error.kind == .io && error.message.contains("--max-time"), "\(error)")
+        }
+        let elapsed = clock.now - start
+        // The learning request (64 KiB) and the read each get 1.5 s: about 3 s; bounded
+        // generously for loaded CI machines, far below the 40 s the trickle needs.
+        #expect(elapsed >= .milliseconds(1400) && elapsed < .seconds(20), "\(elapsed)")
+    }
+
     @Test func emptyFileHasLengthZero() async throws {
         let server = try #require(LoopbackHTTPServer(body: [], behavior: .normal))
         defer { server.stop() }

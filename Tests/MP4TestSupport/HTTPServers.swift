@@ -166,6 +166,9 @@ public final class LoopbackHTTPServer: Sendable {
         case invalidContentLength
         /// Every 206 carries this Content-Range instead of the true one (a hostile server).
         case contentRange(String)
+        /// Sends the body `bytes` at a time with `interval` seconds between pieces: never idle
+        /// long enough for an idle timeout, yet slow.
+        case trickles(bytes: Int, interval: Double)
     }
 
     public let port: Int
@@ -248,13 +251,15 @@ public final class LoopbackHTTPServer: Sendable {
         }
     }
 
-    private func send(_ fd: Int32, _ bytes: [UInt8]) {
+    @discardableResult
+    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { sendNoSignal(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
+            if n <= 0 { return false }
             sent += n
         }
+        return true
     }
 
     /// Answers one request; returns whether the connection stays open for another.
@@ -311,7 +316,7 @@ public final class LoopbackHTTPServer: Sendable {
             if number > 1 { etag = "\"v2\"" }
         case .slow(let seconds):
             usleep(UInt32(seconds * 1_000_000))
-        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange:
+        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange, .trickles:
             break
         case .failsFirst(let code, let times, let retryAfter):
             if number <= times {
@@ -358,6 +363,15 @@ public final class LoopbackHTTPServer: Sendable {
             }
             send(fd, Array("0\r\nX-Trailer: done\r\n\r\n".utf8))
             return true
+        }
+        if case .trickles(let bytes, let interval) = behavior {
+            var offset = 0
+            while offset < payload.count {
+                guard send(fd, Array(payload[offset..<min(payload.count, offset + max(bytes, 1))])) else { return false }
+                offset += max(bytes, 1)
+                usleep(UInt32(interval * 1_000_000))
+            }
+            return false
         }
         send(fd, payload)
         if case .closesIdleConnections = behavior {

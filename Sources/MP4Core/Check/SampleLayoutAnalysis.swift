@@ -64,7 +64,7 @@ public struct SampleLayoutAnalysis: Sendable {
             guard samples.sampleCount > 0 else { continue }
             let cost = samples.hasConstantSampleSize ? 0 : samples.sampleCount
             guard cost <= budget else {
-                findings.append(Finding(id: "check-limit", severity: .warning, message: "track \(indexed.track.trackID) has \(samples.sampleCount) samples, beyond ParseLimits.maxSamplesPerQuery; its byte ranges were not checked", path: indexed.track.path))
+                findings.append(Finding(id: "check-limit", severity: .warning, message: "track \(indexed.track.trackID) has \(samples.sampleCount) samples, more than the \(limits.maxSamplesPerQuery) one query may walk; its byte ranges were not checked", path: indexed.track.path))
                 continue
             }
             budget -= cost

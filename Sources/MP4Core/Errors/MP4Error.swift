@@ -37,13 +37,30 @@ public struct MP4Error: Error, Sendable, Hashable, CustomStringConvertible {
     public var offset: UInt64?
     /// The path of the box being read, when known.
     public var path: BoxPath?
+    /// For ``Kind/limitExceeded``: the bound of ``ParseLimits`` that was reached, so that a
+    /// caller can say how to raise it.
+    public var limit: ParseLimits.Name?
+    /// For ``Kind/notMP4``: the first bytes of the input (at most
+    /// ``FileSignature/prefixLength``), to show and to recognise what the file is instead.
+    public var leadingBytes: [UInt8]?
+    /// The file or URL the error is about, when the caller knows it (the command-line tool
+    /// fills it in).
+    public var subject: String?
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String, offset: UInt64? = nil, path: BoxPath? = nil) {
+    public init(_ kind: Kind, _ message: String, offset: UInt64? = nil, path: BoxPath? = nil, limit: ParseLimits.Name? = nil) {
         self.kind = kind
         self.message = message
         self.offset = offset
         self.path = path
+        self.limit = limit
+    }
+
+    /// A copy naming `subject` when no subject was known yet.
+    public func about(_ newSubject: String) -> MP4Error {
+        var copy = self
+        if copy.subject == nil { copy.subject = newSubject }
+        return copy
     }
 
     /// A copy with `path` filled in when it was not known yet.

@@ -53,4 +53,25 @@ public struct ParseLimits: Sendable, Hashable {
 
     /// The defaults.
     public static let `default` = ParseLimits()
+
+    /// The name of one bound, carried by ``MP4Error/limit`` so that a message can say which
+    /// bound was reached and how to raise it.
+    public enum Name: String, Sendable, Hashable, Codable, CaseIterable {
+        case maxMovieBoxSize, maxOtherBoxSize, maxMetadataBytes, maxDepth, maxBoxCount
+        case maxTopLevelBoxes, maxSamplesPerQuery, maxFragmentSamples
+    }
+
+    /// The value of the bound `name`.
+    public subscript(name: Name) -> UInt64 {
+        switch name {
+        case .maxMovieBoxSize: return maxMovieBoxSize
+        case .maxOtherBoxSize: return maxOtherBoxSize
+        case .maxMetadataBytes: return maxMetadataBytes
+        case .maxDepth: return UInt64(clamping: maxDepth)
+        case .maxBoxCount: return UInt64(clamping: maxBoxCount)
+        case .maxTopLevelBoxes: return UInt64(clamping: maxTopLevelBoxes)
+        case .maxSamplesPerQuery: return UInt64(clamping: maxSamplesPerQuery)
+        case .maxFragmentSamples: return UInt64(clamping: maxFragmentSamples)
+        }
+    }
 }

@@ -59,7 +59,7 @@ public enum TopLevelScanner {
                 findings.append(Finding(id: "garbage-box-type", severity: .warning, message: "a box of type \(header.type) (not text) at the top level looks like garbage rather than a box", offset: offset))
             }
             if boxes.count >= limits.maxTopLevelBoxes, offset + available < fileSize {
-                findings.append(Finding(id: "scan-limit", severity: .error, message: "stopped after \(boxes.count) top-level boxes (ParseLimits.maxTopLevelBoxes)", offset: offset + available))
+                findings.append(Finding(id: "scan-limit", severity: .error, message: "stopped after \(boxes.count) top-level boxes (the limit)", offset: offset + available))
                 tail = fileSize - (offset + available)
                 break
             }

@@ -59,7 +59,7 @@ public struct FragmentIndex: Sendable {
         for (number, moof) in allMoofs.enumerated() where byteRange?.contains(moof.offset) ?? true {
             let path = BoxPath.top(.moof, ordinalNumber: allMoofs.count > 1 ? number + 1 : nil)
             guard moof.availableSize <= limits.maxOtherBoxSize, loaded + moof.availableSize <= limits.maxMetadataBytes else {
-                throw MP4Error(.limitExceeded, "movie fragments exceed ParseLimits.maxOtherBoxSize/maxMetadataBytes (\(loaded + moof.availableSize) bytes of moof)", offset: moof.offset, path: path)
+                throw MP4Error(.limitExceeded, "the movie fragments (moof) add up to more than the \(limits.maxMetadataBytes)-byte limit for boxes other than moov (or one is larger than \(limits.maxOtherBoxSize) bytes)", offset: moof.offset, path: path, limit: moof.availableSize > limits.maxOtherBoxSize ? .maxOtherBoxSize : .maxMetadataBytes)
             }
             loaded += moof.availableSize
             let node: BoxNode

@@ -62,7 +62,7 @@ public struct FragmentLocator: Sendable, Hashable {
 
         mutating func load(_ range: Range<UInt64>, from source: some ByteSource, path: BoxPath) async throws -> BoxNode? {
             guard UInt64(range.count) <= limits.maxOtherBoxSize, bytes + UInt64(range.count) <= limits.maxMetadataBytes else {
-                throw MP4Error(.limitExceeded, "index boxes exceed ParseLimits.maxOtherBoxSize/maxMetadataBytes", offset: range.lowerBound, path: path)
+                throw MP4Error(.limitExceeded, "the index boxes (sidx, mfra) are larger than the \(limits.maxOtherBoxSize)-byte limit for boxes other than moov", offset: range.lowerBound, path: path, limit: UInt64(range.count) > limits.maxOtherBoxSize ? .maxOtherBoxSize : .maxMetadataBytes)
             }
             bytes += UInt64(range.count)
             let data = try await source.read(range)
@@ -84,7 +84,7 @@ public struct FragmentLocator: Sendable, Hashable {
             let next = offset + UInt64(reference.referencedSize)  // offset ≤ length < 2^63: no overflow
             guard next <= length else { return }
             budget.entries += 1
-            guard budget.entries <= budget.limits.maxFragmentSamples else { throw MP4Error(.limitExceeded, "sidx references exceed ParseLimits.maxFragmentSamples") }
+            guard budget.entries <= budget.limits.maxFragmentSamples else { throw MP4Error(.limitExceeded, "the sidx boxes reference more than \(budget.limits.maxFragmentSamples) segments", limit: .maxFragmentSamples) }
             if reference.referencesIndex {
                 // A referenced index starts with its own sidx: read its header and table.
                 let headerEnd = min(next, offset + 16)

@@ -69,7 +69,7 @@ struct FragmentTableBuilder {
             let runPath = path.appending(.trun, ordinalNumber: runs.count > 1 ? runNumber + 1 : nil)
             guard !isCut else { return dataEnd }
             guard run.sampleCount <= maxSamples - sampleCount else {
-                findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) fragment samples (ParseLimits.maxFragmentSamples); later samples are not indexed", path: runPath))
+                findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) fragment samples (the limit); later samples are not indexed", path: runPath))
                 isCut = true
                 return dataEnd
             }
@@ -127,7 +127,7 @@ struct FragmentTableBuilder {
     mutating func appendMovieSamples(_ table: SampleTable, path: BoxPath) {
         guard table.sampleCount > 0, !isCut else { return }
         guard table.sampleCount <= maxSamples - sampleCount else {
-            findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) samples in moov and fragments (ParseLimits.maxFragmentSamples); its fragments are not indexed", path: path))
+            findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) samples in moov and fragments (the limit); its fragments are not indexed", path: path))
             isCut = true
             return
         }

@@ -236,7 +236,7 @@ public struct SeekPlanner: Sendable {
     ///   list the byte ranges.
     public func plan(at time: Double, duration: Double = 0, alignment: SeekPlan.Alignment = .previousSync) throws -> SeekPlan {
         guard let main = mainTrack, let movieEnd else {
-            throw MP4Error(.unsupported, "no track has samples (a fragmented file's samples are in its fragments: index it with SeekPlanner.index(_:from:))")
+            throw MP4Error(.unsupported, "no track has samples: the movie header lists none and no fragments were indexed")
         }
         guard time.isFinite, time >= 0, duration.isFinite, duration >= 0 else {
             throw MP4Error(.invalidRequest, "seek time \(time) and duration \(duration) must be finite and not negative")
@@ -310,7 +310,7 @@ public struct SeekPlanner: Sendable {
         // Constant-size samples (PCM) are walked a chunk at a time, so only the others count.
         let work = windows.reduce(0) { $0 + ($1.indexed.samples.hasConstantSampleSize ? 0 : $1.last - $1.first + 1) }
         if work > limits.maxSamplesPerQuery {
-            throw MP4Error(.limitExceeded, "the window holds \(work) samples, more than \(limits.maxSamplesPerQuery) (ParseLimits.maxSamplesPerQuery); ask for a shorter duration")
+            throw MP4Error(.limitExceeded, "the window holds \(work) samples, more than \(limits.maxSamplesPerQuery); ask for a shorter duration", limit: .maxSamplesPerQuery)
         }
         var trackRanges: [SeekPlan.TrackRange] = []
         var ranges: [Range<UInt64>] = []

@@ -46,10 +46,10 @@ public struct BoxTreeParser: Sendable {
     mutating func parseBox(header: BoxHeader, storage: [UInt8], range: Range<Int>, baseOffset: UInt64, path: BoxPath, depth: Int, context: Context) throws -> BoxNode {
         boxCount += 1
         if boxCount > limits.maxBoxCount {
-            throw MP4Error(.limitExceeded, "more than \(limits.maxBoxCount) boxes (ParseLimits.maxBoxCount)", offset: header.offset, path: path)
+            throw MP4Error(.limitExceeded, "more than \(limits.maxBoxCount) boxes", offset: header.offset, path: path, limit: .maxBoxCount)
         }
         if depth > limits.maxDepth {
-            throw MP4Error(.limitExceeded, "boxes nested deeper than \(limits.maxDepth) levels (ParseLimits.maxDepth)", offset: header.offset, path: path)
+            throw MP4Error(.limitExceeded, "boxes nested deeper than \(limits.maxDepth) levels", offset: header.offset, path: path, limit: .maxDepth)
         }
         let payloadStart = range.lowerBound + header.headerSize
         let isTruncated = UInt64(range.count) < header.size
@@ -155,7 +155,7 @@ public struct BoxTreeParser: Sendable {
             headers.append((header, position..<(position + available)))
             position += available
             if headers.count > limits.maxBoxCount {
-                throw MP4Error(.limitExceeded, "more than \(limits.maxBoxCount) boxes (ParseLimits.maxBoxCount)", offset: header.offset, path: parentPath)
+                throw MP4Error(.limitExceeded, "more than \(limits.maxBoxCount) boxes", offset: header.offset, path: parentPath, limit: .maxBoxCount)
             }
         }
         var totals: [FourCC: Int] = [:]

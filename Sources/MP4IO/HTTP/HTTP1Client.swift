@@ -51,7 +51,7 @@ final class HTTP1Client: HTTPClient {
                let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" {
                 redirects += 1
-                await discard(connection, framing: framing, keepsAlive: response.keepsAlive, timeout: request.timeout)
+                await discard(connection, framing: framing, keepsAlive: response.keepsAlive, timeout: request.waitLimit)
                 request.headers = request.headers(redirectedTo: target)
                 request.url = target
                 continue
@@ -63,19 +63,19 @@ final class HTTP1Client: HTTPClient {
                 throw error
             }
             guard (200..<300).contains(response.status) else {
-                await discard(connection, framing: framing, keepsAlive: response.keepsAlive, timeout: request.timeout)
+                await discard(connection, framing: framing, keepsAlive: response.keepsAlive, timeout: request.waitLimit)
                 return HTTPOutcome(head: responseHead, delivered: 0, skipped: 0, received: 0, stoppedAtLimit: false, error: nil)
             }
             var reader = BodyReader(limit: limit, skip: response.status == 200 ? skipWhole : 0)
             var drained: UInt64 = 0
             do {
-                let complete = try await reader.read(connection, framing: framing, timeout: request.timeout, body: body)
+                let complete = try await reader.read(connection, framing: framing, timeout: request.waitLimit, body: body)
                 if complete && response.keepsAlive {
                     release(connection)
                 } else if reader.stoppedAtLimit, case .length(let total) = framing, total - reader.bodyBytesRead <= UInt64(Self.maxDrain), response.keepsAlive {
                     // The rest is small: read it away and keep the connection.
                     var rest = BodyReader(limit: Int.max, skip: 0, alreadyRead: reader.bodyBytesRead)
-                    if (try? await rest.read(connection, framing: framing, timeout: request.timeout, body: { _ in })) == true { release(connection) } else { connection.close() }
+                    if (try? await rest.read(connection, framing: framing, timeout: request.waitLimit, body: { _ in })) == true { release(connection) } else { connection.close() }
                     drained = rest.bodyBytesRead - reader.bodyBytesRead
                 } else {
                     connection.close()
@@ -126,10 +126,10 @@ final class HTTP1Client: HTTPClient {
             // response byte, the server closed it while idle.
             let pooled = attempt == 1 ? take(key) : nil
             let connection: SocketConnection
-            if let pooled { connection = pooled } else { connection = try await SocketConnection.connect(host: host, port: port, timeout: request.timeout) }
+            if let pooled { connection = pooled } else { connection = try await SocketConnection.connect(host: host, port: port, timeout: request.waitLimit) }
             do {
-                try await connection.send(bytes, timeout: request.timeout)
-                let response = try await readHead(connection, timeout: request.timeout)
+                try await connection.send(bytes, timeout: request.waitLimit)
+                let response = try await readHead(connection, timeout: request.waitLimit)
                 return (connection, response, try framing(response))
             } catch let error as URLError where pooled != nil && error.code != .cancelled && error.code != .timedOut {
                 connection.close()
@@ -151,7 +151,7 @@ final class HTTP1Client: HTTPClient {
 
     /// Reads a response head: bounded by ``HTTPMessage/maxHeadSize``; 1xx interim heads are
     /// skipped (at most 8). We never ask to switch protocols, so a 101 is an error.
-    private func readHead(_ connection: SocketConnection, timeout: TimeInterval) async throws -> Response {
+    private func readHead(_ connection: SocketConnection, timeout: WaitLimit) async throws -> Response {
         for _ in 0..<8 {
             let end: Int
             var scanned = 0
@@ -182,7 +182,7 @@ final class HTTP1Client: HTTPClient {
     }
 
     /// Reads away a body we do not want when it is small (keeping the connection), else closes.
-    private func discard(_ connection: SocketConnection, framing: HTTPMessage.Framing, keepsAlive: Bool, timeout: TimeInterval) async {
+    private func discard(_ connection: SocketConnection, framing: HTTPMessage.Framing, keepsAlive: Bool, timeout: WaitLimit) async {
         guard keepsAlive else { return connection.close() }
         switch framing {
         case .none:
@@ -232,7 +232,7 @@ struct BodyReader {
     /// Returns whether the whole body was read (the connection is then at the next response).
     /// With `limit` reached it stops early and returns false. Throws `URLError` when the
     /// connection ends or stalls before the body does.
-    mutating func read(_ connection: SocketConnection, framing: HTTPMessage.Framing, timeout: TimeInterval,
+    mutating func read(_ connection: SocketConnection, framing: HTTPMessage.Framing, timeout: WaitLimit,
                        body: (ArraySlice<UInt8>) async throws -> Void) async throws -> Bool {
         switch framing {
         case .none:
@@ -262,7 +262,7 @@ struct BodyReader {
 
     /// Reads `count` body bytes (or until the stream ends with `untilClose`). Returns false when
     /// it stopped at the limit first.
-    private mutating func readBytes(_ count: UInt64, _ connection: SocketConnection, timeout: TimeInterval, untilClose: Bool,
+    private mutating func readBytes(_ count: UInt64, _ connection: SocketConnection, timeout: WaitLimit, untilClose: Bool,
                                     body: (ArraySlice<UInt8>) async throws -> Void) async throws -> Bool {
         var remaining = count
         while remaining > 0 {
@@ -299,7 +299,7 @@ struct BodyReader {
     }
 
     /// One line (CRLF or LF), without its end; bounded by ``HTTPMessage/maxLineSize``.
-    private func line(_ connection: SocketConnection, timeout: TimeInterval) async throws -> ArraySlice<UInt8> {
+    private func line(_ connection: SocketConnection, timeout: WaitLimit) async throws -> ArraySlice<UInt8> {
         while true {
             let available = connection.available
             if let newline = available.firstIndex(of: 0x0A) {

@@ -30,6 +30,10 @@ public final class HTTPByteSource: ByteSource {
         /// Seconds without progress before a request fails (at least 1: FoundationNetworking
         /// on Linux times a shorter interval out at once).
         public var timeout: TimeInterval = 30
+        /// Seconds one read may take in all, its retries included, however steadily bytes
+        /// arrive (nil: no limit). ``timeout`` alone lets a server that sends a byte now and
+        /// then hold a read forever.
+        public var maxTime: TimeInterval?
         /// Retries of one read after transient failures.
         public var maxRetries: Int = 3
         /// First backoff delay, seconds (doubled per retry).
@@ -263,13 +267,18 @@ public final class HTTPByteSource: ByteSource {
     private func fetch(_ range: Range<UInt64>, learning: Bool = false, deliver: (ArraySlice<UInt8>) async throws -> Void) async throws {
         var wanted = range
         var attempt = 0
+        let deadline = options.maxTime.map { ContinuousClock.now + .milliseconds(Int64(min(max($0, 0), 1e9) * 1000)) }
+        let pastDeadline = { deadline.map { ContinuousClock.now >= $0 } ?? false }
+        let tooSlow = { MP4Error(.io, "\(self.name): the read took longer than \(self.options.maxTime ?? 0) s in all (--max-time)", offset: wanted.lowerBound) }
         func retry(after delay: Double?, _ why: String) async throws {
             attempt += 1
+            if pastDeadline() { throw tooSlow() }
             guard attempt <= options.maxRetries else { throw MP4Error(.io, "\(name): \(why) (gave up after \(options.maxRetries) retries)", offset: wanted.lowerBound) }
             state.withLock { $0.statistics.retries += 1 }
             // `delay` is the server's Retry-After: negative, NaN or huge must not trap.
             let wait = delay.flatMap { $0.isFinite ? $0 : nil } ?? options.retryDelay * Double(1 << min(attempt - 1, 30))
             let seconds = min(max(wait, 0), max(options.maxRetryAfter, 0))
+            if let deadline, ContinuousClock.now + .milliseconds(Int64(seconds * 1000)) >= deadline { throw tooSlow() }
             try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
         }
         while !wanted.isEmpty {
@@ -281,7 +290,9 @@ public final class HTTPByteSource: ByteSource {
                 state.withLock { $0.statistics.requests += 1 }
                 // A 200 answer starts at byte 0: the bytes before the range are dropped as
                 // they arrive, so memory stays bounded by the range.
-                outcome = try await client.get(request(wanted), limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
+                var request = request(wanted)
+                request.deadline = deadline
+                outcome = try await client.get(request, limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
                     if learning { state.withLock { $0.headAnsweredOverHTTP = head.url.scheme?.lowercased() == "http" } }
                     switch head.status {
                     case 206:
@@ -329,8 +340,10 @@ public final class HTTPByteSource: ByteSource {
                     given += take.count
                     if !take.isEmpty { try await deliver(take) }
                 })
+            } catch let error as URLError where error.code == .timedOut && pastDeadline() {
+                throw tooSlow()
             } catch let error as URLError where Self.isTransient(error) {
-                try await retry(after: nil, "network error: \(error.localizedDescription)")
+                try await retry(after: nil, Self.describe(error, timeout: options.timeout))
                 continue
             } catch let error as MP4Error {
                 throw error
@@ -339,7 +352,7 @@ public final class HTTPByteSource: ByteSource {
             } catch let error as URLError where error.code == .cancelled {
                 throw CancellationError()
             } catch {
-                throw MP4Error(.io, "\(name): request failed: \(error.localizedDescription)", offset: wanted.lowerBound)
+                throw MP4Error(.io, "\(name): request failed: \((error as? URLError).map { Self.describe($0, timeout: options.timeout) } ?? error.localizedDescription)", offset: wanted.lowerBound)
             }
             state.withLock { $0.statistics.bytesReceived += UInt64(outcome.received) }
             switch outcome.status {
@@ -378,6 +391,24 @@ public final class HTTPByteSource: ByteSource {
             default:
                 throw MP4Error(.io, "\(name): HTTP \(outcome.status)\(outcome.status == 404 ? " (not found)" : outcome.status == 401 || outcome.status == 403 ? " (not allowed: --header \"Authorization: ...\"?)" : "")", offset: wanted.lowerBound)
             }
+        }
+    }
+
+    /// What went wrong, in words (Foundation on Linux describes every URLError as "The
+    /// operation could not be completed").
+    static func describe(_ error: URLError, timeout: Double) -> String {
+        switch error.code {
+        case .cannotConnectToHost: return "cannot connect to the server (connection refused or unreachable)"
+        case .cannotFindHost, .dnsLookupFailed: return "the server's host name could not be resolved"
+        case .timedOut: return "timed out (nothing arrived for \(timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)) s; --timeout S waits longer)"
+        case .networkConnectionLost: return "the connection was lost"
+        case .notConnectedToInternet: return "no network connection"
+        case .badServerResponse: return "the server's answer is not valid HTTP"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            return "the TLS (https) connection failed: the certificate is not trusted or the handshake failed"
+        case .userAuthenticationRequired: return "the server asks for credentials (--header \"Authorization: ...\")"
+        case .unsupportedURL: return "the URL is not supported (only http:// and https://)"
+        default: return "network error \(error.code.rawValue): \(error.localizedDescription)"
         }
     }
 

@@ -19,6 +19,22 @@ final class Locked<Value>: @unchecked Sendable {
     }
 }
 
+/// How long one wait on the network may last: the idle timeout, cut short by the request's
+/// deadline. Evaluated at every wait, so a server that sends a byte now and then still meets
+/// the deadline.
+struct WaitLimit: Sendable {
+    var idle: TimeInterval
+    var deadline: ContinuousClock.Instant?
+
+    /// Seconds the next wait may last (at least a millisecond).
+    var seconds: TimeInterval {
+        guard let deadline else { return idle }
+        let left = ContinuousClock.now.duration(to: deadline)
+        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        return max(0.001, min(idle, seconds))
+    }
+}
+
 /// One GET as the HTTP clients take it.
 struct HTTPRequest: Sendable {
     var url: URL
@@ -27,6 +43,11 @@ struct HTTPRequest: Sendable {
     var headers: [(name: String, value: String)]
     /// Seconds without progress (connecting, sending, receiving) before the request fails.
     var timeout: TimeInterval
+    /// When the request fails however steadily bytes arrive (`--max-time`), if ever.
+    var deadline: ContinuousClock.Instant? = nil
+
+    /// What bounds each wait of this request.
+    var waitLimit: WaitLimit { WaitLimit(idle: timeout, deadline: deadline) }
     /// Lower-cased names of the headers that carry credentials: dropped when a redirect leaves
     /// the origin (scheme, host or port), as curl does.
     var credentialHeaders: Set<String>

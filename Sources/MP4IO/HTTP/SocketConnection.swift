@@ -40,8 +40,8 @@ final class SocketConnection: @unchecked Sendable {
     deinit { close() }
 
     /// Connects to `host:port` (name resolution and connect run on a dispatch queue).
-    static func connect(host: String, port: Int, timeout: TimeInterval) async throws -> SocketConnection {
-        let milliseconds = Int32(clamping: Int(timeout * 1000))
+    static func connect(host: String, port: Int, timeout: WaitLimit) async throws -> SocketConnection {
+        let milliseconds = Int32(clamping: Int(timeout.seconds * 1000))
         // Not cancellable midway (getaddrinfo cannot be interrupted); bounded by the timeout
         // per address, and a cancelled task drops the connection once it is made.
         let (fd, failure): (Int32, Int32) = await withCheckedContinuation { continuation in
@@ -76,8 +76,8 @@ final class SocketConnection: @unchecked Sendable {
 
     /// Waits until the socket is readable or writable; throws `timedOut` after `timeout`
     /// seconds, `cancelled` when the task is cancelled.
-    private func wait(forWrite: Bool, timeout: TimeInterval) async throws {
-        let milliseconds = Int32(clamping: Int(timeout * 1000))
+    private func wait(forWrite: Bool, timeout: WaitLimit) async throws {
+        let milliseconds = Int32(clamping: Int(timeout.seconds * 1000))
         let fd = self.fd
         let ready: Int32 = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -92,7 +92,7 @@ final class SocketConnection: @unchecked Sendable {
     }
 
     /// Sends all of `bytes`.
-    func send(_ bytes: [UInt8], timeout: TimeInterval) async throws {
+    func send(_ bytes: [UInt8], timeout: WaitLimit) async throws {
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes { raw in
@@ -111,7 +111,7 @@ final class SocketConnection: @unchecked Sendable {
     /// Receives more bytes after `end` (moving the unconsumed bytes to the front first when the
     /// buffer is full). Returns how many arrived: 0 at the end of the stream.
     @discardableResult
-    func fill(timeout: TimeInterval) async throws -> Int {
+    func fill(timeout: WaitLimit) async throws -> Int {
         if start == end { start = 0; end = 0 }
         if end == buffer.count {
             guard start > 0 else { return -1 }   // full of unconsumed bytes: the caller's bound

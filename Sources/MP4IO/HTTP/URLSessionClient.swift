@@ -165,7 +165,23 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
             guard HTTPRequest.isValidHeaderName(name), HTTPRequest.isValidHeaderValue(value) else { throw URLError(.badURL) }
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        let exchange = try await perform(urlRequest, limit: limit, skipWhole: skipWhole)
+        let exchange: URLSessionExchange
+        if let deadline = request.deadline {
+            // URLSession's timeout is an idle timeout: race the request against the deadline.
+            urlRequest.timeoutInterval = request.waitLimit.seconds
+            exchange = try await withThrowingTaskGroup(of: URLSessionExchange.self) { group in
+                group.addTask { [urlRequest] in try await self.perform(urlRequest, limit: limit, skipWhole: skipWhole) }
+                group.addTask {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    throw URLError(.timedOut)
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw URLError(.timedOut) }
+                return first
+            }
+        } else {
+            exchange = try await perform(urlRequest, limit: limit, skipWhole: skipWhole)
+        }
         let responseHead = HTTPResponseHead(status: exchange.status, headers: exchange.headers, url: exchange.url ?? request.url)
         try head(responseHead)
         var delivered = 0

@@ -1,0 +1,55 @@
+import Testing
+@testable import MP4Core
+
+/// What a file that is not MP4 is recognised as, from its first 16 bytes.
+@Suite struct FileSignatureTests {
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test func recognisesCommonFormats() {
+        let cases: [([UInt8], String)] = [
+            ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13], "a PNG image"),
+            ([0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 0x4A, 0x46], "a JPEG image"),
+            (Self.bytes("GIF89a\u{01}\u{00}"), "a GIF image"),
+            (Self.bytes("RIFF") + [0x24, 0, 0, 0] + Self.bytes("WAVEfmt "), "a WAV audio file"),
+            (Self.bytes("RIFF") + [0x24, 0, 0, 0] + Self.bytes("AVI LIST"), "an AVI video file"),
+            (Self.bytes("RIFF") + [0x24, 0, 0, 0] + Self.bytes("WEBPVP8 "), "a WebP image"),
+            ([0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81], "a Matroska or WebM file"),
+            (Self.bytes("OggS") + [0, 2, 0, 0], "an Ogg file (Vorbis, Opus or Theora)"),
+            (Self.bytes("fLaC") + [0, 0, 0, 34], "a FLAC audio file"),
+            (Self.bytes("FLV") + [1, 5, 0, 0, 0, 9], "a Flash video (FLV) file"),
+            (Self.bytes("ID3") + [4, 0, 0, 0, 0, 0, 0], "an MP3 file (it starts with an ID3 tag)"),
+            ([0xFF, 0xFB, 0x90, 0x64, 0x00], "an MP3 audio stream"),
+            ([0xFF, 0xF1, 0x50, 0x80, 0x02, 0x1F, 0xFC], "an AAC audio stream (ADTS)"),
+            ([0x47, 0x40, 0x00, 0x10, 0x00, 0x00, 0xB0, 0x0D], "an MPEG transport stream (.ts)"),
+            ([0x00, 0x00, 0x01, 0xBA, 0x44, 0x00], "an MPEG program stream (VOB/MPG)"),
+            ([0x00, 0x00, 0x00, 0x01, 0x67, 0x64, 0x00, 0x1F], "a raw H.264/H.265 elementary stream (Annex B)"),
+            (Self.bytes("%PDF-1.7\n"), "a PDF document"),
+            ([0x50, 0x4B, 0x03, 0x04, 0x14, 0x00], "a ZIP archive"),
+            ([0x1F, 0x8B, 0x08, 0x00], "a gzip-compressed file"),
+            (Self.bytes("#EXTM3U\n#EXT-X-"), "an HLS playlist (M3U8)"),
+            (Self.bytes("<!DOCTYPE html><h"), "an HTML page"),
+            (Self.bytes("\n  <html lang=en>"), "an HTML page"),
+            (Self.bytes("<?xml version="), "an XML document"),
+            (Self.bytes("{\"error\": \"not f"), "a JSON or other text file"),
+            (Self.bytes("hello world\n"), "a text file"),
+            // Text that starts with 'G' (0x47, the transport stream sync byte) is still text.
+            (Self.bytes("Go to the shop\n"), "a text file"),
+            (Self.bytes("Grüße, Welt\n"), "a text file"),
+        ]
+        for (prefix, expected) in cases {
+            #expect(FileSignature.identify(prefix) == expected, "\(prefix)")
+        }
+    }
+
+    @Test func unknownBinaryIsNotGuessed() {
+        #expect(FileSignature.identify([]) == nil)
+        #expect(FileSignature.identify([0x00, 0x00, 0x00]) == nil)
+        #expect(FileSignature.identify([0x13, 0x37, 0xC0, 0xDE, 0x00, 0xFF]) == nil)
+        // Invalid UTF-8 is not text.
+        #expect(FileSignature.identify([0x61, 0x62, 0xC3, 0x28]) == nil)
+    }
+
+    @Test func dumpShowsHexAndText() {
+        #expect(FileSignature.dump(Array("hi\n".utf8) + [0x00, 0xFF]) == "68 69 0a 00 ff  |hi...|")
+    }
+}
