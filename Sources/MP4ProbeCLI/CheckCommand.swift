@@ -72,13 +72,15 @@ enum CheckCommand {
     static func makePolicy(_ scanner: ArgumentScanner) throws -> CheckPolicy {
         var policy = CheckPolicy()
         if let path = scanner.value("policy") {
-            guard let data = FileManager.default.contents(atPath: path) else {
+            // At most 1 MiB + 1 byte is read: the parser refuses anything larger.
+            guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.read(upToCount: (1 << 20) + 1) ?? Data() else {
                 throw ArgumentScanner.UsageError(description: "cannot read the policy file \(path)")
             }
+            try? handle.close()
             do {
-                policy = try JSONDecoder().decode(CheckPolicy.self, from: data)
-            } catch {
-                throw ArgumentScanner.UsageError(description: "the policy file \(path) is not a valid policy: \(error)")
+                policy = try CheckPolicy.parse(document: Array(data))
+            } catch let error as CheckPolicy.DocumentError {
+                throw ArgumentScanner.UsageError(description: "policy \(path), line \(error.line), column \(error.column): \(error.message)")
             }
         }
         if scanner.flag("allow-moov-at-end") { policy.requireFaststart = false }

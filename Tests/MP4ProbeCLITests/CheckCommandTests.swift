@@ -111,6 +111,10 @@ import MP4TestSupport
         #expect(await CommandTests.run(["check", directory + "/early.mp4", "--policy", directory + "/policy.json", "--max-keyframe-interval", "5"]).code == 0)
         FileSystem.write(#"{"maxKeyframeInterval": "soon"}"#.utf8.map { $0 }, to: directory + "/bad.json")
         #expect(await CommandTests.run(["check", directory + "/early.mp4", "--policy", directory + "/bad.json"]).code == 2)
+        // A typo is a usage error with its position, not a rule switched off.
+        FileSystem.write(#"{"maxKeyframeIntervall": 0.5}"#.utf8.map { $0 }, to: directory + "/typo.json")
+        let typo = await CommandTests.run(["check", directory + "/early.mp4", "--policy", directory + "/typo.json"])
+        #expect(typo.code == 2 && typo.err.contains("line 1, column 2") && typo.err.contains("did you mean") && !typo.err.contains("DecodingError"), "\(typo)")
         // --fix rewrites the layout-only failure in place, then it passes.
         let fixed = await CommandTests.run(["check", directory, "--fix"])
         #expect(fixed.code == 0 && fixed.out.contains("fixed: rewritten to faststart") && fixed.out.contains("1 fixed"), "\(fixed.out)")
