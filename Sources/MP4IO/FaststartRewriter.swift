@@ -57,14 +57,27 @@ public enum FaststartRewriter {
     /// - Throws: ``MP4Error`` — `.unsupported` when the file cannot be rewritten safely, `.io`
     ///   for read/write failures (nothing is left at the destination), `.malformed` when
     ///   verification finds a difference.
-    public static func rewrite(input: String, output: String, options: Options = Options()) async throws -> Result {
+    public static func rewrite(input: String, output requestedOutput: String, options: Options = Options()) async throws -> Result {
+        // A symbolic link is written through, as `cp` does: the temporary file and the rename
+        // happen beside the file it points to, and the link stays a link.
+        var output = requestedOutput
+        if Platform.isSymbolicLink(requestedOutput) {
+            guard let target = Platform.resolvedPath(requestedOutput) else {
+                throw MP4Error(.unsupported, "\(requestedOutput) is a symbolic link to a file that does not exist (or a loop); nothing was written")
+            }
+            output = target
+        }
         let inputStatus = Platform.status(path: input)
         if let inputStatus, let outputStatus = Platform.status(path: output),
            inputStatus.device == outputStatus.device, inputStatus.inode == outputStatus.inode, !options.inPlace {
             throw MP4Error(.unsupported, "\(output) is the input itself; use --in-place to rewrite a file in place")
         }
-        if options.inPlace && output != input {
-            throw MP4Error(.unsupported, "an in-place rewrite writes to its input, not to \(output)")
+        if options.inPlace && requestedOutput != input {
+            throw MP4Error(.unsupported, "an in-place rewrite writes to its input, not to \(requestedOutput)")
+        }
+        // Replacing a file that has other names would leave them on the old bytes: refuse.
+        if let existing = Platform.status(path: output), existing.links > 1 {
+            throw MP4Error(.unsupported, "\(requestedOutput) has \(existing.links) hard links; replacing it would leave the other names on the old file (rewrite to a new name, or remove the other links first); nothing was written")
         }
         let plan = try await Self.plan(input: input, options: options)
         if plan.verdict != .rewrite && options.inPlace {

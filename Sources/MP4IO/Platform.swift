@@ -59,6 +59,8 @@ enum Platform {
         var modified: Int64
         var modifiedNanoseconds: Int64
         var permissions: UInt32
+        /// Hard links to the file (names in directories).
+        var links: UInt64 = 1
     }
 
     static func status(_ fd: Int32, path: String) throws -> FileStatus {
@@ -69,7 +71,21 @@ enum Platform {
         #else
         let seconds = Int64(info.st_mtim.tv_sec), nanoseconds = Int64(info.st_mtim.tv_nsec)
         #endif
-        return FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777)
+        return FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777, links: UInt64(info.st_nlink))
+    }
+
+    /// Whether `path` itself is a symbolic link (not followed).
+    static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// The file a symbolic link finally points to (every link and `..` resolved), or nil when
+    /// the chain is broken or loops.
+    static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// The status of `path` when it exists.

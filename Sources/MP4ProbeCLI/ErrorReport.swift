@@ -9,12 +9,13 @@ import MP4Core
 /// scripts: it is in the JSON form and decides the exit code, and is not repeated in the text.
 enum ErrorReport {
     /// The lines written to standard error, each starting with `mp4probe: ` or indented.
-    static func text(_ error: MP4Error) -> String {
+    /// `heading` replaces the words that say what kind of failure it is ("refused: ").
+    static func text(_ error: MP4Error, heading: String? = nil) -> String {
         var message = error.message
         var subject = ""
         if let name = error.subject, !message.contains(name) { subject = name + ": " }
         if let name = error.subject, message.hasPrefix(name + ": ") { message.removeFirst(name.count + 2); subject = name + ": " }
-        var lines = ["mp4probe: " + subject + lead(error.kind) + message]
+        var lines = ["mp4probe: " + subject + (heading ?? lead(error.kind)) + message]
         var place: [String] = []
         if let path = error.path { place.append("in " + shortened(path)) }
         // The start of a file that is not MP4, or of a failed request, says nothing more.

@@ -17,6 +17,9 @@ enum FaststartCommand {
         for path in paths where path.lowercased().hasPrefix("http://") || path.lowercased().hasPrefix("https://") {
             throw ArgumentScanner.UsageError(description: "faststart rewrites local files; '\(path)' is a URL")
         }
+        for path in paths where path == "-" {
+            throw ArgumentScanner.UsageError(description: "'-' (standard input or output) is not supported: the rewrite reads the input twice and writes the output atomically beside its final name; give file names")
+        }
         let limits = try MP4Probe.parseLimits(scanner)
         let showsProgress = !scanner.flag("quiet") && !scanner.flag("json") && isatty(2) == 1
         let clock = ContinuousClock(), started = clock.now
@@ -32,20 +35,28 @@ enum FaststartCommand {
         do {
             if scanner.flag("dry-run") {
                 let plan = try await FaststartRewriter.plan(input: input, options: options)
-                write(plan: plan, input: input, output: destination, dryRun: true, verified: nil, json: scanner, to: output)
+                write(plan: plan, input: input, output: paths.count > 1 || inPlace ? destination : nil, dryRun: true, verified: nil, json: scanner, to: output)
                 return ExitCode.success.rawValue
             }
             let result = try await FaststartRewriter.rewrite(input: input, output: destination, options: options)
             write(plan: result.plan, input: input, output: result.wroteOutput ? destination : nil, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output)
             return ExitCode.success.rawValue
-        } catch let error as MP4Error where error.kind == .unsupported {
-            errors.write("mp4probe faststart: refused: \(error)\nnothing was written; \(input) is unchanged\n")
-            return ExitCode.rewriteRefused.rawValue
         } catch let error as MP4Error {
-            var named = error
-            if !named.message.contains(input) { named.message = "\(input): \(named.message)" }
-            errors.write("mp4probe faststart: \(named)\nnothing was written; \(input) is unchanged\n")
-            return ExitCode.for(error).rawValue
+            let named = error.about(input)
+            let refused = error.kind == .unsupported
+            if scanner.flag("json") { output.write(ErrorReport.json(named).rendered(pretty: !scanner.flag("compact")) + "\n") }
+            errors.write(ErrorReport.text(named, heading: refused ? "refused: " : nil) + "  nothing was written; \(input) is unchanged\n")
+            return refused ? ExitCode.rewriteRefused.rawValue : ExitCode.for(error).rawValue
+        }
+    }
+
+    /// What happens to a file that needs no rewrite.
+    static func unchanged(_ output: String?, dryRun: Bool) -> String {
+        switch (output, dryRun) {
+        case (let output?, false): return "copied unchanged to \(output)"
+        case (let output?, true): return "it would be copied unchanged to \(output)"
+        case (nil, true): return "nothing to do"
+        case (nil, false): return "left unchanged"
         }
     }
 
@@ -73,16 +84,16 @@ enum FaststartCommand {
         var text = ""
         switch plan.verdict {
         case .alreadyFaststart:
-            text += "\(input) is already faststart (moov before the media); " + (output.map { "copied unchanged to \($0)" } ?? (dryRun ? "nothing to do" : "left unchanged")) + "\n"
+            text += "\(input) is already faststart (moov before the media); " + unchanged(output, dryRun: dryRun) + "\n"
         case .fragmented:
-            text += "\(input) is fragmented (moov at the front, media in fragments); " + (output.map { "copied unchanged to \($0)" } ?? (dryRun ? "nothing to do" : "left unchanged")) + "\n"
+            text += "\(input) is fragmented (moov at the front, media in fragments); " + unchanged(output, dryRun: dryRun) + "\n"
         case .rewrite:
             let moov = plan.boxes.first { $0.type == .moov }
             text += (dryRun ? "would move" : "moved") + " moov (\(Format.bytes(plan.movieSize.before))" + (plan.movieSize.after != plan.movieSize.before ? " → \(Format.bytes(plan.movieSize.after))" : "") + ") from \(Format.grouped(moov?.inputOffset ?? 0)) to \(Format.grouped(moov?.outputOffset ?? 0))\n"
             text += "offsets:   \(Format.grouped(UInt64(plan.relocatedOffsetCount))) relocated" + (plan.promotedTableCount > 0 ? "; \(plan.promotedTableCount) stco table(s) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
             text += "layout:    " + plan.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
             text += "size:      \(Format.grouped(plan.inputSize)) → \(Format.grouped(plan.outputSize)) bytes\n"
-            if let output { text += "wrote:     \(output)\n" }
+            if let output { text += (dryRun ? "would write: " : "wrote:     ") + "\(output)\n" }
         }
         if let verified { text += "verified:  faststart, \(Format.grouped(UInt64(verified))) samples byte-identical to the input\n" }
         for note in plan.notes { text += "note:      \(note)\n" }

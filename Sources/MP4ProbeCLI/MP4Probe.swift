@@ -138,6 +138,9 @@ public enum MP4Probe {
 
     /// The source for a path or an http(s) URL.
     static func openSource(_ location: String, _ options: SourceOptions = SourceOptions()) throws -> any ByteSource {
+        if location == "-" {
+            throw ArgumentScanner.UsageError(description: "reading standard input ('-') is not supported: an MP4 file is read out of order (its moov is often at the end); give a file name or an http(s) URL")
+        }
         if isURL(location) {
             guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
             var http = HTTPByteSource.Options()

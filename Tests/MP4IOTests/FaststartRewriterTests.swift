@@ -136,6 +136,49 @@ import MP4TestSupport
         #expect(!second.wroteOutput && FileSystem.read(path) == rewritten)
     }
 
+    /// Links (issue 13 item 5): `--in-place LINK` used to replace the symbolic link with a
+    /// regular file and leave its target moov-at-end; a hard-linked file was split in two.
+    /// Now a symbolic link is written through (it stays a link, its target is rewritten), and
+    /// replacing a file with other hard links is refused with nothing changed.
+    @Test func symbolicLinksAreWrittenThroughAndHardLinksRefused() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let original = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        FileSystem.write(original, to: directory + "/target.mp4")
+        #expect(symlink("target.mp4", directory + "/link.mp4") == 0)
+        let result = try await FaststartRewriter.rewrite(input: directory + "/link.mp4", output: directory + "/link.mp4", options: .init(inPlace: true, verifies: true))
+        #expect(result.wroteOutput)
+        #expect(Platform.isSymbolicLink(directory + "/link.mp4"))
+        let rewritten = try #require(FileSystem.read(directory + "/target.mp4"))
+        #expect(rewritten != original && rewritten.count == original.count)
+        let file = try await MP4File.open(FileSource(path: directory + "/target.mp4"))
+        #expect(file.layout.isFastStart)
+        #expect(FileSystem.entries(directory) == ["link.mp4", "target.mp4"])
+
+        // OUT a link to an existing file: written through as well.
+        FileSystem.write([1, 2, 3], to: directory + "/out-target.mp4")
+        #expect(symlink(directory + "/out-target.mp4", directory + "/out-link.mp4") == 0)
+        FileSystem.write(original, to: directory + "/input.mp4")
+        _ = try await FaststartRewriter.rewrite(input: directory + "/input.mp4", output: directory + "/out-link.mp4")
+        #expect(Platform.isSymbolicLink(directory + "/out-link.mp4") && FileSystem.read(directory + "/out-target.mp4") == rewritten)
+        // A dangling link is refused.
+        #expect(symlink(directory + "/missing.mp4", directory + "/dangling.mp4") == 0)
+        await #expect(throws: MP4Error.self) { try await FaststartRewriter.rewrite(input: directory + "/input.mp4", output: directory + "/dangling.mp4") }
+        #expect(!FileSystem.exists(directory + "/missing.mp4"))
+
+        // Hard links: refused, both names keep the original bytes.
+        FileSystem.write(original, to: directory + "/a.mp4")
+        #expect(link(directory + "/a.mp4", directory + "/b.mp4") == 0)
+        do {
+            _ = try await FaststartRewriter.rewrite(input: directory + "/a.mp4", output: directory + "/a.mp4", options: .init(inPlace: true))
+            Issue.record("a hard-linked file was replaced")
+        } catch let error as MP4Error {
+            #expect(error.kind == .unsupported && error.message.contains("2 hard links"), "\(error)")
+        }
+        #expect(FileSystem.read(directory + "/a.mp4") == original && FileSystem.read(directory + "/b.mp4") == original)
+        #expect(Platform.status(path: directory + "/a.mp4")?.links == 2)
+    }
+
     /// A moov-at-end file whose chunk offsets sit just below 2^32, written sparse: moving moov
     /// in front pushes them past 2^32, so stco must become co64.
     @Test func offsetsPast4GiBPromoteStcoToCo64() async throws {
