@@ -38,17 +38,17 @@ enum FetchCommand {
             if let time {
                 let plan = try await SeekPlanner.plan(file, from: cached, at: time, duration: duration, limits: limits)
                 for range in plan.ranges { _ = try await cached.read(range) }
-                summary += " and the \(plan.ranges.count) range(s) (\(Format.bytes(plan.byteCount))) a player needs from \(Format.clock(plan.keyframeTime)) to \(Format.clock(plan.windowEnd))"
+                summary += " and \(Format.count(plan.ranges.count, "range")) (\(Format.bytes(plan.byteCount))) a player needs from \(Format.clock(plan.keyframeTime)) to \(Format.clock(plan.windowEnd))"
             }
         }
         let statistics = await cached.statistics
         let present = await cached.cachedRanges
         output.write(summary + "\n")
-        output.write("cache:     \(Format.grouped(present.byteCount)) of \(Format.grouped(length)) bytes present in \(present.ranges.count) range(s); this run fetched \(Format.grouped(statistics.upstreamBytes)) bytes in \(statistics.upstreamReads) upstream read(s)\n")
+        output.write("cache:     \(Format.grouped(present.byteCount)) of \(Format.grouped(length)) bytes present in \(Format.count(present.ranges.count, "range")); this run fetched \(Format.grouped(statistics.upstreamBytes)) bytes in \(statistics.upstreamReads) upstream read(s)\n")
         if let http = cached.upstream as? HTTPByteSource {
             // What the network carried, which is more when the server ignores Range.
             let traffic = http.statistics
-            output.write("network:   \(Format.grouped(traffic.bytesReceived)) body bytes received in \(traffic.requests) HTTP request(s)" + (http.supportsRanges ? "" : " (the server ignores Range: each read downloads from the first byte)") + "\n")
+            output.write("network:   \(Format.grouped(traffic.bytesReceived)) body bytes received in \(Format.count(traffic.requests, "HTTP request"))" + (http.supportsRanges ? "" : " (the server ignores Range: each read downloads from the first byte)") + "\n")
         }
         await MP4Probe.reportStatistics(source, nil, scanner, errors: errors)
         return ExitCode.success.rawValue

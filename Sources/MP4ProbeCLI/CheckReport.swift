@@ -32,7 +32,7 @@ enum CheckReport {
             }
         }
         let s = summary(entries)
-        text += "\(entries.count) file(s): \(s.passed) passed, \(s.failed) failed" + (s.unreadable > 0 ? ", \(s.unreadable) unreadable" : "") + (s.fixed > 0 ? ", \(s.fixed) fixed" : "") + "\n"
+        text += "\(Format.count(entries.count, "file")): \(s.passed) passed, \(s.failed) failed" + (s.unreadable > 0 ? ", \(s.unreadable) unreadable" : "") + (s.fixed > 0 ? ", \(s.fixed) fixed" : "") + "\n"
         return text
     }
 
@@ -143,7 +143,7 @@ enum CheckReport {
             }
         }
         let s = summary(entries)
-        text += "\(entries.count) file(s): \(s.passed) passed, \(s.failed) failed" + (s.unreadable > 0 ? ", \(s.unreadable) unreadable" : "") + "\n"
+        text += "\(Format.count(entries.count, "file")): \(s.passed) passed, \(s.failed) failed" + (s.unreadable > 0 ? ", \(s.unreadable) unreadable" : "") + "\n"
         return text
     }
 }

@@ -90,7 +90,7 @@ enum FaststartCommand {
         case .rewrite:
             let moov = plan.boxes.first { $0.type == .moov }
             text += (dryRun ? "would move" : "moved") + " moov (\(Format.bytes(plan.movieSize.before))" + (plan.movieSize.after != plan.movieSize.before ? " → \(Format.bytes(plan.movieSize.after))" : "") + ") from \(Format.grouped(moov?.inputOffset ?? 0)) to \(Format.grouped(moov?.outputOffset ?? 0))\n"
-            text += "offsets:   \(Format.grouped(UInt64(plan.relocatedOffsetCount))) relocated" + (plan.promotedTableCount > 0 ? "; \(plan.promotedTableCount) stco table(s) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
+            text += "offsets:   \(Format.grouped(UInt64(plan.relocatedOffsetCount))) relocated" + (plan.promotedTableCount > 0 ? "; \(Format.count(plan.promotedTableCount, "stco table")) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
             text += "layout:    " + plan.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
             text += "size:      \(Format.grouped(plan.inputSize)) → \(Format.grouped(plan.outputSize)) bytes\n"
             if let output { text += (dryRun ? "would write: " : "wrote:     ") + "\(output)\n" }

@@ -53,10 +53,28 @@ enum Format {
         return text
     }
 
-    /// `1 234 kb/s` style bit rate.
+    /// `1 234 kb/s` style bit rate (`b/s` below 1 kb/s, so a slow track never shows 0 kb/s).
     static func bitRate(_ bitsPerSecond: UInt64) -> String {
         if bitsPerSecond >= 10_000_000 { return fixed(Double(bitsPerSecond) / 1_000_000, 1) + " Mb/s" }
+        if bitsPerSecond < 1000 { return "\(bitsPerSecond) b/s" }
         return grouped((bitsPerSecond + 500) / 1000) + " kb/s"
+    }
+
+    /// `1 sample`, `2,000 samples`: a count with its noun in the right number.
+    static func count(_ value: some BinaryInteger, _ noun: String, plural: String? = nil) -> String {
+        let number = grouped(UInt64(clamping: value))
+        return value == 1 ? "\(number) \(noun)" : "\(number) \(plural ?? noun + "s")"
+    }
+
+    /// An inclusive byte range as HTTP writes it, with its size: `bytes 100-199 (100 bytes)`.
+    static func byteRange(_ range: Range<UInt64>) -> String {
+        guard !range.isEmpty else { return "no bytes" }
+        return "bytes \(range.lowerBound)-\(range.upperBound - 1) (\(count(range.upperBound - range.lowerBound, "byte")))"
+    }
+
+    /// Ranges as the value of an HTTP `Range` header: `bytes=0-99,200-299`.
+    static func rangeHeader(_ ranges: some Collection<Range<UInt64>>) -> String {
+        "bytes=" + ranges.filter { !$0.isEmpty }.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ",")
     }
 
     /// `0x000001`.

@@ -133,7 +133,9 @@ enum InfoReport {
         row("Faststart:", verdict(file))
         if let tracks = file.movie?.tracks, !tracks.isEmpty {
             lines.append("Tracks:")
-            for track in tracks { lines.append("  " + trackLine(track, samplesInFragments: file.movie?.hasMovieExtends ?? false)) }
+            // Columns line up whatever the ids and kinds ("#1 video", "#12 subtitle").
+            let idWidth = tracks.map { "#\($0.trackID)".count }.max() ?? 2
+            for track in tracks { lines.append("  " + trackLine(track, samplesInFragments: file.movie?.hasMovieExtends ?? false, idWidth: idWidth)) }
         }
         let findings = file.findings
         if !findings.isEmpty {
@@ -181,8 +183,9 @@ enum InfoReport {
         }
     }
 
-    static func trackLine(_ track: Track, samplesInFragments: Bool) -> String {
-        var parts: [String] = ["#\(track.trackID)", track.kind.rawValue.padding(8)]
+    static func trackLine(_ track: Track, samplesInFragments: Bool, idWidth: Int = 2) -> String {
+        // Kinds are at most 8 letters ("subtitle", "metadata", "timecode").
+        var parts: [String] = ["#\(track.trackID)".aligned(idWidth), track.kind.rawValue.aligned(8)]
         if let entry = track.sampleEntries.first {
             var codec = entry.codingFormat.description
             if entry.originalFormat != nil { codec = "\(entry.format)→\(codec)" + (entry.protectionScheme.map { " (\($0))" } ?? "") }
@@ -211,7 +214,7 @@ enum InfoReport {
         if samplesInFragments && track.sampleCount == 0 {
             parts.append("samples in movie fragments")
         } else {
-            parts.append("\(Format.grouped(track.sampleCount)) samples")
+            parts.append(Format.count(track.sampleCount, "sample"))
         }
         if let language = track.language { parts.append(language) }
         if let rate = track.bitRate { parts.append(Format.bitRate(rate)) }
@@ -223,6 +226,12 @@ enum InfoReport {
 }
 
 extension String {
+    /// Padded with spaces to exactly `width` characters (longer text is left as is).
+    func aligned(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+
+    /// Padded to `width`, with at least one space after it.
     func padding(_ width: Int) -> String {
         count >= width ? self + " " : self + String(repeating: " ", count: width - count)
     }

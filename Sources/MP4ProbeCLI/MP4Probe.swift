@@ -168,13 +168,13 @@ public enum MP4Probe {
         guard scanner.flag("stats") else { return }
         if let cached = source as? CachedByteSource {
             let s = await cached.statistics
-            errors.write("mp4probe: cache: \(s.upstreamReads) upstream read(s), \(s.upstreamBytes) bytes fetched, \(s.cachedBytesServed) bytes served\n")
+            errors.write("mp4probe: cache: \(Format.count(s.upstreamReads, "upstream read")), \(s.upstreamBytes) bytes fetched, \(s.cachedBytesServed) bytes served\n")
             await reportStatistics(cached.upstream, nil, scanner, errors: errors)
         } else if let http = source as? HTTPByteSource {
             let s = http.statistics
-            errors.write("mp4probe: \(s.requests) HTTP request(s), \(s.bytesReceived) body bytes received, \(s.retries) retr\(s.retries == 1 ? "y" : "ies")" + (http.supportsRanges ? "" : "; the server does not support Range requests (whole-body reads)") + "\n")
+            errors.write("mp4probe: \(Format.count(s.requests, "HTTP request")), \(s.bytesReceived) body bytes received, \(s.retries) retr\(s.retries == 1 ? "y" : "ies")" + (http.supportsRanges ? "" : "; the server does not support Range requests (whole-body reads)") + "\n")
         } else if let file {
-            errors.write("mp4probe: \(file.statistics.readCount) read(s), \(file.statistics.byteCount) bytes read to open the file\n")
+            errors.write("mp4probe: \(Format.count(file.statistics.readCount, "read")), \(file.statistics.byteCount) bytes read to open the file\n")
         }
     }
 

@@ -39,7 +39,7 @@ enum SamplesCommand {
         // resource limit, not an allocation or hours of printing.
         let listed = tracks.reduce(0) { $0 + selection($1).count }
         if listed > limits.maxSamplesPerQuery && scanner.value("range") == nil && scanner.value("limit") == nil {
-            throw MP4Error(.limitExceeded, "the listing would have \(listed) samples, more than \(limits.maxSamplesPerQuery); list a part with --limit N or --range FIRST-LAST", limit: .maxSamplesPerQuery).about(location)
+            throw MP4Error(.limitExceeded, "the listing would have \(Format.grouped(UInt64(listed))) samples, more than \(Format.grouped(UInt64(limits.maxSamplesPerQuery))); list a part with --limit N or --range FIRST-LAST", limit: .maxSamplesPerQuery).about(location)
         }
         if scanner.flag("json") {
             // Streamed: one sample's JSON at a time, whatever the count.
@@ -141,15 +141,16 @@ enum SeekCommand {
         } else {
             var text = "seek \(Format.clock(plan.requestedTime)) in \(file.name)\n"
             text += "keyframe:  track \(plan.keyframeTrackID) sample \(plan.keyframeSampleIndex) at \(Format.clock(plan.keyframeTime)) (\(Format.fixed(plan.keyframeTime, 3)) s)\n"
-            text += "window:    to \(Format.clock(plan.windowEnd))" + (plan.windowClampedToMovieEnd ? " (the end of the movie)" : "") + "\n"
-            text += "bytes:     read from \(Format.grouped(plan.startOffset)) to \(Format.grouped(plan.endOffset)); the samples need \(Format.bytes(plan.byteCount)) in \(plan.ranges.count) range(s)\n"
+            text += "window:    \(Format.clock(plan.requestedTime)) to \(Format.clock(plan.windowEnd))" + (plan.windowClampedToMovieEnd ? " (clamped to the end of the movie; \(Format.clock(plan.requestedTime + duration)) was asked)" : "") + "\n"
+            text += "read:      \(Format.byteRange(plan.startOffset..<plan.endOffset)); the samples need \(Format.bytes(plan.byteCount)) in \(Format.count(plan.ranges.count, "range"))\n"
             if !plan.sampleIndicesCountFromFileStart {
                 text += "           (planned from the fragment index: sample numbers count from the first fragment read)\n"
             }
             for t in plan.tracks {
-                text += "  track \(t.trackID): samples \(t.firstSampleIndex)...\(t.lastSampleIndex) from \(Format.fixed(t.firstSampleTime, 3)) s (\(Self.describe(t.startReason, preroll: t.prerollSampleCount)); to \(Self.describe(t.endReason))), bytes \(Format.grouped(t.startOffset))..<\(Format.grouped(t.endOffset))\n"
+                text += "  track \(t.trackID): samples \(t.firstSampleIndex)...\(t.lastSampleIndex) from \(Format.fixed(t.firstSampleTime, 3)) s (\(Self.describe(t.startReason, preroll: t.prerollSampleCount)); to \(Self.describe(t.endReason))), \(Format.byteRange(t.startOffset..<t.endOffset))\n"
             }
-            text += "ranges:   " + plan.ranges.prefix(8).map { "[\($0.lowerBound), \($0.upperBound))" }.joined(separator: " ") + (plan.ranges.count > 8 ? " ... (\(plan.ranges.count - 8) more; --json lists all)" : "") + "\n"
+            // As an HTTP Range header value: what curl -r and players send.
+            text += "ranges:    " + Format.rangeHeader(plan.ranges.prefix(8)) + (plan.ranges.count > 8 ? " ... (\(plan.ranges.count - 8) more; --json lists all)" : "") + "\n"
             output.write(text)
         }
         await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
@@ -176,7 +177,7 @@ extension SeekCommand {
         switch reason {
         case .keyframe: return "keyframe"
         case .overlap: return "the sample playing at the keyframe time"
-        case .preroll: return "pre-roll of \(preroll) sample(s)"
+        case .preroll: return "pre-roll of \(Format.count(preroll, "sample"))"
         case .decodeAlignment: return "the sample decoded at the keyframe's decode time"
         case .trackStart: return "the track's first sample"
         }
