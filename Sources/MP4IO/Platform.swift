@@ -230,6 +230,33 @@ enum Platform {
 
     static func unlock(_ fd: Int32) { _ = flock(fd, LOCK_UN) }
 
+    /// Whether `fd` is the file at `path` now (same device and inode): a lock file may have
+    /// been removed (`cache evict`) or replaced after it was opened.
+    static func isSameFile(_ fd: Int32, path: String) -> Bool {
+        var open = stat(), named = stat()
+        guard fstat(fd, &open) == 0, stat(path, &named) == 0 else { return false }
+        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+    }
+
+    /// Opens (creating) and locks the lock file at `path`; returns the locked descriptor.
+    /// Lock files may be removed by their holder, so a lock taken on a file that is no longer
+    /// at `path` is dropped and taken again on the new one (bounded).
+    static func openAndLock(_ path: String) throws -> Int32 {
+        for _ in 0..<1000 {
+            let fd = try openForUpdate(path)
+            do {
+                try lockExclusive(fd, path: path)
+            } catch {
+                closeFile(fd)
+                throw error
+            }
+            if isSameFile(fd, path: path) { return fd }
+            unlock(fd)
+            closeFile(fd)
+        }
+        throw ioError("cannot lock \(path): it keeps being removed")
+    }
+
     /// Flushes the data of `fd` (not its metadata) to disk.
     static func syncData(_ fd: Int32, path: String) throws {
         #if canImport(Darwin)

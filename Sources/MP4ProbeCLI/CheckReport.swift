@@ -80,10 +80,16 @@ enum CheckReport {
 
     // MARK: JUnit
 
-    static func xml(_ text: String) -> String {
+    /// `text` escaped for XML content, or for an attribute value with `attribute` (where a
+    /// literal line break or tab would be read back as a space: they become character
+    /// references, so a file name with a newline survives).
+    static func xml(_ text: String, attribute: Bool = false) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
+            case "\n" where attribute: out += "&#10;"
+            case "\r" where attribute: out += "&#13;"
+            case "\t" where attribute: out += "&#9;"
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
@@ -105,15 +111,15 @@ enum CheckReport {
         text += "  <testsuite name=\"mp4probe check\" tests=\"\(entries.count)\" failures=\"\(s.failed)\" errors=\"\(s.unreadable)\" skipped=\"0\">\n"
         for entry in entries {
             let c = entry.check
-            text += "    <testcase classname=\"mp4probe.check\" name=\"\(xml(c.name))\">\n"
+            text += "    <testcase classname=\"mp4probe.check\" name=\"\(xml(c.name, attribute: true))\">\n"
             let problems = c.findings.filter { $0.severity == .error }
             if c.status == .fail {
                 let first = problems.first
-                text += "      <failure type=\"\(xml(first?.id ?? "fail"))\" message=\"\(xml(first?.message ?? "failed"))\">"
+                text += "      <failure type=\"\(xml(first?.id ?? "fail", attribute: true))\" message=\"\(xml(first?.message ?? "failed", attribute: true))\">"
                 text += xml(problems.map { "\($0.id): \($0.message)" }.joined(separator: "\n"))
                 text += "</failure>\n"
             } else if c.status == .ioError {
-                text += "      <error type=\"io-error\" message=\"\(xml(problems.first?.message ?? "unreadable"))\"/>\n"
+                text += "      <error type=\"io-error\" message=\"\(xml(problems.first?.message ?? "unreadable", attribute: true))\"/>\n"
             }
             let warnings = c.findings.filter { $0.severity == .warning }
             if !warnings.isEmpty {

@@ -6,7 +6,7 @@ import MP4IO
 /// and returns the exit code. The executable's `main` only calls ``run(_:output:errors:)``.
 public enum MP4Probe {
     /// The tool's version.
-    public static let version = "0.1.0"
+    public static let version = MP4ProbeVersion.string
 
     /// Runs the tool with the process's arguments and exits with its exit code.
     public static func main() async -> Never {

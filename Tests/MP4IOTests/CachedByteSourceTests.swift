@@ -212,6 +212,23 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         #expect(entries.first?.resource == "resource-0")
         let removed = try CacheDirectory.evict(directory, toAtMost: 250_000)
         #expect(removed.map(\.resource) == ["resource-1"])
+        // Nothing of the evicted entry is left, its lock file included.
+        let kept = FileSystem.entries(directory)
+        #expect(kept.count == 6, "\(kept)")
+        // The resource comes back as a new entry.
+        sources.removeAll()
+        let again = try await CachedByteSource(upstream: FlakyUpstream(Array(Self.origin.prefix(100_001)), seed: 1), directory: directory, key: "resource-1")
+        #expect(try await again.read(0..<100) == Array(Self.origin.prefix(100)))
+        #expect(FileSystem.entries(directory).count == 9)
+        // A lock file removed after it was opened is not locked: the lock is taken on the file
+        // that is there now, so an evicting process and a reading one never both hold it.
+        let lockPath = directory + "/test.lock"
+        let stale = try Platform.openForUpdate(lockPath)
+        defer { Platform.closeFile(stale) }
+        Platform.removeFile(lockPath)
+        let fresh = try Platform.openAndLock(lockPath)
+        defer { Platform.closeFile(fresh) }
+        #expect(Platform.isSameFile(fresh, path: lockPath) && !Platform.isSameFile(stale, path: lockPath))
         try CacheDirectory.export(directory, resource: "resource-2", to: directory + "/exported.bin")
         #expect(FileSystem.read(directory + "/exported.bin") == Array(Self.origin.prefix(100_002)))
         #expect(throws: MP4Error.self) { try CacheDirectory.export(directory, resource: "resource-1", to: directory + "/x") }

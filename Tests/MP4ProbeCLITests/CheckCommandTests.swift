@@ -29,7 +29,7 @@ import MP4TestSupport
         #expect(lines.first?.hasPrefix("PASS  SampleMedia/faststart.mp4  (faststart, 2.0 s, avc1.64000D+mp4a.40.2") == true, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("FAIL  SampleMedia/moov-at-end.mp4") })
         #expect(lines.contains { $0.contains("error not-faststart:") && $0.contains("mp4probe faststart --in-place") })
-        #expect(lines.last == "2 file(s): 1 passed, 1 failed")
+        #expect(lines.last == "2 files: 1 passed, 1 failed")
     }
 
     @Test func jsonFormatsFollowTheSchema() async throws {
@@ -75,6 +75,9 @@ import MP4TestSupport
         #expect(parser.parse(), "not well-formed: \(String(describing: parser.parserError))\n\(text)")
         #expect(counter.testcases == 3 && counter.failures == 1 && counter.errors == 1)
         #expect(counter.declared["tests"] == "3" && counter.declared["failures"] == "1" && counter.declared["errors"] == "1")
+        // A line break in a file name survives an attribute (a literal one reads back as a space).
+        let newline = await CommandTests.run(["check", "--format", "junit", "/nonexistent/a\nb.mp4"]).out
+        #expect(newline.contains("name=\"/nonexistent/a&#10;b.mp4\""), "\(newline)")
     }
 
     @Test func githubAnnotations() async throws {
@@ -104,7 +107,7 @@ import MP4TestSupport
         let listed = try CommandTests.json(await CommandTests.run(["check", "--format", "json", directory]).out)
         #expect((listed["files"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == [directory + "/early.mp4", directory + "/sub/late.mp4"])
         let excluded = await CommandTests.run(["check", directory, "--exclude", "sub/*", "--exclude", "*/sub/*"])
-        #expect(excluded.code == 0 && excluded.out.hasSuffix("1 file(s): 1 passed, 0 failed\n"), "\(excluded.out)")
+        #expect(excluded.code == 0 && excluded.out.hasSuffix("1 file: 1 passed, 0 failed\n"), "\(excluded.out)")
         // The policy file applies; a flag overrides it.
         let strict = await CommandTests.run(["check", directory + "/early.mp4", "--policy", directory + "/policy.json"])
         #expect(strict.code == 1 && strict.out.contains("keyframe-interval"))

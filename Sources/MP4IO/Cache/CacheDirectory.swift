@@ -65,12 +65,14 @@ public enum CacheDirectory {
     /// Removes one entry (under its lock).
     public static func remove(_ entry: Entry, from directory: String) throws {
         let (data, table, lock) = paths(entry, directory)
-        let fd = try Platform.openForUpdate(lock)
+        let fd = try Platform.openAndLock(lock)
         defer { Platform.closeFile(fd) }
-        try Platform.lockExclusive(fd, path: lock)
         defer { Platform.unlock(fd) }
         Platform.removeFile(table)
         Platform.removeFile(data)
+        // Removed while held: a process waiting on the old file finds it gone once it gets
+        // the lock and locks the new one (Platform.openAndLock), so no two hold it at once.
+        Platform.removeFile(lock)
     }
 
     /// Copies the complete entry for `resource` to `destination` (atomically).
@@ -83,9 +85,8 @@ public enum CacheDirectory {
             throw MP4Error(.io, "\(resource) is only partly cached (\(entry.cachedBytes) of \(entry.length) bytes); fetch it with --all first")
         }
         let (data, _, lock) = paths(entry, directory)
-        let lockFD = try Platform.openForUpdate(lock)
+        let lockFD = try Platform.openAndLock(lock)
         defer { Platform.closeFile(lockFD) }
-        try Platform.lockExclusive(lockFD, path: lock)
         defer { Platform.unlock(lockFD) }
         let input = try Platform.openForReading(data)
         defer { Platform.closeFile(input) }

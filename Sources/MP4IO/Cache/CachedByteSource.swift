@@ -130,7 +130,7 @@ actor CacheEntry {
     let resource: String
     let dataPath: String, tablePath: String, lockPath: String
     private var dataFD: Int32
-    private let lockFD: Int32
+    private var lockFD: Int32
     private var table: CacheTable
     private(set) var statistics = CachedByteSource.Statistics()
     private var inFlight: [(range: Range<UInt64>, task: Task<Bool, any Error>)] = []
@@ -158,6 +158,13 @@ actor CacheEntry {
     /// Runs `body` holding the entry's file lock (other processes wait).
     private func locked<T>(_ body: () throws -> T) throws -> T {
         try Platform.lockExclusive(lockFD, path: lockPath)
+        if !Platform.isSameFile(lockFD, path: lockPath) {
+            // The lock file was removed (`cache evict`) since it was opened: the lock taken on
+            // the old file excludes nobody. Lock the file that is there now.
+            Platform.unlock(lockFD)
+            Platform.closeFile(lockFD)
+            lockFD = try Platform.openAndLock(lockPath)
+        }
         defer { Platform.unlock(lockFD) }
         return try body()
     }

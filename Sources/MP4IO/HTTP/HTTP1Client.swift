@@ -1,4 +1,5 @@
 import Foundation
+import MP4Core
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -115,7 +116,7 @@ final class HTTP1Client: HTTPClient {
             guard HTTPRequest.isValidHeaderName(name), HTTPRequest.isValidHeaderValue(value) else { throw URLError(.badURL) }
         }
         var fields = request.headers.filter { !["host", "connection", "content-length", "transfer-encoding"].contains($0.name.lowercased()) }
-        if !fields.contains(where: { $0.name.lowercased() == "user-agent" }) { fields.append(("User-Agent", "mp4probe")) }
+        if !fields.contains(where: { $0.name.lowercased() == "user-agent" }) { fields.append(("User-Agent", MP4ProbeVersion.userAgent)) }
         let bytes = HTTPMessage.requestHead(target: target, host: hostField, fields: fields)
         let key = "\(host):\(port)"
 

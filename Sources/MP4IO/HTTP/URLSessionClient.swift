@@ -1,4 +1,5 @@
 import Foundation
+import MP4Core
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -164,6 +165,9 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         for (name, value) in request.headers {
             guard HTTPRequest.isValidHeaderName(name), HTTPRequest.isValidHeaderValue(value) else { throw URLError(.badURL) }
             urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            urlRequest.setValue(MP4ProbeVersion.userAgent, forHTTPHeaderField: "User-Agent")
         }
         let exchange: URLSessionExchange
         if let deadline = request.deadline {
