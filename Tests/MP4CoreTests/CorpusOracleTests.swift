@@ -41,13 +41,12 @@ import MP4TestSupport
         }
     }
 
-    @Test func goldensCoverTheCorpusFragmentedAndProgressiveFiles() throws {
-        guard Fixtures.sharedCorpus != nil else { return }
+    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus)) func goldensCoverTheCorpusFragmentedAndProgressiveFiles() throws {
         #expect(Self.files.count >= 70, "\(Self.files.count) corpus goldens")
         #expect(Self.files.contains("bento4__Test__Data__video-h264-002.mp4"))
     }
 
-    @Test(arguments: files)
+    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus), arguments: files)
     func samplesMatchFFprobe(name: String) async throws {
         let corpus = try #require(Fixtures.sharedCorpus)
         let source = MemorySource(try #require(FileSystem.read(corpus + "/valid/" + name)), name: name)

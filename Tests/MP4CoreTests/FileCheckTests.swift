@@ -125,8 +125,8 @@ import MP4TestSupport
 
     /// Over the shared corpus: verdicts agree with the manifest's layout columns, and every
     /// malformed file fails with an error finding.
-    @Test func corpusVerdictsAgreeWithTheManifest() async throws {
-        guard let corpus = Fixtures.sharedCorpus else { return }
+    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus)) func corpusVerdictsAgreeWithTheManifest() async throws {
+        let corpus = try #require(Fixtures.sharedCorpus)
         let entries = CorpusTests.entries
         #expect(entries.count == 143)
         var malformedFailing = 0

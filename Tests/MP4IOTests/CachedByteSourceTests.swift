@@ -237,12 +237,9 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
     /// A child process fills the cache (`mp4probe fetch --all` in 1 KiB blocks, each flushed
     /// and recorded) and is killed with SIGKILL at random moments; after each kill, the table
     /// only lists bytes that are in the data file, and reading everything gives the origin.
-    @Test func survivesSIGKILLAtRandomMoments() async throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mp4probe").path
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            print("CachedByteSourceTests: \(executable) not built; crash test skipped")
-            return
-        }
+    @Test(.enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests (swift build first): the crash test is skipped"))
+    func survivesSIGKILLAtRandomMoments() async throws {
+        let executable = try #require(Executables.mp4probe)
         let directory = FileSystem.temporaryDirectory("mp4probe-crash")
         defer { FileSystem.removeDirectory(directory) }
         let input = Fixtures.sample("quicktime.mov")

@@ -333,12 +333,9 @@ import MP4TestSupport
     /// file before the process ends (it used to stay behind, full size, every time); the
     /// process still ends by the signal. Input: moov-at-end.mp4 with its mdat grown to 160 MB
     /// of data (not holes), so the copy takes long enough to interrupt.
-    @Test func interruptedRewritesLeaveNoTemporaryFile() async throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mp4probe").path
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            print("FaststartRewriterTests: \(executable) not built; interrupt test skipped")
-            return
-        }
+    @Test(.enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests (swift build first): the interrupt test is skipped"))
+    func interruptedRewritesLeaveNoTemporaryFile() async throws {
+        let executable = try #require(Executables.mp4probe)
         let directory = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(directory) }
         let sample = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))

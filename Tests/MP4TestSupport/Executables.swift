@@ -2,6 +2,13 @@ import Foundation
 
 /// Finding and running the external tools the end-to-end tests use.
 public enum Executables {
+    /// The `mp4probe` executable built beside the test bundle, when it was built (`swift test`
+    /// builds it; a filtered build may not).
+    public static let mp4probe: String? = {
+        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mp4probe").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }()
+
     /// The path of executable `name` on `PATH` (or /usr/bin, /usr/local/bin), or `nil`.
     public static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -1,3 +1,4 @@
+import Testing
 import MP4Core
 
 /// Locates test inputs: the project's `SampleMedia/` and, when present, `../shared/corpus`.
@@ -30,4 +31,9 @@ public enum Fixtures {
     public static var malformedSampleFiles: [String] {
         FileSystem.list(sampleMedia + "/malformed").sorted()
     }
+
+    /// Why corpus tests are skipped when ../shared is not beside the package (the reason shown
+    /// by `.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus)`).
+    public static var hasCorpus: Bool { sharedCorpus != nil }
+    public static let noCorpus: Comment = "../shared/corpus is not beside the package: the corpus tests are skipped"
 }
