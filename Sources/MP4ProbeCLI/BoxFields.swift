@@ -100,23 +100,42 @@ enum BoxFields {
         }
     }
 
-    /// The decoded entries of a table-like box, for `--full`, bounded by `limit`.
-    static func entries(of node: BoxNode, limit: Int) -> (names: [String], rows: [[JSONValue]], total: Int)? {
+    /// The entries of a table-like box, decoded one row at a time (a `stsz` may hold millions:
+    /// output streams them, memory does not grow with the table).
+    struct EntryTable {
+        var names: [String]
+        /// Rows to print: the table's entries up to the `--entries` limit.
+        var count: Int
+        /// Entries in the table.
+        var total: Int
+        var row: (Int) -> [JSONValue]
+    }
+
+    /// The entries of a table-like box, for `--full`, bounded by `limit`.
+    static func entries(of node: BoxNode, limit: Int) -> EntryTable? {
+        func table(_ names: [String], _ total: Int, _ row: @escaping (Int) -> [JSONValue]) -> EntryTable {
+            EntryTable(names: names, count: min(total, max(limit, 0)), total: total, row: row)
+        }
         switch node.content {
         case .table(let t):
-            let count = min(t.entryCount, limit)
-            return (t.kind.fieldNames, (0..<count).map { i in t.entry(at: i).map { JSONValue.int($0) } }, t.entryCount)
+            return table(t.kind.fieldNames, t.entryCount) { i in t.entry(at: i).map { JSONValue.int($0) } }
         case .editList(let e):
-            let rows = e.entries.prefix(limit).map { [JSONValue.uint($0.segmentDuration), .int($0.mediaTime), .double($0.mediaRate)] }
-            return (["segmentDuration", "mediaTime", "mediaRate"], Array(rows), e.entries.count)
+            return table(["segmentDuration", "mediaTime", "mediaRate"], e.entries.count) { i in
+                let entry = e.entries[i]
+                return [.uint(entry.segmentDuration), .int(entry.mediaTime), .double(entry.mediaRate)]
+            }
         case .segmentIndex(let s):
-            let rows = s.references.prefix(limit).map { r in [JSONValue.bool(r.referencesIndex), .uint(UInt64(r.referencedSize)), .uint(UInt64(r.subsegmentDuration)), .bool(r.startsWithSAP), .uint(UInt64(r.sapType))] }
-            return (["referencesIndex", "referencedSize", "subsegmentDuration", "startsWithSAP", "sapType"], Array(rows), s.references.count)
+            return table(["referencesIndex", "referencedSize", "subsegmentDuration", "startsWithSAP", "sapType"], s.references.count) { i in
+                let r = s.references[i]
+                return [.bool(r.referencesIndex), .uint(UInt64(r.referencedSize)), .uint(UInt64(r.subsegmentDuration)), .bool(r.startsWithSAP), .uint(UInt64(r.sapType))]
+            }
         case .trackFragmentRandomAccess(let t):
-            let rows = t.entries.prefix(limit).map { e in [JSONValue.uint(e.time), .uint(e.moofOffset), .uint(UInt64(e.trafNumber)), .uint(UInt64(e.trunNumber)), .uint(UInt64(e.sampleNumber))] }
-            return (["time", "moofOffset", "trafNumber", "trunNumber", "sampleNumber"], Array(rows), t.entries.count)
+            return table(["time", "moofOffset", "trafNumber", "trunNumber", "sampleNumber"], t.entries.count) { i in
+                let e = t.entries[i]
+                return [.uint(e.time), .uint(e.moofOffset), .uint(UInt64(e.trafNumber)), .uint(UInt64(e.trunNumber)), .uint(UInt64(e.sampleNumber))]
+            }
         case .fileType(let f):
-            return (["brand"], f.compatibleBrands.prefix(limit).map { [.string($0.description)] }, f.compatibleBrands.count)
+            return table(["brand"], f.compatibleBrands.count) { i in [.string(f.compatibleBrands[i].description)] }
         default:
             return nil
         }

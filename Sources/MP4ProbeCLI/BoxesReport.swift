@@ -13,17 +13,31 @@ enum BoxesReport {
         var entryLimit: Int
     }
 
-    static func json(_ file: MP4File, options: Options) -> JSONValue {
+    /// Writes the JSON report to `output`, streaming table entries (`--full`).
+    static func writeJSON(_ file: MP4File, options: Options, pretty: Bool, to output: some TextOutput) {
+        var tables: [BoxFields.EntryTable] = []
+        let document = json(file, options: options, tables: &tables)
+        JSONValue.stream(document, pretty: pretty, to: output) { index, emit in
+            let table = tables[index]
+            for row in 0..<table.count { emit(.array(table.row(row))) }
+        }
+        output.write("\n")
+    }
+
+    /// The document, with each `--full` table as a streamed array whose rows `tables` holds.
+    static func json(_ file: MP4File, options: Options, tables: inout [BoxFields.EntryTable]) -> JSONValue {
         let nodes = zip(file.topLevelNodes, BoxNode.childPaths(file.topLevelNodes, parent: BoxPath()))
+        var boxes: [JSONValue] = []
+        for (node, path) in nodes { boxes.append(nodeJSON(node, path: path, depth: 1, options: options, tables: &tables)) }
         return .object([
             ("schemaVersion", .int(Int64(schemaVersion))),
             ("file", .object([("name", .string(file.name)), ("size", .uint(file.layout.fileSize))])),
-            ("boxes", .array(nodes.map { nodeJSON($0.0, path: $0.1, depth: 1, options: options) })),
+            ("boxes", .array(boxes)),
             ("findings", .array(file.findings.map(InfoReport.findingJSON))),
         ])
     }
 
-    static func nodeJSON(_ node: BoxNode, path: BoxPath, depth: Int, options: Options) -> JSONValue {
+    static func nodeJSON(_ node: BoxNode, path: BoxPath, depth: Int, options: Options, tables: inout [BoxFields.EntryTable]) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("type", .string(node.type.description)),
             ("path", .string(path.description)),
@@ -42,11 +56,14 @@ enum BoxesReport {
         if !fields.isEmpty { members.append(("fields", .object(fields))) }
         if options.full, let table = BoxFields.entries(of: node, limit: options.entryLimit) {
             members.append(("entryFields", .array(table.names.map { .string($0) })))
-            members.append(("entries", .array(table.rows.map { .array($0) })))
+            members.append(("entries", .streamedArray(tables.count)))
+            tables.append(table)
         }
         if !node.children.isEmpty, options.maxDepth.map({ depth < $0 }) ?? true {
             let paths = BoxNode.childPaths(node.children, parent: path)
-            members.append(("children", .array(zip(node.children, paths).map { nodeJSON($0.0, path: $0.1, depth: depth + 1, options: options) })))
+            var children: [JSONValue] = []
+            for (child, childPath) in zip(node.children, paths) { children.append(nodeJSON(child, path: childPath, depth: depth + 1, options: options, tables: &tables)) }
+            members.append(("children", .array(children)))
         }
         return .object(members)
     }
@@ -56,10 +73,15 @@ enum BoxesReport {
         return BoxCatalog.descriptor(for: node.type)?.name
     }
 
-    static func text(_ file: MP4File, options: Options) -> String {
+    /// Writes the text report to `output` in pieces of about 64 KiB (`--full` tables may have
+    /// millions of rows).
+    static func writeText(_ file: MP4File, options: Options, to output: some TextOutput) {
         var out = "\(file.name): \(Format.grouped(file.layout.fileSize)) bytes\n"
+        let flush = { (out: inout String) in
+            if out.utf8.count >= 1 << 16 { output.write(out); out = "" }
+        }
         for (node, path) in zip(file.topLevelNodes, BoxNode.childPaths(file.topLevelNodes, parent: BoxPath())) {
-            write(node, path: path, depth: 1, options: options, into: &out)
+            write(node, path: path, depth: 1, options: options, into: &out, flush: flush)
         }
         if file.layout.unparsedTailByteCount > 0 {
             out += "(\(file.layout.unparsedTailByteCount) bytes at the end do not form a box)\n"
@@ -69,10 +91,17 @@ enum BoxesReport {
             out += "Findings:\n"
             for finding in problems { out += "  \(finding)\n" }
         }
-        return out
+        output.write(out)
     }
 
-    static func write(_ node: BoxNode, path: BoxPath, depth: Int, options: Options, into out: inout String) {
+    /// The whole text report (for tests and small files).
+    static func text(_ file: MP4File, options: Options) -> String {
+        let captured = CapturedOutput()
+        writeText(file, options: options, to: captured)
+        return captured.text
+    }
+
+    static func write(_ node: BoxNode, path: BoxPath, depth: Int, options: Options, into out: inout String, flush: (inout String) -> Void) {
         let indent = String(repeating: "  ", count: depth - 1)
         let label = path.components.last.map { c in c.ordinalNumber.map { "\(c.type)[\($0)]" } ?? c.type.description } ?? node.type.description
         var line = "\(indent)\(label) @\(node.header.offset) size \(node.header.size)"
@@ -88,19 +117,21 @@ enum BoxesReport {
         if node.type == .mdat { line += "  (media data, not read)" }
         out += line + "\n"
         if options.full, let table = BoxFields.entries(of: node, limit: options.entryLimit) {
-            for (index, row) in table.rows.enumerated() {
-                out += "\(indent)    [\(index)] " + zip(table.names, row).map { "\($0.0)=\(textValue($0.1))" }.joined(separator: " ") + "\n"
+            for index in 0..<table.count {
+                out += "\(indent)    [\(index)] " + zip(table.names, table.row(index)).map { "\($0.0)=\(textValue($0.1))" }.joined(separator: " ") + "\n"
+                flush(&out)
             }
-            if table.total > table.rows.count {
-                out += "\(indent)    ... \(table.total - table.rows.count) more entries (--entries N to print more)\n"
+            if table.total > table.count {
+                out += "\(indent)    ... \(Format.count(table.total - table.count, "more entry", plural: "more entries")) (--entries N to print more)\n"
             }
         }
+        flush(&out)
         guard options.maxDepth.map({ depth < $0 }) ?? true else {
-            if !node.children.isEmpty { out += "\(indent)  ... \(node.children.count) child box(es) (raise --depth)\n" }
+            if !node.children.isEmpty { out += "\(indent)  ... \(Format.count(node.children.count, "child box", plural: "child boxes")) (raise --depth)\n" }
             return
         }
         for (child, childPath) in zip(node.children, BoxNode.childPaths(node.children, parent: path)) {
-            write(child, path: childPath, depth: depth + 1, options: options, into: &out)
+            write(child, path: childPath, depth: depth + 1, options: options, into: &out, flush: flush)
         }
     }
 

@@ -238,9 +238,9 @@ enum BoxesCommand {
         let options = BoxesReport.Options(maxDepth: depth, full: scanner.flag("full"), entryLimit: try scanner.integer("entries") ?? Int.max)
         let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: true)
         if scanner.flag("json") {
-            output.write(BoxesReport.json(file, options: options).rendered(pretty: !scanner.flag("compact")) + "\n")
+            BoxesReport.writeJSON(file, options: options, pretty: !scanner.flag("compact"), to: output)
         } else {
-            output.write(BoxesReport.text(file, options: options))
+            BoxesReport.writeText(file, options: options, to: output)
         }
         await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
         return ExitCode.success.rawValue

@@ -146,4 +146,40 @@ import MP4TestSupport
         #expect(await Self.run(["samples", Fixtures.sample("faststart.mp4"), "--range", "5-2"]).code == 2)
         #expect(await Self.run(["samples", Fixtures.sample("faststart.mp4"), "--range", "x"]).code == 2)
     }
+
+    /// Records the largest single write: a streamed report writes in pieces.
+    final class WriteSizes: TextOutput, @unchecked Sendable {
+        private let lock = NSLock()
+        private var largest = 0, total = 0
+        func write(_ text: String) {
+            lock.lock(); defer { lock.unlock() }
+            largest = max(largest, text.utf8.count)
+            total += text.utf8.count
+        }
+        var sizes: (largest: Int, total: Int) { lock.lock(); defer { lock.unlock() }; return (largest, total) }
+    }
+
+    /// `boxes --full` streams table entries (issue 13 item 2): a 400,000-entry stsz printed as
+    /// text and JSON never goes out in one piece (it used to be built whole: 497 MB of memory
+    /// for the JSON of a two-hour film's tables).
+    @Test func fullBoxListingsAreStreamed() async throws {
+        typealias B = BoxBuilder
+        let count: UInt32 = 400_000
+        var sizes: [UInt8] = []
+        sizes.reserveCapacity(Int(count) * 4)
+        for i in 0..<count { sizes += B.u32(i % 5000 + 1) }
+        let stbl = B.box("stbl", children: [B.fullBox("stsz", B.u32(0) + B.u32(count) + sizes)])
+        let moov = B.box("moov", children: [B.box("trak", children: [B.box("mdia", children: [B.box("minf", children: [stbl])])])])
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let path = directory + "/tables.mp4"
+        FileSystem.write(B.box("ftyp", Array("isom".utf8) + B.u32(0) + Array("isom".utf8)) + moov, to: path)
+        for format in [["--json", "--compact"], []] {
+            let sink = WriteSizes()
+            let code = await MP4Probe.run(["boxes", "--full", path] + format, output: sink, errors: CapturedOutput())
+            let (largest, total) = sink.sizes
+            #expect(code == 0)
+            #expect(total > 2_000_000 && largest < 300_000, "\(format): \(total) bytes in pieces of at most \(largest)")
+        }
+    }
 }
