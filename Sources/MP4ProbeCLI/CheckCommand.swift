@@ -21,7 +21,7 @@ enum CheckCommand {
         }
         let policy = try makePolicy(scanner)
         let limits = try MP4Probe.parseLimits(scanner)
-        guard !scanner.positionals.isEmpty else { throw ArgumentScanner.UsageError(description: "missing PATH (a file, a directory, or - to read paths from standard input)") }
+        guard !scanner.positionals.isEmpty || scanner.value("from-file") != nil else { throw ArgumentScanner.UsageError(description: "missing PATH (a file, a directory, or - to read paths from standard input), or --from-file LIST") }
         let inputs = try collectInputs(scanner)
         let jobs = max(1, try scanner.integer("jobs") ?? ProcessInfo.processInfo.activeProcessorCount)
         let showsProgress = !scanner.flag("quiet") && isatty(2) == 1 && inputs.count > 1 && format != "github"
@@ -110,12 +110,22 @@ enum CheckCommand {
             return defaultExtensions.contains(String(name.split(separator: ".").last ?? "").lowercased())
         }
         var inputs: [String] = []
-        for argument in scanner.positionals {
-            if argument == "-" {
-                while let line = readLine() {
-                    let path = line.trimmingSpaces()
-                    if !path.isEmpty { inputs.append(path) }
+        var named = scanner.positionals
+        if let list = scanner.value("from-file") {
+            if list == "-" {
+                named.append("-")
+            } else {
+                guard let data = FileManager.default.contents(atPath: list) else {
+                    throw ArgumentScanner.UsageError(description: "cannot read the list --from-file \(list)")
                 }
+                named += listLines(String(decoding: data, as: UTF8.self))
+            }
+        }
+        for argument in named {
+            if argument == "-" {
+                var text = ""
+                while let line = readLine(strippingNewline: false) { text += line }
+                inputs += listLines(text)
                 continue
             }
             var isDirectory: ObjCBool = false
@@ -133,10 +143,35 @@ enum CheckCommand {
         }
         // Nothing to check is a misconfiguration (an empty directory, a CI glob that matched
         // nothing, empty stdin), never a pass.
-        if inputs.isEmpty && !scanner.positionals.isEmpty {
-            throw ArgumentScanner.UsageError(description: "no files to check in \(scanner.positionals.joined(separator: " ")) (directories are searched for \(defaultExtensions.sorted().joined(separator: ", ")) unless --include says otherwise)")
+        if inputs.isEmpty {
+            throw ArgumentScanner.UsageError(description: "no files to check in \(named.joined(separator: " ")) (directories are searched for \(defaultExtensions.sorted().joined(separator: ", ")) unless --include says otherwise)")
+        }
+        if let shard = scanner.value("shard") {
+            let parts = shard.split(separator: "/")
+            guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (1...count).contains(index) else {
+                throw ArgumentScanner.UsageError(description: "--shard expects I/N with 1 <= I <= N (e.g. 2/8), not '\(shard)'")
+            }
+            // By a hash of the name as given: a file's shard does not depend on the other files,
+            // their order or the machine, so N shards check every file exactly once.
+            inputs = inputs.filter { Int(shardHash($0) % UInt64(count)) == index - 1 }
         }
         return inputs
+    }
+
+    /// Paths or URLs of a list: one per line; blank lines and lines starting with # skipped.
+    static func listLines(_ text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces() }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
+    /// FNV-1a (64-bit) of the UTF-8 bytes: stable across runs, machines and Swift versions
+    /// (Swift's own `hashValue` is seeded per process).
+    static func shardHash(_ name: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
     }
 
     /// Checks one path (or URL), fixing the layout in place with `--fix` when that is all that fails.

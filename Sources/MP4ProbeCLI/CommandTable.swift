@@ -182,6 +182,8 @@ enum CommandTable {
             .value("max-resolution", "WxH", "largest video resolution"),
             .value("include", "GLOB", "files to check in directories (repeatable; default: .mp4 .m4v .m4a\n.mov .3gp .3g2 .m4s .cmfv .cmfa .mp4v)"),
             .value("exclude", "GLOB", "files to skip in directories (repeatable)"),
+            .value("from-file", "LIST", "also check the paths or URLs listed in LIST, one per line (- reads\nstandard input; blank lines and # comments skipped)"),
+            .value("shard", "I/N", "check only shard I of N (1 <= I <= N), chosen by a hash of each name:\nN jobs with I = 1...N check every file exactly once"),
             .value("format", "FORMAT", "text (default), json, jsonl, junit or github"),
             .value("jobs", "N", "files checked at once (default: the number of cores)"),
             .flag("fix", "rewrite files that fail only because of their layout to faststart,\nin place (atomic), then check them again"),

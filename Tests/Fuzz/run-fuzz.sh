@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the parse path (Tests/Fuzz/MP4Fuzz) with libFuzzer + AddressSanitizer.
+# Fuzzes the parse path and the CLI's output paths (Tests/Fuzz/MP4Fuzz) with libFuzzer +
+# AddressSanitizer; a report written in one piece over 1 MiB (not streamed) also stops it.
 #   Tests/Fuzz/run-fuzz.sh [SECONDS] [extra libFuzzer flags...]
 # Seeds: SampleMedia/ (and its malformed set) plus ../shared/corpus when present, copied into a
 # working corpus under $MP4PROBE_FUZZ_DIR (default /tmp/mp4probe-fuzz), never into the project.

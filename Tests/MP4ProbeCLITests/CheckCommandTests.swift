@@ -127,6 +127,30 @@ import MP4TestSupport
 
     /// No files to check (an empty directory, a directory of other files, a glob that matched
     /// nothing) is a usage error, never a pass.
+    /// Scale-out (issue 20 item 6): two shards over a folder, their JSONL lines together, are
+    /// exactly one unsharded run's lines (each file once); a list file gives the same records.
+    @Test func shardsTogetherEqualOneRun() async throws {
+        let all = await CommandTests.run(["check", "--format", "jsonl", Fixtures.sampleMedia])
+        let first = await CommandTests.run(["check", "--format", "jsonl", "--shard", "1/2", Fixtures.sampleMedia])
+        let second = await CommandTests.run(["check", "--format", "jsonl", "--shard", "2/2", Fixtures.sampleMedia])
+        func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+        #expect(lines(all.out).count >= 20)
+        #expect(!lines(first.out).isEmpty && !lines(second.out).isEmpty)
+        #expect((lines(first.out) + lines(second.out)).sorted() == lines(all.out).sorted())
+        #expect(await CommandTests.run(["check", "--shard", "3/2", Fixtures.sampleMedia]).code == 2)
+        #expect(await CommandTests.run(["check", "--shard", "0/2", Fixtures.sampleMedia]).code == 2)
+
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let names = ["faststart.mp4", "moov-at-end.mp4"]
+        FileSystem.write(Array(("# uploads\n\n" + names.map { Fixtures.sample($0) }.joined(separator: "\n") + "\n").utf8), to: directory + "/list.txt")
+        let listed = await CommandTests.run(["check", "--format", "jsonl", "--from-file", directory + "/list.txt"])
+        let named = await CommandTests.run(["check", "--format", "jsonl"] + names.map { Fixtures.sample($0) })
+        #expect(listed.code == 1 && listed.out == named.out && lines(listed.out).count == 2, "\(listed)")
+        FileSystem.write([], to: directory + "/empty.txt")
+        #expect(await CommandTests.run(["check", "--from-file", directory + "/empty.txt"]).code == 2)
+    }
+
     @Test func nothingToCheckIsAUsageError() async throws {
         let directory = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(directory) }

@@ -1,8 +1,11 @@
-// libFuzzer entry point for the parse path: top-level scan, moov parse, sample tables and
-// fragments, seek plans, the faststart plan and the check. Built only by
+// libFuzzer entry point for the parse path (top-level scan, moov parse, sample tables and
+// fragments, seek plans, the faststart plan and the check) and for the CLI's output paths
+// (every report, text and JSON, and the error renderer). Built only by
 // Tests/Fuzz/run-fuzz.sh (`--sanitize=fuzzer --sanitize=address`); libFuzzer provides `main`.
 import Dispatch
+import Foundation
 import MP4Core
+import MP4ProbeCLI
 
 /// Bounds tighter than the defaults, so that one input stays well under a second and a few
 /// hundred megabytes even when it claims huge tables. Coverage instrumentation (trace-cmp)
@@ -35,12 +38,56 @@ func exercise(_ bytes: [UInt8]) async {
     _ = FileCheck.evaluate(file, policy: CheckPolicy(maxKeyframeInterval: 1, maxInterleave: 1), limits: fuzzLimits)
 }
 
+/// Where the CLI's output goes: counted, never kept. A single write above 1 MiB means a report
+/// was built whole instead of streamed (issue 13 item 2): that is a finding, so it traps.
+final class BoundedSink: TextOutput, @unchecked Sendable {
+    private let lock = NSLock()
+    private var total = 0
+    func write(_ text: String) {
+        let count = text.utf8.count
+        precondition(count <= 1 << 20, "one write of \(count) bytes: the output is not streamed")
+        lock.lock()
+        total += count
+        lock.unlock()
+        precondition(total <= 256 << 20, "more than 256 MiB of output for one input")
+    }
+}
+
+/// The input as a file (in /dev/shm when there is one: no disk I/O per input).
+let fuzzPath: String = {
+    let directory = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+    return directory + "/mp4probe-fuzz-\(ProcessInfo.processInfo.processIdentifier).mp4"
+}()
+
+/// The command lines whose output paths are fuzzed, with bounds matching `fuzzLimits`.
+let fuzzCommands: [[String]] = {
+    let limits = ["--max-moov-size", "8M", "--max-box-size", "4M", "--max-metadata", "16M", "--max-boxes", "200000", "--max-samples", "200000", "--max-fragment-samples", "200000"]
+    return [
+        ["info"], ["info", "--json"], ["boxes"], ["boxes", "--full", "--json", "--compact", "--entries", "2000"], ["boxes", "--full", "--entries", "2000"],
+        ["samples", "--limit", "2000"], ["samples", "--json", "--range", "0-1999"], ["seek", "--json"], ["seek"],
+        ["faststart", "--dry-run", "--json"], ["check", "--format", "jsonl", "--max-keyframe-interval", "1"],
+    ].map { command in
+        var arguments = command + limits
+        if command.first == "seek" { arguments.insert(contentsOf: [fuzzPath, "0.5", "--duration", "1"], at: 1) } else { arguments.append(fuzzPath) }
+        if command.first == "faststart" || command.first == "check" { arguments.removeAll { ["--max-box-size", "4M", "--max-metadata", "16M"].contains($0) } }
+        return arguments
+    }
+}()
+
+func exerciseCLI(_ bytes: [UInt8]) async {
+    guard FileManager.default.createFile(atPath: fuzzPath, contents: Data(bytes)) else { return }
+    for arguments in fuzzCommands {
+        _ = await MP4Probe.run(arguments, output: BoundedSink(), errors: BoundedSink())
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let done = DispatchSemaphore(value: 0)
     Task {
         await exercise(bytes)
+        await exerciseCLI(bytes)
         done.signal()
     }
     done.wait()
