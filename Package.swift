@@ -15,7 +15,7 @@ let package = Package(
         .target(name: "MP4Core"),
         // Our own wrappers for system calls Glibc's overlay lacks (copy_file_range, SEEK_DATA).
         .target(name: "CSystem"),
-        // Byte sources (local files; later HTTP and the sparse cache) and the file writers.
+        // Byte sources (local files, HTTP, the sparse cache) and the file writers.
         .target(name: "MP4IO", dependencies: ["MP4Core", "CSystem"]),
         // Commands, argument scanning, text and JSON rendering, exit codes.
         .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
@@ -27,6 +27,8 @@ let package = Package(
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),
         .testTarget(name: "MP4IOTests", dependencies: ["MP4Core", "MP4IO", "MP4TestSupport"]),
         .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4TestSupport"], exclude: ["Goldens"]),
+        // The Swift examples of docs/ and README.md, compiled (and the local ones run).
+        .testTarget(name: "DocExamplesTests", dependencies: ["MP4Core", "MP4IO"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+@testable import MP4ProbeCLI
+import MP4TestSupport
+
+/// The documentation is checked like code (issue 20 item 5):
+/// - every ```swift block of docs/ and README.md is compiled: it must appear verbatim in
+///   Tests/DocExamplesTests/DocExamples.swift between `// docs:begin` and `// docs:end`;
+/// - every transcript (`$ mp4probe ...` in a fenced block) is run against SampleMedia and its
+///   output compared with what the page shows;
+/// - every other `mp4probe ...` line in a fenced block names a command and only options that
+///   command has.
+@Suite struct DocsTests {
+    struct Block { var file: String; var line: Int; var info: String; var lines: [String] }
+
+    static let pages: [String] = {
+        let docs = Fixtures.packageRoot + "/docs"
+        return FileSystem.list(docs).filter { $0.hasSuffix(".md") }.sorted().map { docs + "/" + $0 } + [Fixtures.packageRoot + "/README.md"]
+    }()
+
+    static func blocks() -> [Block] {
+        var result: [Block] = []
+        for page in pages {
+            guard let bytes = FileSystem.read(page) else { continue }
+            let lines = String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n")
+            var current: Block?
+            for (number, line) in lines.enumerated() {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("```") {
+                    if let block = current {
+                        result.append(block)
+                        current = nil
+                    } else {
+                        current = Block(file: page.replacingOccurrences(of: Fixtures.packageRoot + "/", with: ""), line: number + 1, info: String(trimmed.dropFirst(3)), lines: [])
+                    }
+                } else if current != nil {
+                    current?.lines.append(line)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Lines without their common indentation and without blank lines at either end.
+    static func normalized(_ lines: [String]) -> [String] {
+        var lines = lines
+        while lines.first?.trimmingCharacters(in: .whitespaces).isEmpty == true { lines.removeFirst() }
+        while lines.last?.trimmingCharacters(in: .whitespaces).isEmpty == true { lines.removeLast() }
+        let indent = lines.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+        return lines.map { $0.count >= indent ? String($0.dropFirst(indent)) : $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    @Test func swiftExamplesAreCompiled() throws {
+        let examplesPath = Fixtures.packageRoot + "/Tests/DocExamplesTests/DocExamples.swift"
+        let examples = String(decoding: try #require(FileSystem.read(examplesPath)), as: UTF8.self).components(separatedBy: "\n")
+        var regions: [[String]] = []
+        var region: [String]?
+        for line in examples {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed == "// docs:begin" { region = []; continue }
+            if trimmed == "// docs:end", let done = region { regions.append(Self.normalized(done)); region = nil; continue }
+            region?.append(line)
+        }
+        let swiftBlocks = Self.blocks().filter { $0.info == "swift" }
+        #expect(swiftBlocks.count >= 12)
+        for block in swiftBlocks {
+            var lines = Self.normalized(block.lines)
+            // A manifest fragment is not Swift that compiles on its own.
+            if lines.first == "// Package.swift" { continue }
+            let imports = lines.prefix { $0.hasPrefix("import ") || $0.isEmpty }
+            for module in imports where !module.isEmpty {
+                #expect(examples.contains(module), "\(block.file):\(block.line): \(module) is not imported by the examples")
+            }
+            lines.removeFirst(imports.count)
+            #expect(regions.contains(Self.normalized(lines)), "\(block.file):\(block.line): this example is not in Tests/DocExamplesTests/DocExamples.swift (so it is not compiled)")
+            if lines.contains(where: { $0.contains("URL(") }) {
+                #expect(imports.isEmpty || imports.contains("import Foundation"), "\(block.file):\(block.line): uses URL without import Foundation")
+            }
+        }
+    }
+
+    /// `$ mp4probe ARGS` followed by its output, up to the next `$` line or the block's end.
+    @Test func transcriptsMatchTheBinary() async throws {
+        var ran = 0
+        for block in Self.blocks() where block.info.isEmpty || block.info == "console" || block.info == "sh" {
+            var index = 0
+            while index < block.lines.count {
+                let line = block.lines[index]
+                index += 1
+                guard line.hasPrefix("$ mp4probe ") else { continue }
+                var shown: [String] = []
+                while index < block.lines.count, !block.lines[index].hasPrefix("$ ") {
+                    shown.append(block.lines[index])
+                    index += 1
+                }
+                let arguments = Self.words(String(line.dropFirst("$ mp4probe ".count)))
+                // Transcripts name files the reader has: SampleMedia (or policy files shown
+                // on the page, which are not run).
+                guard arguments.allSatisfy({ !$0.contains("/") || $0.hasPrefix("SampleMedia/") }) else { continue }
+                let resolved = arguments.map { $0.hasPrefix("SampleMedia/") ? Fixtures.packageRoot + "/" + $0 : $0 }
+                let out = CapturedOutput(), err = CapturedOutput()
+                _ = await MP4Probe.run(resolved, output: out, errors: err)
+                let actual = (out.text + err.text).replacingOccurrences(of: Fixtures.packageRoot + "/", with: "")
+                #expect(Self.normalized(actual.components(separatedBy: "\n")) == Self.normalized(shown), "\(block.file):\(block.line): `mp4probe \(arguments.joined(separator: " "))` prints\n\(actual)")
+                ran += 1
+            }
+        }
+        // The README's form: a `swift run mp4probe ARGS` block, then a block of its output.
+        let all = Self.blocks()
+        for (block, next) in zip(all, all.dropFirst()) where block.file == next.file && next.info.isEmpty {
+            let command = Self.normalized(block.lines)
+            guard command.count == 1, command[0].hasPrefix("swift run mp4probe ") else { continue }
+            let arguments = Self.words(String(command[0].dropFirst("swift run mp4probe ".count)))
+            let resolved = arguments.map { $0.hasPrefix("SampleMedia/") ? Fixtures.packageRoot + "/" + $0 : $0 }
+            let out = CapturedOutput(), err = CapturedOutput()
+            _ = await MP4Probe.run(resolved, output: out, errors: err)
+            let actual = (out.text + err.text).replacingOccurrences(of: Fixtures.packageRoot + "/", with: "")
+            #expect(Self.normalized(actual.components(separatedBy: "\n")) == Self.normalized(next.lines), "\(next.file):\(next.line): `\(command[0])` prints\n\(actual)")
+            ran += 1
+        }
+        #expect(ran >= 4)
+    }
+
+    /// Every `mp4probe` line in a block names a real command and options it has.
+    @Test func commandLinesUseRealOptions() {
+        var checked = 0
+        for block in Self.blocks() where block.info != "swift" && block.info != "json" {
+            for raw in block.lines {
+                var line = raw.trimmingCharacters(in: .whitespaces)
+                if line.hasPrefix("$ ") { line.removeFirst(2) }
+                if let comment = line.range(of: "  #") ?? line.range(of: " # ") { line = String(line[..<comment.lowerBound]) }
+                // A command starts the line, or a `run:` step, an `sh -c` string or a pipe stage.
+                var start = line.hasPrefix("mp4probe ") ? line.range(of: "mp4probe ") : nil
+                for lead in ["run: mp4probe ", "'mp4probe ", "\"mp4probe ", "| mp4probe "] where start == nil {
+                    if let found = line.range(of: lead) { start = line.range(of: "mp4probe ", range: found.lowerBound..<line.endIndex) }
+                }
+                guard let start else { continue }
+                var rest = String(line[start.upperBound...])
+                if let subshell = rest.range(of: "$(") { rest = String(rest[..<subshell.lowerBound]) }
+                let words = Self.words(rest)
+                // Output lines ("mp4probe check: policy ...") and diagrams are not commands.
+                guard let first = words.first, !first.hasPrefix("mp4probe"), !first.hasSuffix(":"), !first.hasPrefix("(") else { continue }
+                let command = CommandTable.named(first) ?? (first.hasPrefix("-") || first.contains(".") || first.contains("/") || first == "FILE" ? CommandTable.info : nil)
+                if ["help", "COMMAND"].contains(first) { continue }
+                guard let spec = command else {
+                    Issue.record("\(block.file):\(block.line): unknown command '\(first)' in `\(raw)`")
+                    continue
+                }
+                let known = Set(spec.allOptions.map { "--" + $0.name } + ["--version"])
+                for word in words where word.hasPrefix("--") {
+                    let name = String(word.split(separator: "=").first ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]|()'\""))
+                    #expect(known.contains(name), "\(block.file):\(block.line): \(spec.name) has no option \(name) (`\(raw)`)")
+                }
+                checked += 1
+            }
+        }
+        #expect(checked >= 30)
+    }
+
+    /// Shell-like words: spaces separate, single and double quotes group.
+    static func words(_ text: String) -> [String] {
+        var words: [String] = [], current = "", quote: Character?
+        var inWord = false
+        for character in text {
+            if let q = quote {
+                if character == q { quote = nil } else { current.append(character) }
+            } else if character == "\"" || character == "'" {
+                quote = character
+                inWord = true
+            } else if character == " " {
+                if inWord { words.append(current); current = ""; inWord = false }
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if inWord { words.append(current) }
+        return words
+    }
+}
