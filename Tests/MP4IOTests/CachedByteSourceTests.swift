@@ -195,6 +195,47 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         }
     }
 
+    /// A flipped byte in the data file (issue 13 item 13) used to be served: only the range
+    /// table was checksummed. Each wholly present 1 MiB block now has a checksum in the table;
+    /// a read that finds a block changed drops it, fetches it again and serves the origin's
+    /// bytes; with the upstream unreachable, it fails instead of serving corrupt bytes.
+    @Test func corruptDataBlocksAreRefetchedNotServed() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-cache")
+        defer { FileSystem.removeDirectory(directory) }
+        let origin: [UInt8] = (0..<2_600_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        let upstream = FlakyUpstream(origin, seed: 5)
+        let first = try await CachedByteSource(upstream: upstream, directory: directory, key: "blocks")
+        try await first.fill(0..<UInt64(origin.count))
+        let paths = CachedByteSource.entryPaths(directory: directory, resource: "blocks")
+        let table = try #require(try CacheTable.load(paths.table))
+        #expect(table.blockChecksums.count == 3)  // 1 MiB, 1 MiB and the 0.48 MiB tail
+        // Flip one byte in the second block, as a failing disk or another program would.
+        let fd = try Platform.openForUpdate(paths.data)
+        var byte = try Platform.readFully(fd, offset: 1_500_000, count: 1, path: paths.data)
+        byte[0] ^= 0xFF
+        try Platform.writeFully(fd, byte[...], offset: 1_500_000, path: paths.data)
+        Platform.closeFile(fd)
+
+        // A new process: the block is checked on first use, found changed and fetched again.
+        await CachedByteSource.forgetOpenEntries(directory: directory)
+        let second = try await CachedByteSource(upstream: upstream, directory: directory, key: "blocks")
+        #expect(try await second.read(1_499_990..<1_500_010) == Array(origin[1_499_990..<1_500_010]))
+        let statistics = await second.statistics
+        // The block is no longer claimed; the read fetches only its own 20 bytes again.
+        #expect(statistics.corruptBlocksRefetched == 1 && statistics.upstreamBytes == 20, "\(statistics)")
+        #expect(try await second.read(0..<UInt64(origin.count)) == origin)
+        #expect(FileSystem.read(paths.data) == origin)
+
+        // Offline: a corrupt block is an error, never served.
+        let fd2 = try Platform.openForUpdate(paths.data)
+        try Platform.writeFully(fd2, [0x00, 0x00][...], offset: 100, path: paths.data)
+        Platform.closeFile(fd2)
+        await CachedByteSource.forgetOpenEntries(directory: directory)
+        upstream.failureRate = 1
+        let offline = try await CachedByteSource(upstream: upstream, directory: directory, key: "blocks")
+        await #expect(throws: MP4Error.self) { _ = try await offline.read(0..<200) }
+    }
+
     @Test func evictionAndExport() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-cache")
         defer { FileSystem.removeDirectory(directory) }

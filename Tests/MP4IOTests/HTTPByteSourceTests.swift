@@ -223,10 +223,10 @@ import MP4TestSupport
         } catch let error as MP4Error {
             #expect(error.kind == .io && error.message.contains("--max-time"), "\(error)")
         }
-        let elapsed = clock.now - start
-        // The learning request (64 KiB) and the read each get 1.5 s: about 3 s; bounded
-        // generously for loaded CI machines, far below the 40 s the trickle needs.
-        #expect(elapsed >= .milliseconds(1400) && elapsed < .seconds(20), "\(elapsed)")
+        // About 1.5 s alone. No upper bound on the clock: with the whole suite running, tests
+        // that block the 2-thread cooperative pool (ffmpeg runs) delayed this one to 64 s once.
+        // Without the deadline the read succeeds (after 40 s) and the test fails above.
+        #expect(clock.now - start >= .milliseconds(1400))
     }
 
     @Test func emptyFileHasLengthZero() async throws {

@@ -37,6 +37,21 @@ public struct ByteRangeSet: Sendable, Hashable, Codable {
         ranges.replaceSubrange(first..<last, with: [merged])
     }
 
+    /// Removes `range` (splitting the ranges it cuts).
+    public mutating func remove(_ range: Range<UInt64>) {
+        guard !range.isEmpty else { return }
+        var kept: [Range<UInt64>] = []
+        let first = firstIndex(endingAtOrAfter: range.lowerBound + 1)
+        var last = first
+        while last < ranges.count && ranges[last].lowerBound < range.upperBound {
+            let current = ranges[last]
+            if current.lowerBound < range.lowerBound { kept.append(current.lowerBound..<range.lowerBound) }
+            if current.upperBound > range.upperBound { kept.append(range.upperBound..<current.upperBound) }
+            last += 1
+        }
+        if first < last { ranges.replaceSubrange(first..<last, with: kept) }
+    }
+
     /// Whether every byte of `range` is in the set.
     public func contains(_ range: Range<UInt64>) -> Bool {
         guard !range.isEmpty else { return true }

@@ -24,6 +24,26 @@ struct CacheTable: Equatable {
     /// Present ranges. Stored as the set itself (inserting is a binary search and one splice),
     /// not rebuilt from the encoded pairs on every read and insert.
     var rangeSet: ByteRangeSet
+    /// FNV-1a (64-bit) of each block of ``blockSize`` bytes that is wholly present (the last
+    /// block ends at ``length``), by block index: a byte changed in the data file after it was
+    /// written (disk error, another program) is found when the block is read, and fetched
+    /// again instead of served. Empty in tables written before it existed.
+    var blockChecksums: [UInt64: UInt64] = [:]
+
+    /// The unit of ``blockChecksums``: 1 MiB (8 bytes of table per MiB of data).
+    static let blockSize: UInt64 = 1 << 20
+
+    /// The byte range of block `index`.
+    func block(_ index: UInt64) -> Range<UInt64> {
+        let start = index * Self.blockSize
+        return start..<min(start + Self.blockSize, length)
+    }
+
+    /// The indexes of the blocks `range` touches.
+    func blocks(touching range: Range<UInt64>) -> ClosedRange<UInt64>? {
+        guard !range.isEmpty else { return nil }
+        return (range.lowerBound / Self.blockSize)...((range.upperBound - 1) / Self.blockSize)
+    }
 
     init(resource: String, length: UInt64, validator: String?, generation: String? = CacheTable.newGeneration(), rangeSet: ByteRangeSet = ByteRangeSet()) {
         self.resource = resource
@@ -48,6 +68,9 @@ struct CacheTable: Equatable {
         var text = "\(version)|\(resource)|\(length)|\(validator ?? "-")|"
         if let generation { text = "\(version)|\(resource)|\(length)|\(validator ?? "-")|g=\(generation)|" }
         text += rangeSet.ranges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
+        if !blockChecksums.isEmpty {
+            text += "|b=" + blockChecksums.keys.sorted().map { "\($0):\(blockChecksums[$0] ?? 0)" }.joined(separator: ",")
+        }
         return String(Self.fnv1a(text.utf8), radix: 16)
     }
 
@@ -59,6 +82,8 @@ struct CacheTable: Equatable {
         var validator: String?
         var generation: String?
         var ranges: [[UInt64]]
+        /// `[blockIndex, checksum]` pairs, ascending (absent in older tables).
+        var blocks: [[UInt64]]?
         var checksum: String
     }
 
@@ -73,6 +98,7 @@ struct CacheTable: Equatable {
         let set = ByteRangeSet(pairs)
         var table = CacheTable(resource: encoded.resource, length: encoded.length, validator: encoded.validator, generation: encoded.generation, rangeSet: set)
         table.version = encoded.version
+        for pair in encoded.blocks ?? [] where pair.count == 2 { table.blockChecksums[pair[0]] = pair[1] }
         guard table.version == formatVersion, encoded.checksum == table.computedChecksum() else {
             throw MP4Error(.malformed, "cache table \(path) fails its checksum")
         }
@@ -85,7 +111,9 @@ struct CacheTable: Equatable {
     /// Writes the table atomically: temporary file, fsync, rename, directory fsync.
     func write(to path: String) throws {
         let encoded = Encoded(version: version, resource: resource, length: length, validator: validator, generation: generation,
-                              ranges: rangeSet.ranges.map { [$0.lowerBound, $0.upperBound] }, checksum: computedChecksum())
+                              ranges: rangeSet.ranges.map { [$0.lowerBound, $0.upperBound] },
+                              blocks: blockChecksums.isEmpty ? nil : blockChecksums.keys.sorted().map { [$0, blockChecksums[$0] ?? 0] },
+                              checksum: computedChecksum())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(encoded)

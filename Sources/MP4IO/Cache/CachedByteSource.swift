@@ -37,6 +37,11 @@ public final class CachedByteSource: ByteSource {
         public var upstreamReads = 0
         public var upstreamBytes: UInt64 = 0
         public var cachedBytesServed: UInt64 = 0
+        /// Blocks found corrupt (bytes that no longer match their checksum) and fetched again.
+        public var corruptBlocksRefetched = 0
+        /// Bytes read from the data file only to check block checksums (a read smaller than
+        /// its blocks reads the rest of them, once per block per process).
+        public var checksumBytesRead: UInt64 = 0
     }
 
     public let upstream: any ByteSource
@@ -134,6 +139,8 @@ actor CacheEntry {
     private var table: CacheTable
     private(set) var statistics = CachedByteSource.Statistics()
     private var inFlight: [(range: Range<UInt64>, task: Task<Bool, any Error>)] = []
+    /// Blocks whose checksum this process has checked (or computed): checked once each.
+    private var verifiedBlocks: Set<UInt64> = []
 
     init(directory: String, resource: String) throws {
         self.resource = resource
@@ -200,17 +207,75 @@ actor CacheEntry {
     }
 
     func prepare(length: UInt64, validator: String?) throws {
+        let generation = table.generation
         table = try locked { try loadTable(length: length, validator: validator) }
+        if table.generation != generation { verifiedBlocks = [] }
     }
 
     func read(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) async throws -> [UInt8] {
-        try await fill(range, upstream: upstream, bridgeGap: bridgeGap, commitInterval: commitInterval)
-        statistics.cachedBytesServed += UInt64(range.count)
-        let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
-        guard bytes.count == Int(range.count) else {
-            throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
+        for _ in 0..<2 {
+            try await fill(range, upstream: upstream, bridgeGap: bridgeGap, commitInterval: commitInterval)
+            let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
+            guard bytes.count == Int(range.count) else {
+                throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
+            }
+            // Blocks whose bytes no longer match their checksum are dropped from the table and
+            // fetched again by the next pass; corrupt bytes are never served.
+            if try verifyBlocks(range, bytes: bytes) {
+                statistics.cachedBytesServed += UInt64(range.count)
+                return bytes
+            }
         }
-        return bytes
+        throw MP4Error(.io, "cache data file \(dataPath) fails its block checksums again after a fresh fetch")
+    }
+
+    /// Checks the wholly present blocks `range` touches against their checksums, each block
+    /// once per process. Returns false after dropping the blocks that fail (the table no
+    /// longer claims them, so the next fill fetches them again).
+    private func verifyBlocks(_ range: Range<UInt64>, bytes: [UInt8]) throws -> Bool {
+        guard let indexes = table.blocks(touching: range) else { return true }
+        var corrupt: [UInt64] = []
+        for index in indexes where !verifiedBlocks.contains(index) {
+            guard let expected = table.blockChecksums[index] else { continue }
+            let block = table.block(index)
+            let content: [UInt8]
+            if block.lowerBound >= range.lowerBound && block.upperBound <= range.upperBound {
+                content = Array(bytes[Int(block.lowerBound - range.lowerBound)..<Int(block.upperBound - range.lowerBound)])
+            } else {
+                content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
+            }
+            statistics.checksumBytesRead += UInt64(content.count)
+            if content.count == Int(block.count) && CacheTable.fnv1a(content) == expected {
+                verifiedBlocks.insert(index)
+            } else {
+                corrupt.append(index)
+            }
+        }
+        guard !corrupt.isEmpty else { return true }
+        statistics.corruptBlocksRefetched += corrupt.count
+        try locked {
+            table = try loadTable(length: table.length, validator: table.validator)
+            for index in corrupt {
+                table.rangeSet.remove(table.block(index))
+                table.blockChecksums[index] = nil
+            }
+            try table.write(to: tablePath)
+        }
+        return false
+    }
+
+    /// Computes the checksums of the blocks `range` completed (read back from the data file,
+    /// just written, so from the page cache). Call with the lock held.
+    private func addBlockChecksums(around range: Range<UInt64>) throws {
+        guard let indexes = table.blocks(touching: range) else { return }
+        for index in indexes where table.blockChecksums[index] == nil {
+            let block = table.block(index)
+            guard !block.isEmpty, table.rangeSet.contains(block) else { continue }
+            let content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
+            guard content.count == Int(block.count) else { continue }
+            table.blockChecksums[index] = CacheTable.fnv1a(content)
+            verifiedBlocks.insert(index)
+        }
     }
 
     /// Makes every byte of `range` present: the missing parts are streamed from upstream
@@ -312,8 +377,9 @@ actor CacheEntry {
             // Another process may have added ranges, or evicted or reset the entry: start from
             // what is on disk now (an empty entry when it is gone or damaged).
             table = try loadTable(length: table.length, validator: table.validator)
-            guard table.generation == generation else { return false }
+            guard table.generation == generation else { verifiedBlocks = []; return false }
             table.rangeSet.insert(range)
+            try addBlockChecksums(around: range)
             try table.write(to: tablePath)              // ... then the table that claims it
             return true
         }
