@@ -44,7 +44,7 @@ enum FetchCommand {
         let statistics = await cached.statistics
         let present = await cached.cachedRanges
         output.write(summary + "\n")
-        output.write("cache:     \(Format.grouped(present.byteCount)) of \(Format.grouped(length)) bytes present in \(Format.count(present.ranges.count, "range")); this run fetched \(Format.grouped(statistics.upstreamBytes)) bytes in \(statistics.upstreamReads) upstream read(s)\n")
+        output.write("cache:     \(Format.grouped(present.byteCount)) of \(Format.grouped(length)) bytes present in \(Format.count(present.ranges.count, "range")); this run fetched \(Format.grouped(statistics.upstreamBytes)) bytes in \(Format.count(statistics.upstreamReads, "upstream read"))\n")
         if let http = cached.upstream as? HTTPByteSource {
             // What the network carried, which is more when the server ignores Range.
             let traffic = http.statistics

@@ -24,7 +24,7 @@ struct CacheTable: Equatable {
     /// Present ranges. Stored as the set itself (inserting is a binary search and one splice),
     /// not rebuilt from the encoded pairs on every read and insert.
     var rangeSet: ByteRangeSet
-    /// FNV-1a (64-bit) of each block of ``blockSize`` bytes that is wholly present (the last
+    /// ``blockHash(_:)`` of each block of ``blockSize`` bytes that is wholly present (the last
     /// block ends at ``length``), by block index: a byte changed in the data file after it was
     /// written (disk error, another program) is found when the block is read, and fetched
     /// again instead of served. Empty in tables written before it existed.
@@ -59,6 +59,21 @@ struct CacheTable: Equatable {
     static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return hash
+    }
+
+    /// The checksum of a data block: FNV-1a over 64-bit little-endian words (then the tail
+    /// bytes), about 8 times faster than bytewise FNV-1a. Changing any one word always changes
+    /// the result (xor and multiplication by an odd number are bijections modulo 2^64).
+    static func blockHash(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        bytes.withUnsafeBytes { raw in
+            let words = raw.count / 8
+            for index in 0..<words {
+                hash = (hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))) &* 0x0000_0100_0000_01B3
+            }
+            for index in words * 8..<raw.count { hash = (hash ^ UInt64(raw[index])) &* 0x0000_0100_0000_01B3 }
+        }
         return hash
     }
 

@@ -245,7 +245,7 @@ actor CacheEntry {
                 content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
             }
             statistics.checksumBytesRead += UInt64(content.count)
-            if content.count == Int(block.count) && CacheTable.fnv1a(content) == expected {
+            if content.count == Int(block.count) && CacheTable.blockHash(content) == expected {
                 verifiedBlocks.insert(index)
             } else {
                 corrupt.append(index)
@@ -273,7 +273,7 @@ actor CacheEntry {
             guard !block.isEmpty, table.rangeSet.contains(block) else { continue }
             let content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
             guard content.count == Int(block.count) else { continue }
-            table.blockChecksums[index] = CacheTable.fnv1a(content)
+            table.blockChecksums[index] = CacheTable.blockHash(content)
             verifiedBlocks.insert(index)
         }
     }
