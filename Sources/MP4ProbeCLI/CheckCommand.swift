@@ -3,7 +3,39 @@ import MP4Core
 import MP4IO
 
 /// `mp4probe check [OPTIONS] PATH|DIR|- ...`: the CI gate for uploaded videos (docs/check.md).
-enum CheckCommand {
+enum CheckCommand: Command {
+    static let spec = CommandSpec(
+        name: "check",
+        summary: "CI gate: check files or directories against a policy (faststart, integrity, keyframes...)",
+        usage: ["mp4probe check [OPTIONS] PATH|DIR|URL|- ..."],
+        description: """
+        Checks every file given (directories recursively; - reads paths or URLs from standard
+        input, one per line), reading only box headers and moov, against a policy. Exit 0 when
+        every file passes, 1 when any fails a rule, 2 for usage errors (no file to check
+        included), 4 when a file cannot be read.
+        """,
+        options: [
+            .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands, allowFragmented,\nmaxDuration, minResolution, maxResolution); unknown keys are errors; flags override it"),
+            .flag("allow-moov-at-end", "do not require faststart"),
+            .value("max-startup-bytes", "SIZE", "bytes a progressive player may need before playback"),
+            .value("max-keyframe-interval", "S", "longest gap between keyframes, seconds"),
+            .value("max-interleave", "S", "how far one track may run ahead of another in file order"),
+            .value("allow-codecs", "LIST", "e.g. avc1,hvc1,mp4a (formats or codec-string prefixes)"),
+            .value("allow-brands", "LIST", "allowed major brands"),
+            .flag("no-fragmented", "fail fragmented files"),
+            .value("max-duration", "S", "longest duration, seconds"),
+            .value("min-resolution", "WxH", "smallest video resolution"),
+            .value("max-resolution", "WxH", "largest video resolution"),
+            .value("include", "GLOB", "files to check in directories (repeatable; default: .mp4 .m4v .m4a\n.mov .3gp .3g2 .m4s .cmfv .cmfa .mp4v)"),
+            .value("exclude", "GLOB", "files to skip in directories (repeatable)"),
+            .value("from-file", "LIST", "also check the paths or URLs listed in LIST, one per line (- reads\nstandard input; blank lines and # comments skipped)"),
+            .value("shard", "I/N", "check only shard I of N (1 <= I <= N), chosen by a hash of each name:\nN jobs with I = 1...N check every file exactly once"),
+            .value("format", "FORMAT", "text (default), json, jsonl, junit or github"),
+            .value("jobs", "N", "files checked at once (default: the number of cores)"),
+            .flag("fix", "rewrite files that fail only because of their layout to faststart,\nin place (atomic), then check them again"),
+            .flag("quiet", "no progress line (shown only on a terminal)"),
+        ], groups: [CommandTable.source, CommandTable.limits], exitCodes: [.success, .checkFailed, .usage, .ioError])
+
     /// One checked input, with whether `--fix` rewrote it.
     struct Entry: Sendable {
         var check: FileCheck
@@ -13,7 +45,7 @@ enum CheckCommand {
     static let defaultExtensions = ["mp4", "m4v", "m4a", "mov", "3gp", "3g2", "m4s", "cmfv", "cmfa", "mp4v"]
 
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, for: CommandTable.check)
+        let scanner = try ArgumentScanner(arguments, for: spec)
         let sourceOptions = try MP4Probe.sourceOptions(scanner)
         let format = scanner.value("format") ?? "text"
         guard ["text", "json", "jsonl", "junit", "github"].contains(format) else {

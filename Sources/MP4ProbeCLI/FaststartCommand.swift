@@ -4,9 +4,34 @@ import MP4IO
 
 /// `mp4probe faststart IN OUT` / `mp4probe faststart --in-place FILE`: moves `moov` in front
 /// of the media (see docs/faststart.md).
-enum FaststartCommand {
+enum FaststartCommand: Command {
+    static let spec = CommandSpec(
+        name: "faststart",
+        summary: "move moov in front of the media, safely (temp file, fsync, rename)",
+        usage: ["mp4probe faststart IN OUT [options]", "mp4probe faststart --in-place FILE [options]", "mp4probe faststart --dry-run IN [--json]"],
+        description: """
+        Moves moov in front of the media so that progressive players can start before the whole
+        file has arrived. Every chunk offset is relocated (stco is promoted to co64 when an offset
+        passes 4 GiB; saio and iloc offsets are relocated too); every other box is copied byte for
+        byte, with the kernel's copy primitive. The output is written to a temporary file beside
+        OUT, flushed to disk and renamed into place: on any error or interruption nothing appears
+        at OUT and IN is unchanged. A symbolic link is followed: the file it points to is
+        rewritten and the link kept. A file with several hard links is refused with --in-place
+        (the rewrite would split them). A file that is already faststart, or fragmented, is copied
+        unchanged to OUT (left alone with --in-place). Files that cannot be rewritten safely
+        (cmov, offsets outside every box, a truncated input, a top-level meta) are refused with
+        exit code 6. IN and OUT are files: '-' (standard input or output) is refused.
+        """,
+        options: [
+            .flag("in-place", "rewrite FILE itself (same temp-and-rename safety, permissions kept)"),
+            .flag("dry-run", "print the plan (new layout, offsets relocated, co64 promotion, size)\nwithout writing anything"),
+            .flag("verify", "before replacing anything, re-read the output: it must be faststart\nand every sample's bytes must equal the input's"),
+            .flag("drop-free", "drop top-level free/skip padding"),
+            .flag("quiet", "no progress line (progress is shown only on a terminal anyway)"),
+        ] + CommandTable.output, groups: [CommandTable.limits], exitCodes: [.success, .usage, .invalidInput, .ioError, .limitExceeded, .rewriteRefused, .internalError])
+
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, for: CommandTable.faststart)
+        let scanner = try ArgumentScanner(arguments, for: spec)
         let inPlace = scanner.flag("in-place")
         let paths = scanner.positionals
         guard inPlace ? paths.count == 1 : (paths.count == 2 || (paths.count == 1 && scanner.flag("dry-run"))) else {

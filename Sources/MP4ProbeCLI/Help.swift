@@ -13,36 +13,34 @@ enum Help {
 
     """
 
-    static let general = """
-    mp4probe \(MP4Probe.version): layout, tracks and boxes of MP4 / QuickTime / fragmented MP4 files,
-    read from box headers and moov only (the media data is never read).
+    /// `mp4probe --help`: every command of ``CommandTable`` with its first usage line and
+    /// summary, then what all commands share.
+    static var general: String {
+        var text = """
+        mp4probe \(MP4Probe.version): layout, tracks and boxes of MP4 / QuickTime / fragmented MP4 files,
+        read from box headers and moov only (the media data is never read).
 
-    Usage:
-      mp4probe FILE                 summary (same as 'mp4probe info FILE')
-      mp4probe info FILE [--json]   summary: brands, duration, tracks, codecs, faststart verdict, findings
-      mp4probe boxes FILE [--json] [--full] [--depth N]
-                                    box tree with offsets, sizes, version/flags and key fields
-      mp4probe samples FILE [--track N] [--json]
-                                    every sample: dts, pts, duration, offset, size, sync, chunk
-      mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json]
-                                    keyframe and byte ranges a player needs from TIME
-      mp4probe faststart IN OUT [--verify] [--dry-run] | faststart --in-place FILE
-                                    move moov in front of the media (safe, atomic)
-      mp4probe check [OPTIONS] PATH|DIR|URL|- ...
-                                    CI gate: faststart, integrity, keyframes, interleaving, codecs
-      mp4probe fetch URL --cache DIR [--time T [--duration D] | --all]
-                                    fill an on-disk cache for a seek (or completely)
-      mp4probe cache ls|stat|evict|export DIR ...
-                                    manage a cache directory
-      mp4probe help COMMAND         help for one command
-      mp4probe --version
+        Usage:
+          mp4probe FILE                 summary (same as 'mp4probe info FILE')
 
-    FILE may be an http:// or https:// URL for info, boxes, samples, seek, check and fetch;
-    'mp4probe help COMMAND' lists the options for URLs (headers, credentials, timeouts, a cache)
-    and the limits against hostile files that every reading command accepts.
+        """
+        for command in CommandTable.all {
+            let spec = command.spec
+            text += "  " + (spec.usage.first ?? "mp4probe " + spec.name) + "\n"
+            text += "                                " + spec.summary + "\n"
+        }
+        text += """
+          mp4probe help COMMAND         every option of one command
+          mp4probe --version
 
-    \(exitCodes)
-    """
+        FILE may be an http:// or https:// URL for info, boxes, samples, seek, check and fetch;
+        'mp4probe help COMMAND' lists the options for URLs (headers, credentials, timeouts, a cache)
+        and the limits against hostile files that every reading command accepts.
+
+        \(exitCodes)
+        """
+        return text
+    }
 
     /// The help of one command, rendered from ``CommandTable``.
     static func text(for command: CommandSpec) -> String {

@@ -32,31 +32,22 @@ public enum MP4Probe {
         default:
             break
         }
-        var command = "info"
-        if CommandTable.named(first) != nil {
-            command = first
+        var command: any Command.Type = InfoCommand.self
+        if let named = CommandTable.named(first) {
+            command = named
             arguments.removeFirst()
         } else if !first.hasPrefix("-") && looksLikeMistypedCommand(first) {
             errors.write("mp4probe: unknown command '\(first)' (and no such file); see 'mp4probe --help'\n")
             return ExitCode.usage.rawValue
         }
-        if let spec = CommandTable.named(command), arguments.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
-            output.write(Help.text(for: spec))
+        if arguments.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
+            output.write(Help.text(for: command.spec))
             return ExitCode.success.rawValue
         }
         do {
-            switch command {
-            case "boxes": return try await BoxesCommand.run(arguments, output: output, errors: errors)
-            case "samples": return try await SamplesCommand.run(arguments, output: output, errors: errors)
-            case "seek": return try await SeekCommand.run(arguments, output: output, errors: errors)
-            case "faststart": return try await FaststartCommand.run(arguments, output: output, errors: errors)
-            case "check": return try await CheckCommand.run(arguments, output: output, errors: errors)
-            case "fetch": return try await FetchCommand.run(arguments, output: output, errors: errors)
-            case "cache": return try await CacheCommand.run(arguments, output: output, errors: errors)
-            default: return try await InfoCommand.run(arguments, output: output, errors: errors)
-            }
+            return try await command.run(arguments, output: output, errors: errors)
         } catch let error as ArgumentScanner.UsageError {
-            errors.write("mp4probe \(command): \(error.description)\nsee 'mp4probe \(command) --help'\n")
+            errors.write("mp4probe \(command.spec.name): \(error.description)\nsee 'mp4probe \(command.spec.name) --help'\n")
             return ExitCode.usage.rawValue
         } catch let error as MP4Error {
             if arguments.contains("--json") { output.write(ErrorReport.json(error).rendered(pretty: !arguments.contains("--compact")) + "\n") }
@@ -74,11 +65,11 @@ public enum MP4Probe {
     }
 
     static func help(_ command: String, output: some TextOutput, errors: some TextOutput) -> Int32 {
-        guard let spec = CommandTable.named(command) else {
-            errors.write("mp4probe: no help for unknown command '\(command)'; the commands are \(CommandTable.all.map(\.name).joined(separator: ", "))\n")
+        guard let named = CommandTable.named(command) else {
+            errors.write("mp4probe: no help for unknown command '\(command)'; the commands are \(CommandTable.all.map { $0.spec.name }.joined(separator: ", "))\n")
             return ExitCode.usage.rawValue
         }
-        output.write(Help.text(for: spec))
+        output.write(Help.text(for: named.spec))
         return ExitCode.success.rawValue
     }
 
@@ -209,40 +200,5 @@ public enum MP4Probe {
         if let value = try scanner.integer("max-samples") { limits.maxSamplesPerQuery = value }
         if let value = try scanner.integer("max-fragment-samples") { limits.maxFragmentSamples = value }
         return limits
-    }
-}
-
-/// `mp4probe [info] FILE`.
-enum InfoCommand {
-    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, for: CommandTable.info)
-        let location = try scanner.singleFile()
-        let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
-        if scanner.flag("json") {
-            output.write(InfoReport.json(file).rendered(pretty: !scanner.flag("compact")) + "\n")
-        } else {
-            output.write(InfoReport.text(file))
-        }
-        await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
-        return ExitCode.success.rawValue
-    }
-}
-
-/// `mp4probe boxes FILE`.
-enum BoxesCommand {
-    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, for: CommandTable.boxes)
-        let location = try scanner.singleFile()
-        let depth = try scanner.integer("depth")
-        if depth == 0 { throw ArgumentScanner.UsageError(description: "--depth must be at least 1") }
-        let options = BoxesReport.Options(maxDepth: depth, full: scanner.flag("full"), entryLimit: try scanner.integer("entries") ?? Int.max)
-        let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: true)
-        if scanner.flag("json") {
-            BoxesReport.writeJSON(file, options: options, pretty: !scanner.flag("compact"), to: output)
-        } else {
-            BoxesReport.writeText(file, options: options, to: output)
-        }
-        await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
-        return ExitCode.success.rawValue
     }
 }

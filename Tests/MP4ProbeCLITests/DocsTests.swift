@@ -140,7 +140,7 @@ import MP4TestSupport
                 let words = Self.words(rest)
                 // Output lines ("mp4probe check: policy ...") and diagrams are not commands.
                 guard let first = words.first, !first.hasPrefix("mp4probe"), !first.hasSuffix(":"), !first.hasPrefix("(") else { continue }
-                let command = CommandTable.named(first) ?? (first.hasPrefix("-") || first.contains(".") || first.contains("/") || first == "FILE" ? CommandTable.info : nil)
+                let command = CommandTable.named(first)?.spec ?? (first.hasPrefix("-") || first.contains(".") || first.contains("/") || first == "FILE" ? InfoCommand.spec : nil)
                 if ["help", "COMMAND"].contains(first) { continue }
                 guard let spec = command else {
                     Issue.record("\(block.file):\(block.line): unknown command '\(first)' in `\(raw)`")

@@ -4,9 +4,30 @@ import MP4IO
 
 /// `mp4probe fetch URL --cache DIR [--time T [--duration D] | --all]`: fills the cache with
 /// `moov` and exactly the byte ranges a seek needs (or the whole resource).
-enum FetchCommand {
+enum FetchCommand: Command {
+    static let spec = CommandSpec(
+        name: "fetch",
+        summary: "fill an on-disk cache with moov and the ranges a seek needs (or everything)",
+        usage: ["mp4probe fetch URL|FILE --cache DIR [--time T [--duration D] | --all] [--block SIZE]"],
+        description: """
+        Fills the cache in DIR for URL: the box headers and moov, plus with --time exactly the byte
+        ranges a player needs to show T..T+D (the seek plan), or with --all the whole resource (one
+        streamed request per missing part, written to the cache as it arrives; memory stays
+        bounded whatever the size). Every --block bytes (default 64M) what arrived is committed
+        (data fsync, then the range table), so an interrupted fetch keeps it. Reads already cached
+        are not fetched again; an entry whose upstream changed (length, ETag, Last-Modified) is
+        emptied first. See docs/cache.md.
+        """,
+        options: [
+            .value("time", "T", "cache what a player needs to start at T"),
+            .value("duration", "D", "with --time: and to play D seconds"),
+            .flag("all", "cache the whole resource"),
+            .value("block", "SIZE", "commit every SIZE bytes (default 64M)"),
+            .flag("json", "accepted for symmetry; the summary is text"),
+        ], groups: [CommandTable.source, CommandTable.limits], exitCodes: CommandTable.readingExits)
+
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, for: CommandTable.fetch)
+        let scanner = try ArgumentScanner(arguments, for: spec)
         let location = try scanner.singleFile()
         guard scanner.value("cache") != nil else { throw ArgumentScanner.UsageError(description: "fetch needs --cache DIR") }
         let time = try scanner.value("time").map { text -> Double in
@@ -52,48 +73,5 @@ enum FetchCommand {
         }
         await MP4Probe.reportStatistics(source, nil, scanner, errors: errors)
         return ExitCode.success.rawValue
-    }
-}
-
-/// `mp4probe cache ls|stat|evict|export DIR ...`.
-enum CacheCommand {
-    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
-        let scanner = try ArgumentScanner(arguments, for: CommandTable.cache)
-        let words = scanner.positionals
-        guard words.count >= 2 else { throw ArgumentScanner.UsageError(description: "expected ls, stat, evict or export and a cache DIR") }
-        let directory = words[1]
-        guard FileManager.default.fileExists(atPath: directory) else { throw MP4Error(.io, "\(directory): no such cache directory") }
-        switch words[0] {
-        case "ls":
-            let entries = CacheDirectory.entries(directory)
-            if scanner.flag("json") {
-                output.write(JSONValue.array(entries.map(json)).rendered(pretty: true) + "\n")
-            } else {
-                for e in entries {
-                    let state = e.isDamaged ? "damaged" : (e.isComplete ? "complete" : "\(Format.fixed(Double(e.cachedBytes) * 100 / Double(max(e.length, 1)), 1))%")
-                    output.write("\(state)\t\(Format.grouped(e.cachedBytes))/\(Format.grouped(e.length))\t\(e.resource)\n")
-                }
-            }
-        case "stat":
-            let entries = CacheDirectory.entries(directory)
-            let cached = entries.reduce(0) { $0 + $1.cachedBytes }, allocated = entries.reduce(0) { $0 + $1.allocatedBytes }
-            output.write("\(entries.count) entr\(entries.count == 1 ? "y" : "ies"), \(entries.filter(\.isComplete).count) complete, \(Format.bytes(cached)) cached, \(Format.bytes(allocated)) on disk\n")
-        case "evict":
-            guard let limit = try scanner.size("max-size") else { throw ArgumentScanner.UsageError(description: "evict needs --max-size SIZE") }
-            let removed = try CacheDirectory.evict(directory, toAtMost: limit)
-            output.write("evicted \(removed.count) entr\(removed.count == 1 ? "y" : "ies") (least recently used first)\n")
-            for e in removed { output.write("  \(e.resource)\n") }
-        case "export":
-            guard words.count == 4 else { throw ArgumentScanner.UsageError(description: "expected cache export DIR RESOURCE OUT") }
-            try CacheDirectory.export(directory, resource: words[2], to: words[3])
-            output.write("exported \(words[2]) to \(words[3])\n")
-        default:
-            throw ArgumentScanner.UsageError(description: "unknown cache action '\(words[0])' (ls, stat, evict, export)")
-        }
-        return ExitCode.success.rawValue
-    }
-
-    static func json(_ e: CacheDirectory.Entry) -> JSONValue {
-        .object([("resource", .string(e.resource)), ("length", .uint(e.length)), ("cachedBytes", .uint(e.cachedBytes)), ("allocatedBytes", .uint(e.allocatedBytes)), ("lastUsed", .double(e.lastUsed)), ("complete", .bool(e.isComplete)), ("damaged", .bool(e.isDamaged))])
     }
 }

@@ -1,0 +1,61 @@
+import Foundation
+import MP4Core
+import MP4IO
+
+/// `mp4probe cache ls|stat|evict|export DIR ...`.
+enum CacheCommand: Command {
+    static let spec = CommandSpec(
+        name: "cache",
+        summary: "list, measure, evict or export the entries of a cache directory",
+        usage: ["mp4probe cache ls DIR [--json]", "mp4probe cache stat DIR", "mp4probe cache evict DIR --max-size SIZE", "mp4probe cache export DIR RESOURCE OUT"],
+        description: """
+        ls lists the entries (most recently used first) with how much of each is present; stat
+        sums them; evict removes least-recently-used entries (data, table and lock files) until
+        the data files occupy at most SIZE on disk; export copies a complete entry to OUT as a
+        normal file (atomically).
+        """,
+        options: [
+            .flag("json", "with ls: machine-readable list"),
+            .value("max-size", "SIZE", "with evict: the size to shrink to"),
+        ], exitCodes: [.success, .usage, .ioError])
+
+    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
+        let scanner = try ArgumentScanner(arguments, for: spec)
+        let words = scanner.positionals
+        guard words.count >= 2 else { throw ArgumentScanner.UsageError(description: "expected ls, stat, evict or export and a cache DIR") }
+        let directory = words[1]
+        guard FileManager.default.fileExists(atPath: directory) else { throw MP4Error(.io, "\(directory): no such cache directory") }
+        switch words[0] {
+        case "ls":
+            let entries = CacheDirectory.entries(directory)
+            if scanner.flag("json") {
+                output.write(JSONValue.array(entries.map(json)).rendered(pretty: true) + "\n")
+            } else {
+                for e in entries {
+                    let state = e.isDamaged ? "damaged" : (e.isComplete ? "complete" : "\(Format.fixed(Double(e.cachedBytes) * 100 / Double(max(e.length, 1)), 1))%")
+                    output.write("\(state)\t\(Format.grouped(e.cachedBytes))/\(Format.grouped(e.length))\t\(e.resource)\n")
+                }
+            }
+        case "stat":
+            let entries = CacheDirectory.entries(directory)
+            let cached = entries.reduce(0) { $0 + $1.cachedBytes }, allocated = entries.reduce(0) { $0 + $1.allocatedBytes }
+            output.write("\(entries.count) entr\(entries.count == 1 ? "y" : "ies"), \(entries.filter(\.isComplete).count) complete, \(Format.bytes(cached)) cached, \(Format.bytes(allocated)) on disk\n")
+        case "evict":
+            guard let limit = try scanner.size("max-size") else { throw ArgumentScanner.UsageError(description: "evict needs --max-size SIZE") }
+            let removed = try CacheDirectory.evict(directory, toAtMost: limit)
+            output.write("evicted \(removed.count) entr\(removed.count == 1 ? "y" : "ies") (least recently used first)\n")
+            for e in removed { output.write("  \(e.resource)\n") }
+        case "export":
+            guard words.count == 4 else { throw ArgumentScanner.UsageError(description: "expected cache export DIR RESOURCE OUT") }
+            try CacheDirectory.export(directory, resource: words[2], to: words[3])
+            output.write("exported \(words[2]) to \(words[3])\n")
+        default:
+            throw ArgumentScanner.UsageError(description: "unknown cache action '\(words[0])' (ls, stat, evict, export)")
+        }
+        return ExitCode.success.rawValue
+    }
+
+    static func json(_ e: CacheDirectory.Entry) -> JSONValue {
+        .object([("resource", .string(e.resource)), ("length", .uint(e.length)), ("cachedBytes", .uint(e.cachedBytes)), ("allocatedBytes", .uint(e.allocatedBytes)), ("lastUsed", .double(e.lastUsed)), ("complete", .bool(e.isComplete)), ("damaged", .bool(e.isDamaged))])
+    }
+}
