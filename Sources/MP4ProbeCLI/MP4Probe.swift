@@ -122,48 +122,33 @@ public enum MP4Probe {
     }
 
     /// Whether `location` is an http(s) URL.
-    static func isURL(_ location: String) -> Bool {
-        let lower = location.lowercased()
-        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
-    }
+    static func isURL(_ location: String) -> Bool { SourceFactory.isURL(location) }
 
-    /// The source for a path or an http(s) URL.
-    static func openSource(_ location: String, _ options: SourceOptions = SourceOptions()) throws -> any ByteSource {
+    /// The source for a path or URL (through the cache with `--cache DIR`), opened by
+    /// ``SourceFactory`` with the command line's options.
+    static func openCachedSource(_ location: String, _ options: SourceOptions, cacheOptions: CachedByteSource.Options = CachedByteSource.Options()) async throws -> any ByteSource {
         if location == "-" {
             throw ArgumentScanner.UsageError(description: "reading standard input ('-') is not supported: an MP4 file is read out of order (its moov is often at the end); give a file name or an http(s) URL")
         }
-        if isURL(location) {
-            guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
-            var http = HTTPByteSource.Options()
-            http.headers = options.headers
-            http.credentialHeaders.formUnion(options.secretHeaderNames)
-            http.warn = { StandardStream.error.write("mp4probe: warning: \($0)\n") }
-            // For side-by-side measurements (Tests/Benchmarks/http-benchmark.sh).
-            if ProcessInfo.processInfo.environment["MP4PROBE_HTTP_CLIENT"] == "urlsession" { http.client = .urlSession }
-            if let timeout = options.timeout { http.timeout = timeout }
-            http.maxTime = options.maxTime
-            return try HTTPByteSource(url: url, options: http)
-        }
-        return try FileSource(path: location)
+        var factory = SourceFactory.Options()
+        factory.http.headers = options.headers
+        factory.http.credentialHeaders.formUnion(options.secretHeaderNames)
+        factory.http.warn = { StandardStream.error.write("mp4probe: warning: \($0)\n") }
+        // For side-by-side measurements (Tests/Benchmarks/http-benchmark.sh).
+        if ProcessInfo.processInfo.environment["MP4PROBE_HTTP_CLIENT"] == "urlsession" { factory.http.client = .urlSession }
+        if let timeout = options.timeout { factory.http.timeout = timeout }
+        factory.http.maxTime = options.maxTime
+        factory.cacheDirectory = options.cacheDirectory
+        factory.cache = cacheOptions
+        return try await SourceFactory.open(location, options: factory)
     }
 
-    /// The source for a path or URL, through the cache when `--cache DIR` was given.
-    static func openCachedSource(_ location: String, _ options: SourceOptions, cacheOptions: CachedByteSource.Options = CachedByteSource.Options()) async throws -> any ByteSource {
-        let upstream = try openSource(location, options)
-        guard let directory = options.cacheDirectory else { return upstream }
-        return try await CachedByteSource(upstream: upstream, directory: directory, options: cacheOptions)
-    }
-
-    /// With `--stats`, writes what reading cost to `errors`.
+    /// With `--stats`, writes what reading cost to `errors`: each layer's summary, or for a
+    /// local file the reads made to open it.
     static func reportStatistics(_ source: any ByteSource, _ file: MP4File?, _ scanner: ArgumentScanner, errors: some TextOutput) async {
         guard scanner.flag("stats") else { return }
-        if let cached = source as? CachedByteSource {
-            let s = await cached.statistics
-            errors.write("mp4probe: cache: \(Format.count(s.upstreamReads, "upstream read")), \(s.upstreamBytes) bytes fetched, \(s.cachedBytesServed) bytes served\n")
-            await reportStatistics(cached.upstream, nil, scanner, errors: errors)
-        } else if let http = source as? HTTPByteSource {
-            let s = http.statistics
-            errors.write("mp4probe: \(Format.count(s.requests, "HTTP request")), \(s.bytesReceived) body bytes received, \(s.retries) retr\(s.retries == 1 ? "y" : "ies")" + (http.supportsRanges ? "" : "; the server does not support Range requests (whole-body reads)") + "\n")
+        if let reporting = source as? any ReportsReadCost {
+            for line in await reporting.readCostSummary() { errors.write("mp4probe: \(line)\n") }
         } else if let file {
             errors.write("mp4probe: \(Format.count(file.statistics.readCount, "read")), \(file.statistics.byteCount) bytes read to open the file\n")
         }

@@ -76,6 +76,21 @@ enum DocExamples {
         _ = (file, plan, result)
     }
 
+    // docs/library.md: the source factory
+    static func factory() async throws {
+        // docs:begin
+        var options = SourceFactory.Options()
+        options.http.timeout = 10
+        options.cacheDirectory = "/var/cache/videos"
+        let opened = try await SourceFactory.open("https://cdn.example.com/v.mp4", options: options)
+        let movie = try await MP4File.open(opened)
+        if let costly = opened as? any ReportsReadCost {
+            print(await costly.readCostSummary())   // ["cache: 2 upstream reads, ...", "2 HTTP requests, ..."]
+        }
+        // docs:end
+        _ = movie
+    }
+
     // docs/library.md: limits
     static func limits(_ source: some ByteSource) async throws {
         // docs:begin

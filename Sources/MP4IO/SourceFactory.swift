@@ -1,0 +1,71 @@
+import Foundation
+import MP4Core
+
+/// A byte source that can say what reading through it cost (requests, bytes, retries, cache
+/// hits), in sentences for a person. Sources that wrap another include its lines.
+public protocol ReportsReadCost: ByteSource {
+    /// One line per layer, outermost first (no trailing newline).
+    func readCostSummary() async -> [String]
+}
+
+/// Opens the byte source for a location the way every command and the server do: a local
+/// path or an `http(s)` URL, through the on-disk cache when one is given. The one place that
+/// knows which source type serves which location.
+///
+/// ```swift
+/// var options = SourceFactory.Options()
+/// options.cacheDirectory = "/var/cache/videos"
+/// let source = try await SourceFactory.open("https://cdn.example.com/v.mp4", options: options)
+/// ```
+public enum SourceFactory {
+    /// How to open a location.
+    public struct Options: Sendable {
+        /// For URLs: headers, credentials, timeouts, retries, the client.
+        public var http = HTTPByteSource.Options()
+        /// Read through the cache in this directory (docs/cache.md), when set.
+        public var cacheDirectory: String?
+        /// The cache's options (commit interval...).
+        public var cache = CachedByteSource.Options()
+
+        public init() {}
+    }
+
+    /// Whether `location` is an `http://` or `https://` URL (any case).
+    public static func isURL(_ location: String) -> Bool {
+        let lower = location.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    /// The source for `location`, through the cache when ``Options/cacheDirectory`` is set.
+    /// - Throws: ``MP4Error`` `.io` for a missing file, a directory, an invalid URL.
+    public static func open(_ location: String, options: Options = Options()) async throws -> any ByteSource {
+        let upstream: any ByteSource
+        if isURL(location) {
+            guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
+            upstream = try HTTPByteSource(url: url, options: options.http)
+        } else {
+            upstream = try FileSource(path: location)
+        }
+        guard let directory = options.cacheDirectory else { return upstream }
+        return try await CachedByteSource(upstream: upstream, directory: directory, options: options.cache)
+    }
+}
+
+extension HTTPByteSource: ReportsReadCost {
+    public func readCostSummary() async -> [String] {
+        let s = statistics
+        let requests = s.requests == 1 ? "1 HTTP request" : "\(s.requests) HTTP requests"
+        let retries = s.retries == 1 ? "1 retry" : "\(s.retries) retries"
+        return ["\(requests), \(s.bytesReceived) body bytes received, \(retries)" + (supportsRanges ? "" : "; the server does not support Range requests (whole-body reads)")]
+    }
+}
+
+extension CachedByteSource: ReportsReadCost {
+    public func readCostSummary() async -> [String] {
+        let s = await statistics
+        let reads = s.upstreamReads == 1 ? "1 upstream read" : "\(s.upstreamReads) upstream reads"
+        var lines = ["cache: \(reads), \(s.upstreamBytes) bytes fetched, \(s.cachedBytesServed) bytes served" + (s.corruptBlocksRefetched > 0 ? ", \(s.corruptBlocksRefetched) corrupt block(s) fetched again" : "")]
+        if let inner = upstream as? any ReportsReadCost { lines += await inner.readCostSummary() }
+        return lines
+    }
+}
