@@ -57,16 +57,66 @@ public enum FaststartRewriter {
     /// - Throws: ``MP4Error`` — `.unsupported` when the file cannot be rewritten safely, `.io`
     ///   for read/write failures (nothing is left at the destination), `.malformed` when
     ///   verification finds a difference.
-    public static func rewrite(input: String, output requestedOutput: String, options: Options = Options()) async throws -> Result {
-        // A symbolic link is written through, as `cp` does: the temporary file and the rename
-        // happen beside the file it points to, and the link stays a link.
-        var output = requestedOutput
-        if Platform.isSymbolicLink(requestedOutput) {
-            guard let target = Platform.resolvedPath(requestedOutput) else {
-                throw MP4Error(.unsupported, "\(requestedOutput) is a symbolic link to a file that does not exist (or a loop); nothing was written")
-            }
-            output = target
+    /// Where a rewrite really writes: a symbolic link is written through, as `cp` does (the
+    /// temporary file and the rename happen beside the file it points to, and the link stays
+    /// a link); a dangling link is refused.
+    static func destination(_ requestedOutput: String) throws -> String {
+        guard Platform.isSymbolicLink(requestedOutput) else { return requestedOutput }
+        guard let target = Platform.resolvedPath(requestedOutput) else {
+            throw MP4Error(.unsupported, "\(requestedOutput) is a symbolic link to a file that does not exist (or a loop); nothing was written")
         }
+        return target
+    }
+
+    /// Refuses to replace a file that has other names: they would stay on the old bytes.
+    static func refuseHardLinks(_ output: String, named requestedOutput: String) throws {
+        if let existing = Platform.status(path: output), existing.links > 1 {
+            throw MP4Error(.unsupported, "\(requestedOutput) has \(existing.links) hard links; replacing it would leave the other names on the old file (rewrite to a new name, or remove the other links first); nothing was written")
+        }
+    }
+
+    /// Rewrites the file of any byte source (a URL, a cache) to the local file `output`, by
+    /// streaming its ``FaststartView`` in order: `ftyp` and `moov` first, then the media as
+    /// the source delivers it. Same atomic output and verification as the local rewrite, but
+    /// no kernel copy. Files the plan leaves alone are copied unchanged.
+    public static func rewrite(source: any ByteSource, output requestedOutput: String, options: Options = Options()) async throws -> Result {
+        guard !options.inPlace else { throw MP4Error(.unsupported, "an in-place rewrite needs a local file, not \(source.name)") }
+        let output = try destination(requestedOutput)
+        try refuseHardLinks(output, named: requestedOutput)
+        let view = try await FaststartView.make(source, limits: options.limits, options: FaststartPlan.Options(dropsPadding: options.dropsPadding))
+        let total = view.size
+        AtomicFileWriter.removeStaleTemporaries(beside: output)
+        let writer = try AtomicFileWriter(destination: output, permissions: 0o644)
+        var verified: Int?
+        do {
+            var written: UInt64 = 0, reported: UInt64 = 0
+            try await view.read(0..<total) { piece in
+                try writer.write(Array(piece), at: written)
+                written += UInt64(piece.count)
+                if let limit = options.failsAfterBytes, written >= limit {
+                    throw MP4Error(.io, "write to \(writer.temporaryPath) failed: No space left on device (the disk is full) [simulated]")
+                }
+                if written - reported >= 64 << 20 || written == total {
+                    reported = written
+                    options.progress?(written, total)
+                }
+            }
+            guard written == total else {
+                throw MP4Error(.io, "\(source.name) delivered \(written) of \(total) bytes; the output was discarded")
+            }
+            if options.verifies {
+                verified = try await verify(input: source, output: try FileSource(path: writer.temporaryPath), limits: options.limits)
+            }
+            try writer.commit()
+        } catch {
+            writer.abort()
+            throw error
+        }
+        return Result(plan: view.plan, wroteOutput: true, verifiedSampleCount: verified)
+    }
+
+    public static func rewrite(input: String, output requestedOutput: String, options: Options = Options()) async throws -> Result {
+        let output = try destination(requestedOutput)
         let inputStatus = Platform.status(path: input)
         if let inputStatus, let outputStatus = Platform.status(path: output),
            inputStatus.device == outputStatus.device, inputStatus.inode == outputStatus.inode, !options.inPlace {
@@ -75,10 +125,7 @@ public enum FaststartRewriter {
         if options.inPlace && requestedOutput != input {
             throw MP4Error(.unsupported, "an in-place rewrite writes to its input, not to \(requestedOutput)")
         }
-        // Replacing a file that has other names would leave them on the old bytes: refuse.
-        if let existing = Platform.status(path: output), existing.links > 1 {
-            throw MP4Error(.unsupported, "\(requestedOutput) has \(existing.links) hard links; replacing it would leave the other names on the old file (rewrite to a new name, or remove the other links first); nothing was written")
-        }
+        try refuseHardLinks(output, named: requestedOutput)
         let plan = try await Self.plan(input: input, options: options)
         if plan.verdict != .rewrite && options.inPlace {
             return Result(plan: plan, wroteOutput: false, verifiedSampleCount: nil)
@@ -143,7 +190,12 @@ public enum FaststartRewriter {
     /// Checks that `output` is faststart and that every sample of every track holds the same
     /// bytes as in `input`. Returns the number of samples compared.
     public static func verify(input: String, output: String, limits: ParseLimits = .default) async throws -> Int {
-        let a = try FileSource(path: input), b = try FileSource(path: output)
+        try await verify(input: try FileSource(path: input), output: try FileSource(path: output), limits: limits)
+    }
+
+    /// ``verify(input:output:limits:)`` over any two sources.
+    public static func verify(input a: any ByteSource, output b: any ByteSource, limits: ParseLimits = .default) async throws -> Int {
+        let output = b.name
         let fileA = try await MP4File.open(a, options: MP4File.Options(limits: limits))
         let fileB = try await MP4File.open(b, options: MP4File.Options(limits: limits))
         if fileB.layout.moviePlacement == .afterMediaData {

@@ -8,7 +8,7 @@ enum FaststartCommand: Command {
     static let spec = CommandSpec(
         name: "faststart",
         summary: "move moov in front of the media, safely (temp file, fsync, rename)",
-        usage: ["mp4probe faststart IN OUT [options]", "mp4probe faststart --in-place FILE [options]", "mp4probe faststart --dry-run IN [--json]"],
+        usage: ["mp4probe faststart IN OUT [options]", "mp4probe faststart --in-place FILE [options]", "mp4probe faststart --dry-run IN [--json]", "mp4probe faststart URL OUT [options]"],
         description: """
         Moves moov in front of the media so that progressive players can start before the whole
         file has arrived. Every chunk offset is relocated (stco is promoted to co64 when an offset
@@ -20,7 +20,9 @@ enum FaststartCommand: Command {
         (the rewrite would split them). A file that is already faststart, or fragmented, is copied
         unchanged to OUT (left alone with --in-place). Files that cannot be rewritten safely
         (cmov, offsets outside every box, a truncated input, a top-level meta) are refused with
-        exit code 6. IN and OUT are files: '-' (standard input or output) is refused.
+        exit code 6. IN and OUT are files: '-' (standard input or output) is refused. IN may be
+        an http(s) URL (or be read through --cache DIR): it is downloaded in faststart order,
+        moov first, through the same plan, to the local OUT.
         """,
         options: [
             .flag("in-place", "rewrite FILE itself (same temp-and-rename safety, permissions kept)"),
@@ -28,7 +30,7 @@ enum FaststartCommand: Command {
             .flag("verify", "before replacing anything, re-read the output: it must be faststart\nand every sample's bytes must equal the input's"),
             .flag("drop-free", "drop top-level free/skip padding"),
             .flag("quiet", "no progress line (progress is shown only on a terminal anyway)"),
-        ] + CommandTable.output, groups: [CommandTable.limits], exitCodes: [.success, .usage, .invalidInput, .ioError, .limitExceeded, .rewriteRefused, .internalError])
+        ] + CommandTable.output, groups: [CommandTable.source, CommandTable.limits], exitCodes: [.success, .usage, .invalidInput, .ioError, .limitExceeded, .rewriteRefused, .internalError])
 
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
         let scanner = try ArgumentScanner(arguments, for: spec)
@@ -39,8 +41,12 @@ enum FaststartCommand: Command {
         }
         let input = paths[0]
         let destination = inPlace ? input : (paths.count > 1 ? paths[1] : input)
-        for path in paths where path.lowercased().hasPrefix("http://") || path.lowercased().hasPrefix("https://") {
-            throw ArgumentScanner.UsageError(description: "faststart rewrites local files; '\(path)' is a URL")
+        // A URL (or --cache) input is read through its faststart view: moov first, then the
+        // media in output order, to a local OUT.
+        let remote = MP4Probe.isURL(input) || scanner.value("cache") != nil
+        if remote && inPlace { throw ArgumentScanner.UsageError(description: "--in-place rewrites a local file; '\(input)' is read through a URL or a cache") }
+        if paths.count > 1 && MP4Probe.isURL(paths[1]) {
+            throw ArgumentScanner.UsageError(description: "OUT must be a local file, not the URL '\(paths[1])'")
         }
         for path in paths where path == "-" {
             throw ArgumentScanner.UsageError(description: "'-' (standard input or output) is not supported: the rewrite reads the input twice and writes the output atomically beside its final name; give file names")
@@ -58,6 +64,18 @@ enum FaststartCommand: Command {
             }
         }
         do {
+            if remote {
+                let source = try await MP4Probe.openCachedSource(input, try MP4Probe.sourceOptions(scanner))
+                if scanner.flag("dry-run") {
+                    let view = try await FaststartView.make(source, limits: limits, options: FaststartPlan.Options(dropsPadding: options.dropsPadding))
+                    write(plan: view.plan, input: input, output: paths.count > 1 ? destination : nil, dryRun: true, verified: nil, json: scanner, to: output)
+                } else {
+                    let result = try await FaststartRewriter.rewrite(source: source, output: destination, options: options)
+                    write(plan: result.plan, input: input, output: destination, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output)
+                }
+                await MP4Probe.reportStatistics(source, nil, scanner, errors: errors)
+                return ExitCode.success.rawValue
+            }
             if scanner.flag("dry-run") {
                 let plan = try await FaststartRewriter.plan(input: input, options: options)
                 write(plan: plan, input: input, output: paths.count > 1 || inPlace ? destination : nil, dryRun: true, verified: nil, json: scanner, to: output)

@@ -30,4 +30,26 @@ import MP4TestSupport
             }
         }
     }
+
+    /// `faststart URL OUT` downloads through the faststart view (moov first) and writes exactly
+    /// what the local rewrite writes; `--verify` re-reads both; `--in-place URL` is a usage error.
+    @Test(.enabled(if: hasNginx)) func faststartFromAURLEqualsTheLocalRewrite() async throws {
+        let base = try #require(NginxServer.sampleMedia).baseURL
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        for name in ["moov-at-end.mp4", "faststart.mp4", "fragmented.mp4"] {
+            let remote = await CommandTests.run(["faststart", "--verify", "--stats", base + "/" + name, directory + "/remote-" + name])
+            #expect(remote.code == 0, "\(remote)")
+            let local = await CommandTests.run(["faststart", Fixtures.sample(name), directory + "/local-" + name])
+            #expect(local.code == 0, "\(local)")
+            #expect(FileSystem.read(directory + "/remote-" + name) == FileSystem.read(directory + "/local-" + name), "\(name)")
+            if name == "moov-at-end.mp4" {
+                // The head, the moov at the end, then the media in one streamed request.
+                #expect(remote.err.contains("3 HTTP requests") || remote.err.contains("4 HTTP requests"), "\(remote.err)")
+                #expect(remote.out.contains("verified:"), "\(remote.out)")
+            }
+        }
+        #expect(await CommandTests.run(["faststart", "--in-place", base + "/moov-at-end.mp4"]).code == 2)
+        #expect(await CommandTests.run(["faststart", Fixtures.sample("moov-at-end.mp4"), base + "/x.mp4"]).code == 2)
+    }
 }
