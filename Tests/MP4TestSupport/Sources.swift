@@ -108,9 +108,10 @@ public enum BoxBuilder {
         u32(1) + (FourCC(type)?.bytes ?? []) + u64(UInt64(16 + payload.count)) + payload
     }
 
-    public static func u16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
-    public static func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
-    public static func u64(_ v: UInt64) -> [UInt8] { u32(UInt32(v >> 32)) + u32(UInt32(v & 0xFFFF_FFFF)) }
+    // The production encoder (ByteWriter), so tests and code agree on byte order.
+    public static func u16(_ v: UInt16) -> [UInt8] { ByteWriter.bigEndian(UInt64(v), width: 2) }
+    public static func u32(_ v: UInt32) -> [UInt8] { ByteWriter.bigEndian(UInt64(v), width: 4) }
+    public static func u64(_ v: UInt64) -> [UInt8] { ByteWriter.bigEndian(v, width: 8) }
 
     /// A minimal `ftyp`.
     public static let ftyp = box("ftyp", Array("isom".utf8) + u32(512) + Array("isomiso2mp41".utf8))

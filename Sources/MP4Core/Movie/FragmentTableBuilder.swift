@@ -24,8 +24,8 @@ struct FragmentTableBuilder {
     private var nextDecodeTime: Int64 = 0
     private var offsetRuns: [(count: Int, offset: Int32)] = []
     private var hasCompositionOffsets = false
-    private var sizes: [UInt8] = []
-    private var chunkOffsets: [UInt8] = []
+    private var sizes = ByteWriter()
+    private var chunkOffsets = ByteWriter()
     private var chunkCount = 0
     private var chunkRuns: [SampleTable.ChunkRun] = []
     /// Sync sample indices, only once a non-sync sample was seen (until then every sample is
@@ -166,7 +166,7 @@ struct FragmentTableBuilder {
         let sync = allSamplesSync || isSync
         if !sync && syncIndices == nil { syncIndices = Array(0..<index) }
         if sync { syncIndices?.append(index) }
-        sizes.append(UInt8(size >> 24)); sizes.append(UInt8(size >> 16 & 0xFF)); sizes.append(UInt8(size >> 8 & 0xFF)); sizes.append(UInt8(size & 0xFF))
+        sizes.u32(size)
     }
 
     private mutating func appendTime(_ duration: Int64, sample: Int) {
@@ -179,7 +179,7 @@ struct FragmentTableBuilder {
     }
 
     private mutating func appendChunk(offset: UInt64, samples: Int, description: UInt32) {
-        for shift in stride(from: 56, through: 0, by: -8) { chunkOffsets.append(UInt8(offset >> UInt64(shift) & 0xFF)) }
+        chunkOffsets.u64(offset)
         if let last = chunkRuns.last, last.perChunk == UInt32(samples), last.descriptionNumber == description {
             chunkRuns[chunkRuns.count - 1].chunkCount += 1
         } else {
@@ -193,21 +193,20 @@ struct FragmentTableBuilder {
         var offsetRunStarts: [Int] = []
         var compositionOffsets: SampleTableData?
         if hasCompositionOffsets {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(offsetRuns.count * 8)
+            var writer = ByteWriter(capacity: offsetRuns.count * 8)
             var start = 0
             for run in offsetRuns {
                 offsetRunStarts.append(start)
                 start += run.count
-                for value in [UInt32(clamping: run.count), UInt32(bitPattern: run.offset)] {
-                    bytes.append(UInt8(value >> 24)); bytes.append(UInt8(value >> 16 & 0xFF)); bytes.append(UInt8(value >> 8 & 0xFF)); bytes.append(UInt8(value & 0xFF))
-                }
+                writer.u32(UInt32(clamping: run.count))
+                writer.i32(run.offset)
             }
+            let bytes = writer.bytes
             offsetRunStarts.append(start)
             compositionOffsets = SampleTableData(kind: .compositionOffset, version: 1, entryCount: offsetRuns.count, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: bytes[...])
         }
-        let sizeTable = SampleTableData(kind: .sampleSize, version: 0, entryCount: sampleCount, constantSampleSize: 0, sampleCount: UInt32(clamping: sampleCount), fieldSize: 0, entryBytes: sizes[...])
-        let offsetTable = SampleTableData(kind: .chunkLargeOffset, version: 0, entryCount: chunkCount, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: chunkOffsets[...])
+        let sizeTable = SampleTableData(kind: .sampleSize, version: 0, entryCount: sampleCount, constantSampleSize: 0, sampleCount: UInt32(clamping: sampleCount), fieldSize: 0, entryBytes: sizes.bytes[...])
+        let offsetTable = SampleTableData(kind: .chunkLargeOffset, version: 0, entryCount: chunkCount, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: chunkOffsets.bytes[...])
         return SampleTable(sampleCount: sampleCount, findings: findings, timeRuns: timeRuns, offsetRunStarts: offsetRunStarts, compositionOffsets: compositionOffsets, syncIndices: syncIndices, chunkRuns: chunkRuns, sizes: sizeTable, constantSize: 0, chunkOffsets: offsetTable)
     }
 }

@@ -152,8 +152,7 @@ public struct FaststartPlan: Sendable {
                 guard box.header.headerSize == 8, box.availableSize <= UInt64(UInt32.max) else {
                     throw MP4Error(.unsupported, "'\(box.type)' at \(box.offset) runs to the end of the file (size 0) and would need a 64-bit header", offset: box.offset, path: .top(box.type))
                 }
-                let size = UInt32(box.availableSize)
-                pieces.append(.bytes([UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]))
+                pieces.append(.bytes(ByteWriter.bigEndian(box.availableSize, width: 4)))
                 copy((box.offset + 4)..<box.availableEnd)
             } else {
                 copy(box.offset..<box.availableEnd)

@@ -244,21 +244,18 @@ struct OffsetRelocations {
         }
         // Promoted tables: splice in co64 boxes, from the last to the first.
         for table in tables.filter(\.promoted).sorted(by: { $0.boxStart > $1.boxStart }) {
-            var box: [UInt8] = []
-            box.reserveCapacity(16 + table.count * 8)
-            func u32(_ v: UInt64) { box += [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-            u32(UInt64(16 + table.count * 8))
-            box += Array("co64".utf8)
-            u32(0)
-            u32(UInt64(table.count))
+            var writer = ByteWriter(capacity: 16 + table.count * 8)
+            let co64 = writer.beginFullBox(.co64, version: 0, flags: 0)
+            writer.u32(UInt32(clamping: table.count))
             for i in 0..<table.count {
                 let old = Self.read(original, table.entriesStart + i * 4, 4)
                 guard let new = remap(old) else {
                     throw MP4Error(.unsupported, "chunk offset \(old) lies in no box of the file", offset: old, path: table.path)
                 }
-                u32(new >> 32)
-                u32(new & 0xFFFF_FFFF)
+                writer.u64(new)
             }
+            try writer.end(co64)
+            let box = writer.bytes
             guard table.boxSize == table.entriesStart - table.boxStart + table.count * 4 else {
                 throw MP4Error(.unsupported, "'stco' has extra bytes after its entries; promoting it would drop them", path: table.path)
             }
