@@ -6,6 +6,7 @@ enum BoxFields {
     static func fields(of node: BoxNode) -> [(String, JSONValue)] {
         switch node.content {
         case .container, .raw: return []
+        case .model(let model): return model.base.fields.map { ($0.name, jsonValue($0.value)) }
         case .fileType(let f):
             return [("majorBrand", .string(f.majorBrand.description)), ("minorVersion", .uint(UInt64(f.minorVersion))), ("compatibleBrands", .array(f.compatibleBrands.map { .string($0.description) }))]
         case .movieHeader(let h):
@@ -97,6 +98,18 @@ enum BoxFields {
             return [("bitDepth", .uint(UInt64(depth))), ("channelCount", .uint(UInt64(channels))), ("sampleRate", .uint(UInt64(rate)))]
         case let .flac(rate, channels, bits):
             return [("sampleRate", .uint(UInt64(rate))), ("channelCount", .uint(UInt64(channels))), ("bitsPerSample", .uint(UInt64(bits)))]
+        }
+    }
+
+    /// A dump value as JSON.
+    static func jsonValue(_ value: FieldValue) -> JSONValue {
+        switch value {
+        case .int(let v): return .int(v)
+        case .uint(let v): return .uint(v)
+        case .double(let v): return .double(v)
+        case .string(let v): return .string(v)
+        case .bool(let v): return .bool(v)
+        case .list(let items): return .array(items.map(jsonValue))
         }
     }
 

@@ -31,6 +31,19 @@ public enum BoxCatalog {
     /// The descriptor for `type`, or `nil` for an unknown type (kept raw).
     public static func descriptor(for type: FourCC) -> Descriptor? { table[type] }
 
+    /// The boxes declared as one ``BoxModel`` each: parsed, dumped and written from their
+    /// declaration. A new typed box is a new file and a row here.
+    public static let models: [any BoxModel.Type] = [
+        PixelAspectRatioBox.self,
+        BitRateBox.self,
+        ColourInformationBox.self,
+    ]
+
+    /// The model declared for `type`, if any.
+    public static func model(for type: FourCC) -> (any BoxModel.Type)? { modelTable[type] }
+
+    private static let modelTable: [FourCC: any BoxModel.Type] = Dictionary(models.map { ($0.type, $0) }, uniquingKeysWith: { first, _ in first })
+
     private static let table: [FourCC: Descriptor] = {
         var t: [FourCC: Descriptor] = [:]
         func add(_ type: FourCC, _ name: String, _ structure: Structure) { t[type] = Descriptor(name: name, structure: structure) }
@@ -70,12 +83,14 @@ public enum BoxCatalog {
             ("ftyp", "FileTypeBox"), ("styp", "SegmentTypeBox"), ("mdat", "MediaDataBox"), ("free", "FreeSpaceBox"), ("skip", "FreeSpaceBox"),
             ("wide", "QuickTimeWideAtom"), ("uuid", "UserExtensionBox"), ("avcC", "AVCConfigurationBox"), ("hvcC", "HEVCConfigurationBox"),
             ("av1C", "AV1CodecConfigurationBox"), ("dOps", "OpusSpecificBox"), ("dac3", "AC3SpecificBox"), ("dec3", "EC3SpecificBox"),
-            ("pasp", "PixelAspectRatioBox"), ("btrt", "BitRateBox"), ("colr", "ColourInformationBox"), ("clap", "CleanApertureBox"),
+            ("clap", "CleanApertureBox"),
             ("frma", "OriginalFormatBox"), ("cmov", "QuickTimeCompressedMovie"), ("chan", "QuickTimeChannelLayout"), ("fiel", "QuickTimeFieldHandling"),
             ("ftab", "FontTableBox"), ("vttC", "WebVTTConfigurationBox"), ("vlab", "WebVTTSourceLabelBox"), ("data", "iTunesDataBox"),
             ("mean", "iTunesMeanBox"), ("name", "iTunesNameBox"), ("mdcv", "MasteringDisplayColourVolumeBox"), ("clli", "ContentLightLevelBox"),
             ("dvcC", "DOVIConfigurationBox"), ("dvvC", "DOVIConfigurationBox"), ("chpl", "NeroChapterList"),
         ] as [(FourCC, String)] { add(type, name, .leaf) }
+        // Declared models name themselves; their structure follows from isFullBox.
+        for model in models { add(model.type, model.specName, model.isFullBox ? .fullLeaf : .leaf) }
         return t
     }()
 }

@@ -28,6 +28,8 @@ public enum BoxContent: Sendable, Hashable {
     case segmentIndex(SegmentIndexBox)
     case trackFragmentRandomAccess(TrackFragmentRandomAccessBox)
     case movieFragmentRandomAccessOffset(mfraSize: UInt32)
+    /// A box declared as a ``BoxModel`` (``BoxCatalog/models``).
+    case model(AnyBoxModel)
     /// A box of a known type whose payload did not parse; kept raw, with the reason.
     case invalid(MP4Error)
 }

@@ -84,6 +84,14 @@ public struct BoxTreeParser: Sendable {
                 try readVersionAndFlags(&node, &reader)
                 let declared = try reader.readUInt32()
                 node.content = descriptor.structure == .sampleDescription ? .sampleDescription(declaredEntryCount: declared) : .dataReference(declaredEntryCount: declared)
+            case .fullLeaf where BoxCatalog.model(for: header.type) != nil, .leaf where BoxCatalog.model(for: header.type) != nil:
+                guard let model = BoxCatalog.model(for: header.type) else { return node }
+                if model.isFullBox { try readVersionAndFlags(&node, &reader) }
+                node.content = .model(AnyBoxModel(try model.parse(&reader, version: node.version ?? 0, flags: node.flags ?? 0)))
+                if reader.remaining > 0 {
+                    findings.append(Finding(id: "box-extra-bytes", severity: .info, message: "'\(header.type)' has \(reader.remaining) bytes after its fields", offset: header.offset, path: path))
+                }
+                return node
             case .fullLeaf:
                 var payload = reader
                 try readVersionAndFlags(&node, &reader)

@@ -1,0 +1,54 @@
+/// A value in a box's dump (`mp4probe boxes`, text and JSON), independent of any output format.
+public enum FieldValue: Sendable, Hashable {
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case string(String)
+    case bool(Bool)
+    case list([FieldValue])
+}
+
+/// One box type, declared once: its type and spec name, whether it is a full box, its parser
+/// (over a reader bounded to the payload), its fields for dumps and its writer. A new typed
+/// box is one file with a type conforming to this protocol plus one row in
+/// ``BoxCatalog/models``: parsing, `boxes` output (text and JSON) and writing all follow.
+///
+/// ```swift
+/// public struct PixelAspectRatioBox: BoxModel {
+///     public static let type: FourCC = "pasp"
+///     public static let specName = "PixelAspectRatioBox"
+///     public static let isFullBox = false
+///     public var hSpacing: UInt32, vSpacing: UInt32
+///     ...
+/// }
+/// ```
+public protocol BoxModel: Sendable, Hashable {
+    /// The four-character code.
+    static var type: FourCC { get }
+    /// The class name in the specification (`PixelAspectRatioBox`).
+    static var specName: String { get }
+    /// Whether the payload starts with version and flags.
+    static var isFullBox: Bool { get }
+    /// Parses the payload (after version and flags for full boxes). The reader ends where the
+    /// box ends; bytes left over are reported by the parser as `box-extra-bytes`.
+    static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> Self
+    /// The fields a dump shows, in order.
+    var fields: [(name: String, value: FieldValue)] { get }
+    /// Writes the payload (after version and flags): ``parse(_:version:flags:)`` of what it
+    /// writes gives the same model.
+    func write(to writer: inout ByteWriter)
+}
+
+/// A parsed ``BoxModel`` of any type, as ``BoxContent/model(_:)`` holds it.
+public struct AnyBoxModel: Sendable, Hashable {
+    /// The model.
+    public let base: any BoxModel
+
+    public init(_ base: any BoxModel) { self.base = base }
+
+    /// The model as `T`, when it is one.
+    public func `as`<T: BoxModel>(_ type: T.Type) -> T? { base as? T }
+
+    public static func == (a: AnyBoxModel, b: AnyBoxModel) -> Bool { AnyHashable(a.base) == AnyHashable(b.base) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(AnyHashable(base)) }
+}
