@@ -9,16 +9,6 @@ enum BoxFields {
         case .model(let model): return model.base.fields.map { ($0.name, jsonValue($0.value)) }
         case .fileType(let f):
             return [("majorBrand", .string(f.majorBrand.description)), ("minorVersion", .uint(UInt64(f.minorVersion))), ("compatibleBrands", .array(f.compatibleBrands.map { .string($0.description) }))]
-        case .movieHeader(let h):
-            return [("timescale", .uint(UInt64(h.timescale))), ("duration", durationValue(h.duration)), ("durationSeconds", .optional(h.durationSeconds, JSONValue.double)), ("rate", .double(h.rate)), ("volume", .double(h.volume)), ("nextTrackID", .uint(UInt64(h.nextTrackID)))]
-        case .trackHeader(let h):
-            return [("trackID", .uint(UInt64(h.trackID))), ("enabled", .bool(h.isEnabled)), ("duration", durationValue(h.duration)), ("layer", .int(Int64(h.layer))), ("alternateGroup", .int(Int64(h.alternateGroup))), ("volume", .double(h.volume)), ("width", .double(h.width)), ("height", .double(h.height)), ("rotation", .optional(h.rotationDegrees) { .int(Int64($0)) })]
-        case .mediaHeader(let h):
-            return [("timescale", .uint(UInt64(h.timescale))), ("duration", durationValue(h.duration)), ("durationSeconds", .optional(h.durationSeconds, JSONValue.double)), ("language", .string(h.language))]
-        case .handler(let h):
-            return [("handlerType", .string(h.handlerType.description)), ("name", .string(h.name))]
-        case .editList(let e):
-            return [("entryCount", .uint(UInt64(e.entries.count)))]
         case .sampleDescription(let count), .dataReference(let count):
             return [("entryCount", .uint(UInt64(count)))]
         case .sampleEntry(let e):
@@ -40,35 +30,6 @@ enum BoxFields {
             if t.kind == .sampleSize { fields += [("sampleSize", .uint(UInt64(t.constantSampleSize))), ("sampleCount", .uint(UInt64(t.sampleCount)))] }
             if t.kind == .compactSampleSize { fields += [("fieldSize", .uint(UInt64(t.fieldSize))), ("sampleCount", .uint(UInt64(t.sampleCount)))] }
             return fields
-        case .trackExtends(let t):
-            return [("trackID", .uint(UInt64(t.trackID))), ("defaultSampleDescriptionIndex", .uint(UInt64(t.defaultSampleDescriptionIndex))), ("defaultSampleDuration", .uint(UInt64(t.defaultSampleDuration))), ("defaultSampleSize", .uint(UInt64(t.defaultSampleSize))), ("defaultSampleFlags", .string(Format.hexFlags(t.defaultSampleFlags)))]
-        case .movieExtendsHeader(let d):
-            return [("fragmentDuration", .uint(d))]
-        case .movieFragmentHeader(let n):
-            return [("sequenceNumber", .uint(UInt64(n)))]
-        case .trackFragmentHeader(let t):
-            var fields: [(String, JSONValue)] = [("trackID", .uint(UInt64(t.trackID)))]
-            if let v = t.baseDataOffset { fields.append(("baseDataOffset", .uint(v))) }
-            if let v = t.sampleDescriptionIndex { fields.append(("sampleDescriptionIndex", .uint(UInt64(v)))) }
-            if let v = t.defaultSampleDuration { fields.append(("defaultSampleDuration", .uint(UInt64(v)))) }
-            if let v = t.defaultSampleSize { fields.append(("defaultSampleSize", .uint(UInt64(v)))) }
-            if let v = t.defaultSampleFlags { fields.append(("defaultSampleFlags", .string(Format.hexFlags(v)))) }
-            if t.durationIsEmpty { fields.append(("durationIsEmpty", .bool(true))) }
-            if t.defaultBaseIsMoof { fields.append(("defaultBaseIsMoof", .bool(true))) }
-            return fields
-        case .trackFragmentDecodeTime(let t):
-            return [("baseMediaDecodeTime", .uint(t))]
-        case .trackRun(let r):
-            var fields: [(String, JSONValue)] = [("sampleCount", .uint(UInt64(r.sampleCount)))]
-            if let d = r.dataOffset { fields.append(("dataOffset", .int(Int64(d)))) }
-            if let f = r.firstSampleFlags { fields.append(("firstSampleFlags", .string(Format.hexFlags(f)))) }
-            return fields
-        case .segmentIndex(let s):
-            return [("referenceID", .uint(UInt64(s.referenceID))), ("timescale", .uint(UInt64(s.timescale))), ("earliestPresentationTime", .uint(s.earliestPresentationTime)), ("firstOffset", .uint(s.firstOffset)), ("referenceCount", .uint(UInt64(s.references.count)))]
-        case .trackFragmentRandomAccess(let t):
-            return [("trackID", .uint(UInt64(t.trackID))), ("entryCount", .uint(UInt64(t.entries.count)))]
-        case .movieFragmentRandomAccessOffset(let size):
-            return [("mfraSize", .uint(UInt64(size)))]
         case .invalid(let error):
             return [("error", .string(error.message))]
         }
@@ -110,6 +71,7 @@ enum BoxFields {
         case .string(let v): return .string(v)
         case .bool(let v): return .bool(v)
         case .list(let items): return .array(items.map(jsonValue))
+        case .null: return .null
         }
     }
 
@@ -132,17 +94,20 @@ enum BoxFields {
         switch node.content {
         case .table(let t):
             return table(t.kind.fieldNames, t.entryCount) { i in t.entry(at: i).map { JSONValue.int($0) } }
-        case .editList(let e):
+        case .model(let model) where model.as(EditListBox.self) != nil:
+            guard let e = model.as(EditListBox.self) else { return nil }
             return table(["segmentDuration", "mediaTime", "mediaRate"], e.entries.count) { i in
                 let entry = e.entries[i]
                 return [.uint(entry.segmentDuration), .int(entry.mediaTime), .double(entry.mediaRate)]
             }
-        case .segmentIndex(let s):
+        case .model(let model) where model.as(SegmentIndexBox.self) != nil:
+            guard let s = model.as(SegmentIndexBox.self) else { return nil }
             return table(["referencesIndex", "referencedSize", "subsegmentDuration", "startsWithSAP", "sapType"], s.references.count) { i in
                 let r = s.references[i]
                 return [.bool(r.referencesIndex), .uint(UInt64(r.referencedSize)), .uint(UInt64(r.subsegmentDuration)), .bool(r.startsWithSAP), .uint(UInt64(r.sapType))]
             }
-        case .trackFragmentRandomAccess(let t):
+        case .model(let model) where model.as(TrackFragmentRandomAccessBox.self) != nil:
+            guard let t = model.as(TrackFragmentRandomAccessBox.self) else { return nil }
             return table(["time", "moofOffset", "trafNumber", "trunNumber", "sampleNumber"], t.entries.count) { i in
                 let e = t.entries[i]
                 return [.uint(e.time), .uint(e.moofOffset), .uint(UInt64(e.trafNumber)), .uint(UInt64(e.trunNumber)), .uint(UInt64(e.sampleNumber))]

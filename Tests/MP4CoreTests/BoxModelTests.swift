@@ -32,6 +32,7 @@ import MP4TestSupport
             case .string(let v): return "\(field.name)=\(v)"
             case .double(let v): return "\(field.name)=\(v)"
             case .list(let v): return "\(field.name)=\(v)"
+            case .null: return "\(field.name)=null"
             }
         }.joined(separator: " ")
     }
@@ -44,7 +45,8 @@ import MP4TestSupport
         #expect(reader.remaining == 0, "\(c.name): \(reader.remaining) bytes not consumed")
         #expect(AnyBoxModel(parsed) == c.model)
         var writer = ByteWriter()
-        parsed.write(to: &writer)
+        let writable = try #require(parsed as? any WritableBoxModel)
+        writable.write(to: &writer)
         #expect(writer.bytes == c.payload, "\(c.name): written bytes differ")
         #expect(Self.dump(parsed.fields) == c.fields)
     }

@@ -91,8 +91,8 @@ import MP4TestSupport
             let run = TrackRunBox(flags: flags, version: 1, sampleCount: count, dataOffset: flags & 1 != 0 ? 40 : nil, firstSampleFlags: flags & 4 != 0 ? 0 : nil, recordSize: recordSize, records: records[...])
             let header = TrackFragmentHeaderBox(trackID: 1, baseDataOffset: nil, sampleDescriptionIndex: nil, defaultSampleDuration: nil, defaultSampleSize: nil, defaultSampleFlags: nil, durationIsEmpty: false, defaultBaseIsMoof: true)
             let traf = BoxNode(header: BoxHeader(type: .traf, offset: 1008, headerSize: 8, size: 8), content: .container, children: [
-                BoxNode(header: BoxHeader(type: .tfdt, offset: 1016, headerSize: 8, size: 16), content: .trackFragmentDecodeTime(baseMediaDecodeTime: 500)),
-                BoxNode(header: BoxHeader(type: .trun, offset: 1032, headerSize: 8, size: 8), content: .trackRun(run)),
+                BoxNode(header: BoxHeader(type: .tfdt, offset: 1016, headerSize: 8, size: 16), content: .model(AnyBoxModel(TrackFragmentDecodeTimeBox(baseMediaDecodeTime: 500)))),
+                BoxNode(header: BoxHeader(type: .trun, offset: 1032, headerSize: 8, size: 8), content: .model(AnyBoxModel(run))),
             ])
             let end = builder.append(traf: traf, path: .top(.traf), header: header, moofOffset: 1000, implicitBase: 1000, fileLength: 10_000)
             let table = builder.build()
@@ -120,7 +120,7 @@ import MP4TestSupport
         let run = TrackRunBox(flags: 0, version: 0, sampleCount: 100_000_000, dataOffset: nil, firstSampleFlags: nil, recordSize: 0, records: [])
         let header = TrackFragmentHeaderBox(trackID: 1, baseDataOffset: 0, sampleDescriptionIndex: nil, defaultSampleDuration: nil, defaultSampleSize: nil, defaultSampleFlags: nil, durationIsEmpty: false, defaultBaseIsMoof: false)
         let traf = BoxNode(header: BoxHeader(type: .traf, offset: 0, headerSize: 8, size: 8), content: .container, children: [
-            BoxNode(header: BoxHeader(type: .trun, offset: 8, headerSize: 8, size: 20), content: .trackRun(run)),
+            BoxNode(header: BoxHeader(type: .trun, offset: 8, headerSize: 8, size: 20), content: .model(AnyBoxModel(run))),
         ])
         let clock = ContinuousClock()
         let start = clock.now

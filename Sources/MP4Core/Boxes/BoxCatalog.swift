@@ -34,9 +34,11 @@ public enum BoxCatalog {
     /// The boxes declared as one ``BoxModel`` each: parsed, dumped and written from their
     /// declaration. A new typed box is a new file and a row here.
     public static let models: [any BoxModel.Type] = [
-        PixelAspectRatioBox.self,
-        BitRateBox.self,
-        ColourInformationBox.self,
+        MovieHeaderBox.self, TrackHeaderBox.self, MediaHeaderBox.self, HandlerBox.self, EditListBox.self,
+        MovieExtendsHeaderBox.self, TrackExtendsBox.self, MovieFragmentHeaderBox.self, TrackFragmentHeaderBox.self,
+        TrackFragmentDecodeTimeBox.self, TrackRunBox.self, SegmentIndexBox.self, TrackFragmentRandomAccessBox.self,
+        MovieFragmentRandomAccessOffsetBox.self,
+        PixelAspectRatioBox.self, BitRateBox.self, ColourInformationBox.self,
     ]
 
     /// The model declared for `type`, if any.
@@ -62,13 +64,9 @@ public enum BoxCatalog {
         add("stsd", "SampleDescriptionBox", .sampleDescription)
         add("dref", "DataReferenceBox", .dataReference)
         for (type, name) in [
-            ("mvhd", "MovieHeaderBox"), ("tkhd", "TrackHeaderBox"), ("mdhd", "MediaHeaderBox"), ("hdlr", "HandlerBox"),
-            ("elst", "EditListBox"), ("stts", "TimeToSampleBox"), ("ctts", "CompositionOffsetBox"), ("stss", "SyncSampleBox"),
+            ("stts", "TimeToSampleBox"), ("ctts", "CompositionOffsetBox"), ("stss", "SyncSampleBox"),
             ("stsc", "SampleToChunkBox"), ("stsz", "SampleSizeBox"), ("stz2", "CompactSampleSizeBox"), ("stco", "ChunkOffsetBox"),
-            ("co64", "ChunkLargeOffsetBox"), ("sdtp", "SampleDependencyTypeBox"), ("mehd", "MovieExtendsHeaderBox"),
-            ("trex", "TrackExtendsBox"), ("mfhd", "MovieFragmentHeaderBox"), ("tfhd", "TrackFragmentHeaderBox"),
-            ("tfdt", "TrackFragmentBaseMediaDecodeTimeBox"), ("trun", "TrackRunBox"), ("sidx", "SegmentIndexBox"),
-            ("tfra", "TrackFragmentRandomAccessBox"), ("mfro", "MovieFragmentRandomAccessOffsetBox"), ("vmhd", "VideoMediaHeaderBox"),
+            ("co64", "ChunkLargeOffsetBox"), ("sdtp", "SampleDependencyTypeBox"), ("vmhd", "VideoMediaHeaderBox"),
             ("smhd", "SoundMediaHeaderBox"), ("nmhd", "NullMediaHeaderBox"), ("sthd", "SubtitleMediaHeaderBox"), ("url ", "DataEntryUrlBox"),
             ("urn ", "DataEntryUrnBox"), ("schm", "SchemeTypeBox"), ("tenc", "TrackEncryptionBox"), ("pssh", "ProtectionSystemSpecificHeaderBox"),
             ("senc", "SampleEncryptionBox"), ("saio", "SampleAuxiliaryInformationOffsetsBox"), ("saiz", "SampleAuxiliaryInformationSizesBox"),

@@ -6,10 +6,23 @@ public enum FieldValue: Sendable, Hashable {
     case string(String)
     case bool(Bool)
     case list([FieldValue])
+    /// Unknown (an all-ones duration, an absent optional field).
+    case null
+
+    /// A 32-bit duration or time, `null` when it is the "unknown" all-ones value.
+    public static func duration(_ value: UInt64) -> FieldValue { value == UInt64.max ? .null : .uint(value) }
+    /// `value` through `make`, or `null`.
+    public static func optional<T>(_ value: T?, _ make: (T) -> FieldValue) -> FieldValue { value.map(make) ?? .null }
+    /// Flags as `0x000000` text.
+    public static func hexFlags(_ flags: UInt32) -> FieldValue {
+        let hex = String(flags, radix: 16)
+        return .string("0x" + String(repeating: "0", count: max(0, 6 - hex.count)) + hex)
+    }
 }
 
 /// One box type, declared once: its type and spec name, whether it is a full box, its parser
-/// (over a reader bounded to the payload), its fields for dumps and its writer. A new typed
+/// (over a reader bounded to the payload), its fields for dumps and, for a
+/// ``WritableBoxModel``, its writer. A new typed
 /// box is one file with a type conforming to this protocol plus one row in
 /// ``BoxCatalog/models``: parsing, `boxes` output (text and JSON) and writing all follow.
 ///
@@ -34,8 +47,12 @@ public protocol BoxModel: Sendable, Hashable {
     static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> Self
     /// The fields a dump shows, in order.
     var fields: [(name: String, value: FieldValue)] { get }
-    /// Writes the payload (after version and flags): ``parse(_:version:flags:)`` of what it
-    /// writes gives the same model.
+}
+
+/// A ``BoxModel`` that keeps every byte of its payload, so it can write it again.
+public protocol WritableBoxModel: BoxModel {
+    /// Writes the payload (after version and flags): ``BoxModel/parse(_:version:flags:)`` of
+    /// what it writes gives the same model.
     func write(to writer: inout ByteWriter)
 }
 

@@ -39,3 +39,11 @@ public struct EditListBox: Sendable, Hashable, Codable {
         return EditListBox(entries: entries)
     }
 }
+
+extension EditListBox: BoxModel {
+    public static let type: FourCC = .elst
+    public static let specName = "EditListBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> EditListBox { try parse(&reader, version: version) }
+    public var fields: [(name: String, value: FieldValue)] { [("entryCount", .uint(UInt64(entries.count)))] }
+}

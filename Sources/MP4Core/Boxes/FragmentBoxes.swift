@@ -148,3 +148,117 @@ public struct TrackFragmentRandomAccessBox: Sendable, Hashable, Codable {
         return TrackFragmentRandomAccessBox(trackID: trackID, entries: entries)
     }
 }
+
+extension TrackExtendsBox: BoxModel {
+    public static let type: FourCC = .trex
+    public static let specName = "TrackExtendsBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> TrackExtendsBox { try parse(&reader) }
+    public var fields: [(name: String, value: FieldValue)] {
+        [("trackID", .uint(UInt64(trackID))), ("defaultSampleDescriptionIndex", .uint(UInt64(defaultSampleDescriptionIndex))), ("defaultSampleDuration", .uint(UInt64(defaultSampleDuration))), ("defaultSampleSize", .uint(UInt64(defaultSampleSize))), ("defaultSampleFlags", .hexFlags(defaultSampleFlags))]
+    }
+}
+
+extension TrackFragmentHeaderBox: BoxModel {
+    public static let type: FourCC = .tfhd
+    public static let specName = "TrackFragmentHeaderBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> TrackFragmentHeaderBox { try parse(&reader, flags: flags) }
+    public var fields: [(name: String, value: FieldValue)] {
+        var fields: [(name: String, value: FieldValue)] = [("trackID", .uint(UInt64(trackID)))]
+        if let v = baseDataOffset { fields.append(("baseDataOffset", .uint(v))) }
+        if let v = sampleDescriptionIndex { fields.append(("sampleDescriptionIndex", .uint(UInt64(v)))) }
+        if let v = defaultSampleDuration { fields.append(("defaultSampleDuration", .uint(UInt64(v)))) }
+        if let v = defaultSampleSize { fields.append(("defaultSampleSize", .uint(UInt64(v)))) }
+        if let v = defaultSampleFlags { fields.append(("defaultSampleFlags", .hexFlags(v))) }
+        if durationIsEmpty { fields.append(("durationIsEmpty", .bool(true))) }
+        if defaultBaseIsMoof { fields.append(("defaultBaseIsMoof", .bool(true))) }
+        return fields
+    }
+}
+
+extension TrackRunBox: BoxModel {
+    public static let type: FourCC = .trun
+    public static let specName = "TrackRunBox"
+    public static let isFullBox = true
+    public var fields: [(name: String, value: FieldValue)] {
+        var fields: [(name: String, value: FieldValue)] = [("sampleCount", .uint(UInt64(sampleCount)))]
+        if let d = dataOffset { fields.append(("dataOffset", .int(Int64(d)))) }
+        if let f = firstSampleFlags { fields.append(("firstSampleFlags", .hexFlags(f))) }
+        return fields
+    }
+}
+
+extension SegmentIndexBox: BoxModel {
+    public static let type: FourCC = .sidx
+    public static let specName = "SegmentIndexBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> SegmentIndexBox { try parse(&reader, version: version) }
+    public var fields: [(name: String, value: FieldValue)] {
+        [("referenceID", .uint(UInt64(referenceID))), ("timescale", .uint(UInt64(timescale))), ("earliestPresentationTime", .uint(earliestPresentationTime)), ("firstOffset", .uint(firstOffset)), ("referenceCount", .uint(UInt64(references.count)))]
+    }
+}
+
+extension TrackFragmentRandomAccessBox: BoxModel {
+    public static let type: FourCC = .tfra
+    public static let specName = "TrackFragmentRandomAccessBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> TrackFragmentRandomAccessBox { try parse(&reader, version: version) }
+    public var fields: [(name: String, value: FieldValue)] { [("trackID", .uint(UInt64(trackID))), ("entryCount", .uint(UInt64(entries.count)))] }
+}
+
+/// `mehd` (8.8.2): the whole fragmented movie's duration, in the movie time scale.
+public struct MovieExtendsHeaderBox: WritableBoxModel {
+    public static let type: FourCC = .mehd
+    public static let specName = "MovieExtendsHeaderBox"
+    public static let isFullBox = true
+    public var fragmentDuration: UInt64
+    /// Whether it was written with 64 bits (version 1).
+    public var isWide: Bool
+    public init(fragmentDuration: UInt64, isWide: Bool) { self.fragmentDuration = fragmentDuration; self.isWide = isWide }
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MovieExtendsHeaderBox {
+        MovieExtendsHeaderBox(fragmentDuration: version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32()), isWide: version == 1)
+    }
+    public var fields: [(name: String, value: FieldValue)] { [("fragmentDuration", .uint(fragmentDuration))] }
+    public func write(to writer: inout ByteWriter) { if isWide { writer.u64(fragmentDuration) } else { writer.u32(UInt32(truncatingIfNeeded: fragmentDuration)) } }
+}
+
+/// `mfhd` (8.8.5): a movie fragment's sequence number.
+public struct MovieFragmentHeaderBox: WritableBoxModel {
+    public static let type: FourCC = .mfhd
+    public static let specName = "MovieFragmentHeaderBox"
+    public static let isFullBox = true
+    public var sequenceNumber: UInt32
+    public init(sequenceNumber: UInt32) { self.sequenceNumber = sequenceNumber }
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MovieFragmentHeaderBox { MovieFragmentHeaderBox(sequenceNumber: try reader.readUInt32()) }
+    public var fields: [(name: String, value: FieldValue)] { [("sequenceNumber", .uint(UInt64(sequenceNumber)))] }
+    public func write(to writer: inout ByteWriter) { writer.u32(sequenceNumber) }
+}
+
+/// `tfdt` (8.8.12): the decode time of a track fragment's first sample.
+public struct TrackFragmentDecodeTimeBox: WritableBoxModel {
+    public static let type: FourCC = .tfdt
+    public static let specName = "TrackFragmentBaseMediaDecodeTimeBox"
+    public static let isFullBox = true
+    public var baseMediaDecodeTime: UInt64
+    /// Whether it was written with 64 bits (version 1).
+    public var isWide: Bool
+    public init(baseMediaDecodeTime: UInt64, isWide: Bool = true) { self.baseMediaDecodeTime = baseMediaDecodeTime; self.isWide = isWide }
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> TrackFragmentDecodeTimeBox {
+        TrackFragmentDecodeTimeBox(baseMediaDecodeTime: version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32()), isWide: version == 1)
+    }
+    public var fields: [(name: String, value: FieldValue)] { [("baseMediaDecodeTime", .uint(baseMediaDecodeTime))] }
+    public func write(to writer: inout ByteWriter) { if isWide { writer.u64(baseMediaDecodeTime) } else { writer.u32(UInt32(truncatingIfNeeded: baseMediaDecodeTime)) } }
+}
+
+/// `mfro` (8.8.11): the size of the enclosing `mfra`, so a reader can find it from the end.
+public struct MovieFragmentRandomAccessOffsetBox: WritableBoxModel {
+    public static let type: FourCC = .mfro
+    public static let specName = "MovieFragmentRandomAccessOffsetBox"
+    public static let isFullBox = true
+    public var mfraSize: UInt32
+    public init(mfraSize: UInt32) { self.mfraSize = mfraSize }
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MovieFragmentRandomAccessOffsetBox { MovieFragmentRandomAccessOffsetBox(mfraSize: try reader.readUInt32()) }
+    public var fields: [(name: String, value: FieldValue)] { [("mfraSize", .uint(UInt64(mfraSize)))] }
+    public func write(to writer: inout ByteWriter) { writer.u32(mfraSize) }
+}

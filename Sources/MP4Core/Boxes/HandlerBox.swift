@@ -20,10 +20,19 @@ public struct HandlerBox: Sendable, Hashable, Codable {
             if component.rawValue != 0, first == bytes.count - 1 || first == bytes.count - 2, first > 0 {
                 // QuickTime: a Pascal string (length byte, then text).
                 name = String(decoding: bytes.dropFirst().prefix(first), as: UTF8.self)
+                try reader.skip(reader.remaining)
             } else {
                 name = reader.readCString()
             }
         }
         return HandlerBox(componentType: component, handlerType: handler, name: name)
     }
+}
+
+extension HandlerBox: BoxModel {
+    public static let type: FourCC = .hdlr
+    public static let specName = "HandlerBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> HandlerBox { try parse(&reader) }
+    public var fields: [(name: String, value: FieldValue)] { [("handlerType", .string(handlerType.description)), ("name", .string(name))] }
 }

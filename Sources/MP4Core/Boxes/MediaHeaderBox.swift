@@ -16,6 +16,8 @@ public struct MediaHeaderBox: Sendable, Hashable, Codable {
         var duration = wide ? try reader.readUInt64() : UInt64(try reader.readUInt32())
         if !wide && duration == UInt64(UInt32.max) { duration = UInt64.max }
         let packed = try reader.readUInt16()
+        // pre_defined (QuickTime: quality); tolerated when missing.
+        if reader.remaining >= 2 { try reader.skip(2) }
         return MediaHeaderBox(timescale: timescale, duration: duration, language: Self.language(packed))
     }
 
@@ -32,5 +34,15 @@ public struct MediaHeaderBox: Sendable, Hashable, Codable {
     public var durationSeconds: Double? {
         guard timescale > 0, duration != UInt64.max else { return nil }
         return Double(duration) / Double(timescale)
+    }
+}
+
+extension MediaHeaderBox: BoxModel {
+    public static let type: FourCC = .mdhd
+    public static let specName = "MediaHeaderBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MediaHeaderBox { try parse(&reader, version: version) }
+    public var fields: [(name: String, value: FieldValue)] {
+        [("timescale", .uint(UInt64(timescale))), ("duration", .duration(duration)), ("durationSeconds", .optional(durationSeconds, FieldValue.double)), ("language", .string(language))]
     }
 }

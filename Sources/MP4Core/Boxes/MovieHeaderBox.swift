@@ -36,3 +36,13 @@ public struct MovieHeaderBox: Sendable, Hashable, Codable {
         return Double(duration) / Double(timescale)
     }
 }
+
+extension MovieHeaderBox: BoxModel {
+    public static let type: FourCC = .mvhd
+    public static let specName = "MovieHeaderBox"
+    public static let isFullBox = true
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MovieHeaderBox { try parse(&reader, version: version) }
+    public var fields: [(name: String, value: FieldValue)] {
+        [("timescale", .uint(UInt64(timescale))), ("duration", .duration(duration)), ("durationSeconds", .optional(durationSeconds, FieldValue.double)), ("rate", .double(rate)), ("volume", .double(volume)), ("nextTrackID", .uint(UInt64(nextTrackID)))]
+    }
+}

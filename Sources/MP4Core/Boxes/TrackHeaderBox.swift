@@ -58,3 +58,12 @@ public struct TrackHeaderBox: Sendable, Hashable, Codable {
         }
     }
 }
+
+extension TrackHeaderBox: BoxModel {
+    public static let type: FourCC = .tkhd
+    public static let specName = "TrackHeaderBox"
+    public static let isFullBox = true
+    public var fields: [(name: String, value: FieldValue)] {
+        [("trackID", .uint(UInt64(trackID))), ("enabled", .bool(isEnabled)), ("duration", .duration(duration)), ("layer", .int(Int64(layer))), ("alternateGroup", .int(Int64(alternateGroup))), ("volume", .double(volume)), ("width", .double(width)), ("height", .double(height)), ("rotation", .optional(rotationDegrees) { .int(Int64($0)) })]
+    }
+}

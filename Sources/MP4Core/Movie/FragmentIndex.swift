@@ -34,7 +34,7 @@ public struct FragmentIndex: Sendable {
     static func load(_ file: MP4File, from source: some ByteSource, byteRange: Range<UInt64>?, limits: ParseLimits, cache: inout [UInt64: BoxNode]) async throws -> FragmentIndex {
         var defaults: [UInt32: TrackExtendsBox] = [:]
         for trex in file.movieBox?.first(.mvex)?.all(.trex) ?? [] {
-            if case .trackExtends(let box) = trex.content { defaults[box.trackID] = box }
+            if let box = trex.model(TrackExtendsBox.self) { defaults[box.trackID] = box }
         }
         var builders: [UInt32: FragmentTableBuilder] = [:]
         for track in file.movie?.tracks ?? [] where builders[track.trackID] == nil {
@@ -79,7 +79,7 @@ public struct FragmentIndex: Sendable {
             let trafs = node.all(.traf)
             for (i, traf) in trafs.enumerated() {
                 let trafPath = path.appending(.traf, ordinalNumber: trafs.count > 1 ? i + 1 : nil)
-                guard case .trackFragmentHeader(let header)? = traf.first(.tfhd)?.content else {
+                guard let header = traf.first(.tfhd)?.model(TrackFragmentHeaderBox.self) else {
                     findings.append(Finding(id: "traf-without-tfhd", severity: .error, message: "traf has no readable tfhd; its samples are skipped", offset: traf.header.offset, path: trafPath))
                     continue
                 }

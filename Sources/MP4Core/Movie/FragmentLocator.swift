@@ -38,7 +38,7 @@ public struct FragmentLocator: Sendable, Hashable {
         var fromIndex: [FragmentLocator] = []
         for box in file.layout.boxes where box.type == .sidx {
             guard let node = try await budget.load(box.offset..<box.availableEnd, from: source, path: .top(.sidx)),
-                  case .segmentIndex(let sidx) = node.content, sidx.timescale > 0 else { continue }
+                  let sidx = node.model(SegmentIndexBox.self), sidx.timescale > 0 else { continue }
             var entries: [Entry] = []
             try await expand(sidx, end: box.availableEnd, rootTimescale: sidx.timescale, source: source, budget: &budget, depth: 0, into: &entries)
             if !entries.isEmpty { fromIndex.append(FragmentLocator(origin: .segmentIndex, trackID: sidx.referenceID, timescale: sidx.timescale, entries: entries)) }
@@ -92,7 +92,7 @@ public struct FragmentLocator: Sendable, Hashable {
                 guard header.type == .sidx,
                       offset + header.size <= next,
                       let node = try await budget.load(offset..<(offset + header.size), from: source, path: .top(.sidx)),
-                      case .segmentIndex(let child) = node.content, child.timescale > 0
+                      let child = node.model(SegmentIndexBox.self), child.timescale > 0
                 else { return }
                 try await expand(child, end: offset + header.size, rootTimescale: rootTimescale, source: source, budget: &budget, depth: depth + 1, into: &entries)
             } else {
@@ -113,7 +113,7 @@ public struct FragmentLocator: Sendable, Hashable {
         else { return nil }
         var table: TrackFragmentRandomAccessBox?
         for child in node.all(.tfra) {
-            if case .trackFragmentRandomAccess(let tfra) = child.content, tfra.trackID == trackID { table = tfra }
+            if let tfra = child.model(TrackFragmentRandomAccessBox.self), tfra.trackID == trackID { table = tfra }
         }
         guard let table, !table.entries.isEmpty else { return nil }
         // One entry per moof that the scan found (a Set: tfra may list many entries and the

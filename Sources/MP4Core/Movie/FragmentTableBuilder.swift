@@ -45,7 +45,7 @@ struct FragmentTableBuilder {
     /// data). Returns the end of this `traf`'s data.
     mutating func append(traf: BoxNode, path: BoxPath, header: TrackFragmentHeaderBox, moofOffset: UInt64, implicitBase: UInt64, fileLength: UInt64) -> UInt64 {
         let base: UInt64 = header.baseDataOffset ?? (header.defaultBaseIsMoof ? moofOffset : implicitBase)
-        if case .trackFragmentDecodeTime(let t)? = traf.first(.tfdt)?.content {
+        if let t = traf.first(.tfdt)?.model(TrackFragmentDecodeTimeBox.self)?.baseMediaDecodeTime {
             let time = Int64(clamping: t)
             if let last = timeRuns.last, time < last.firstTime {
                 findings.append(Finding(id: "fragment-time-backwards", severity: .warning, message: "tfdt \(t) is before earlier samples of track \(trackID) (\(nextDecodeTime)); kept in order", path: path.appending(.tfdt)))
@@ -65,7 +65,7 @@ struct FragmentTableBuilder {
         var dataEnd = base
         let runs = traf.children.enumerated().filter { $0.element.type == .trun }
         for (runNumber, (_, node)) in runs.enumerated() {
-            guard case .trackRun(let run) = node.content else { continue }
+            guard let run = node.model(TrackRunBox.self) else { continue }
             let runPath = path.appending(.trun, ordinalNumber: runs.count > 1 ? runNumber + 1 : nil)
             guard !isCut else { return dataEnd }
             guard run.sampleCount <= maxSamples - sampleCount else {

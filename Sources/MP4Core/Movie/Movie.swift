@@ -14,13 +14,13 @@ public struct Movie: Sendable, Hashable {
     /// Summarises a parsed `moov`.
     public init(moov: BoxNode) {
         var findings: [Finding] = []
-        if case .movieHeader(let h)? = moov.first(.mvhd)?.content { header = h } else {
+        if let h = moov.first(.mvhd)?.model(MovieHeaderBox.self) { header = h } else {
             header = nil
             findings.append(Finding(id: "missing-mvhd", severity: .error, message: "moov has no readable mvhd", path: .top(.moov)))
         }
         let mvex = moov.first(.mvex)
         hasMovieExtends = mvex != nil
-        if case .movieExtendsHeader(let d)? = mvex?.first(.mehd)?.content { fragmentDuration = d } else { fragmentDuration = nil }
+        fragmentDuration = mvex?.first(.mehd)?.model(MovieExtendsHeaderBox.self)?.fragmentDuration
         var tracks: [Track] = []
         for (child, path) in zip(moov.children, BoxNode.childPaths(moov.children, parent: .top(.moov))) where child.type == .trak {
             tracks.append(Track(trak: child, path: path, findings: &findings))

@@ -52,13 +52,13 @@ public struct Track: Sendable, Hashable {
     /// Builds the summary of `trak` at `path`, adding inconsistencies to `findings`.
     init(trak: BoxNode, path: BoxPath, findings: inout [Finding]) {
         var header: TrackHeaderBox?
-        if case .trackHeader(let h)? = trak.first(.tkhd)?.content { header = h }
+        if let h = trak.first(.tkhd)?.model(TrackHeaderBox.self) { header = h }
         var mediaHeader: MediaHeaderBox?
-        if case .mediaHeader(let h)? = trak.descendant(.mdia, .mdhd)?.content { mediaHeader = h }
+        if let h = trak.descendant(.mdia, .mdhd)?.model(MediaHeaderBox.self) { mediaHeader = h }
         var handler: HandlerBox?
-        if case .handler(let h)? = trak.descendant(.mdia, .hdlr)?.content { handler = h }
+        if let h = trak.descendant(.mdia, .hdlr)?.model(HandlerBox.self) { handler = h }
         var editList: EditListBox?
-        if case .editList(let e)? = trak.descendant(.edts, .elst)?.content { editList = e }
+        if let e = trak.descendant(.edts, .elst)?.model(EditListBox.self) { editList = e }
         let stbl = trak.descendant(.mdia, .minf, .stbl)
         var entries: [SampleEntry] = []
         for child in stbl?.first(.stsd)?.children ?? [] {

@@ -6,11 +6,6 @@ public enum BoxContent: Sendable, Hashable {
     /// A box the library keeps as raw bytes.
     case raw
     case fileType(FileTypeBox)
-    case movieHeader(MovieHeaderBox)
-    case trackHeader(TrackHeaderBox)
-    case mediaHeader(MediaHeaderBox)
-    case handler(HandlerBox)
-    case editList(EditListBox)
     /// `stsd`: the entries are the children.
     case sampleDescription(declaredEntryCount: UInt32)
     /// A child of `stsd`.
@@ -19,15 +14,6 @@ public enum BoxContent: Sendable, Hashable {
     case table(SampleTableData)
     /// `dref`: the entries are the children.
     case dataReference(declaredEntryCount: UInt32)
-    case trackExtends(TrackExtendsBox)
-    case movieExtendsHeader(fragmentDuration: UInt64)
-    case movieFragmentHeader(sequenceNumber: UInt32)
-    case trackFragmentHeader(TrackFragmentHeaderBox)
-    case trackFragmentDecodeTime(baseMediaDecodeTime: UInt64)
-    case trackRun(TrackRunBox)
-    case segmentIndex(SegmentIndexBox)
-    case trackFragmentRandomAccess(TrackFragmentRandomAccessBox)
-    case movieFragmentRandomAccessOffset(mfraSize: UInt32)
     /// A box declared as a ``BoxModel`` (``BoxCatalog/models``).
     case model(AnyBoxModel)
     /// A box of a known type whose payload did not parse; kept raw, with the reason.
@@ -37,6 +23,12 @@ public enum BoxContent: Sendable, Hashable {
 /// A parsed box: header, version and flags for full boxes, typed content, children, and the
 /// raw payload bytes (shared with the buffer the box was read into, never copied).
 public struct BoxNode: Sendable, Hashable {
+    /// The box's model when it is a `T` (`node.model(MovieHeaderBox.self)`).
+    public func model<T: BoxModel>(_ type: T.Type) -> T? {
+        if case .model(let model) = content { return model.as(type) }
+        return nil
+    }
+
     /// The header as read.
     public var header: BoxHeader
     /// The full box version, for full boxes.

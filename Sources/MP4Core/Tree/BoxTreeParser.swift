@@ -211,23 +211,9 @@ public struct BoxTreeParser: Sendable {
     static func parseLeaf(_ type: FourCC, _ reader: inout ByteReader, payload: inout ByteReader, version: UInt8, flags: UInt32) throws -> BoxContent {
         switch type {
         case .ftyp, .styp: return .fileType(try FileTypeBox.parse(&reader))
-        case .mvhd: return .movieHeader(try MovieHeaderBox.parse(&reader, version: version))
-        case .tkhd: return .trackHeader(try TrackHeaderBox.parse(&reader, version: version, flags: flags))
-        case .mdhd: return .mediaHeader(try MediaHeaderBox.parse(&reader, version: version))
-        case .hdlr: return .handler(try HandlerBox.parse(&reader))
-        case .elst: return .editList(try EditListBox.parse(&reader, version: version))
         case .stts, .ctts, .stss, .stsc, .stsz, .stz2, .stco, .co64, .sdtp:
             guard let kind = SampleTableData.Kind(rawValue: type.description) else { return .raw }
             return .table(try SampleTableData.parse(kind, &reader, version: version))
-        case .mehd: return .movieExtendsHeader(fragmentDuration: version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32()))
-        case .trex: return .trackExtends(try TrackExtendsBox.parse(&reader))
-        case .mfhd: return .movieFragmentHeader(sequenceNumber: try reader.readUInt32())
-        case .tfhd: return .trackFragmentHeader(try TrackFragmentHeaderBox.parse(&reader, flags: flags))
-        case .tfdt: return .trackFragmentDecodeTime(baseMediaDecodeTime: version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32()))
-        case .trun: return .trackRun(try TrackRunBox.parse(&reader, version: version, flags: flags))
-        case .sidx: return .segmentIndex(try SegmentIndexBox.parse(&reader, version: version))
-        case .tfra: return .trackFragmentRandomAccess(try TrackFragmentRandomAccessBox.parse(&reader, version: version))
-        case .mfro: return .movieFragmentRandomAccessOffset(mfraSize: try reader.readUInt32())
         default:
             if let configuration = try CodecConfiguration.parse(type, &payload) { return .codecConfiguration(configuration) }
             return .raw

@@ -1,6 +1,6 @@
 /// `btrt` (ISO/IEC 14496-12 8.5.2.2): the decoding buffer size and the maximum and average
 /// bit rates of a sample entry's stream, in bytes and bits per second.
-public struct BitRateBox: BoxModel {
+public struct BitRateBox: WritableBoxModel {
     public static let type: FourCC = "btrt"
     public static let specName = "BitRateBox"
     public static let isFullBox = false

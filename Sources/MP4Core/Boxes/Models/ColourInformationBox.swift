@@ -1,7 +1,7 @@
 /// `colr` (ISO/IEC 14496-12 12.1.5; QuickTime `nclc`): how to interpret a video's colours,
 /// as code points (ITU-T H.273: primaries, transfer characteristics, matrix, full range) or an
 /// ICC profile.
-public struct ColourInformationBox: BoxModel {
+public struct ColourInformationBox: WritableBoxModel {
     public static let type: FourCC = "colr"
     public static let specName = "ColourInformationBox"
     public static let isFullBox = false

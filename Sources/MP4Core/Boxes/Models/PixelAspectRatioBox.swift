@@ -1,6 +1,6 @@
 /// `pasp` (ISO/IEC 14496-12 12.1.4): the pixel aspect ratio of a visual sample entry,
 /// `hSpacing:vSpacing` (1:1 for square pixels; 4:3 for anamorphic DV widescreen...).
-public struct PixelAspectRatioBox: BoxModel {
+public struct PixelAspectRatioBox: WritableBoxModel {
     public static let type: FourCC = "pasp"
     public static let specName = "PixelAspectRatioBox"
     public static let isFullBox = false
