@@ -107,7 +107,7 @@ public struct MP4File: Sendable {
             var shouldLoad = isFirstMoov || isFirstFtyp
             if options.loadsAllBoxes && !shouldLoad && ![.mdat, .free, .skip, .wide].contains(box.type) {
                 if box.availableSize > options.limits.maxOtherBoxSize || loadedOther + box.availableSize > options.limits.maxMetadataBytes {
-                    findings.append(Finding(id: "box-not-loaded", severity: .info, message: "'\(box.type)' (\(box.size) bytes) was not loaded: larger than the limit for boxes other than moov (\(options.limits.maxOtherBoxSize) bytes each, \(options.limits.maxMetadataBytes) in all)", offset: box.offset, path: path))
+                    findings.append(Finding(.boxNotLoaded, message: "'\(box.type)' (\(box.size) bytes) was not loaded: larger than the limit for boxes other than moov (\(options.limits.maxOtherBoxSize) bytes each, \(options.limits.maxMetadataBytes) in all)", offset: box.offset, path: path))
                 } else {
                     shouldLoad = true
                     loadedOther += box.availableSize
@@ -130,7 +130,7 @@ public struct MP4File: Sendable {
         var movie: Movie?
         if let moov = nodes.first(where: { $0.type == .moov }) {
             if moov.isTruncated {
-                findings.append(Finding(id: "moov-truncated", severity: .error, message: "moov is cut short by the end of the file: tracks may be missing or incomplete", offset: moov.header.offset, path: .top(.moov)))
+                findings.append(Finding(.moovTruncated, message: "moov is cut short by the end of the file: tracks may be missing or incomplete", offset: moov.header.offset, path: .top(.moov)))
             }
             let summary = Movie(moov: moov)
             findings += summary.findings

@@ -214,7 +214,7 @@ enum CheckCommand: Command {
             _ = try await FaststartRewriter.rewrite(input: path, output: path, options: .init(inPlace: true, verifies: true, limits: limits))
         } catch let error as MP4Error {
             var failed = check
-            failed.findings.append(Finding(id: "fix-failed", severity: .error, message: "--fix could not rewrite the file: \(error.message)"))
+            failed.findings.append(Finding(.fixFailed, message: "--fix could not rewrite the file: \(error.message)"))
             return Entry(check: failed, fixed: false)
         } catch {
             return Entry(check: check, fixed: false)
@@ -227,9 +227,9 @@ enum CheckCommand: Command {
             let source = try await MP4Probe.openCachedSource(path, options)
             return await FileCheck.check(source, policy: policy, limits: limits)
         } catch let error as MP4Error {
-            return FileCheck(name: path, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: error.message)], metrics: FileCheck.Metrics())
+            return FileCheck(name: path, status: .ioError, findings: [Finding(.ioError, message: error.message)], metrics: FileCheck.Metrics())
         } catch {
-            return FileCheck(name: path, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: "\(error)")], metrics: FileCheck.Metrics())
+            return FileCheck(name: path, status: .ioError, findings: [Finding(.ioError, message: "\(error)")], metrics: FileCheck.Metrics())
         }
     }
 }

@@ -30,6 +30,10 @@ enum CheckReport {
                 guard finding.severity != .info else { continue }
                 text += "      \(finding.severity.rawValue) \(finding.id): \(finding.message)\n"
             }
+            // What to run: the core says what is wrong, the tool says which command fixes it.
+            if c.status == .fail && c.failsOnlyOnLayout && !entry.fixed {
+                text += "      fix: mp4probe faststart --in-place '\(c.name)' (or check --fix)\n"
+            }
         }
         let s = summary(entries)
         text += "\(Format.count(entries.count, "file")): \(s.passed) passed, \(s.failed) failed" + (s.unreadable > 0 ? ", \(s.unreadable) unreadable" : "") + (s.fixed > 0 ? ", \(s.fixed) fixed" : "") + "\n"

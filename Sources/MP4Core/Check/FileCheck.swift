@@ -74,12 +74,12 @@ public struct FileCheck: Sendable {
             return evaluate(file, policy: policy, limits: limits, fragments: fragments)
         } catch let error as MP4Error {
             if error.kind == .io {
-                return FileCheck(name: source.name, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: error.message, offset: error.offset)], metrics: Metrics())
+                return FileCheck(name: source.name, status: .ioError, findings: [Finding(.ioError, message: error.message, offset: error.offset)], metrics: Metrics())
             }
-            let id = error.kind == .notMP4 ? "not-mp4" : (error.kind == .limitExceeded ? "limit-exceeded" : "unreadable")
-            return FileCheck(name: source.name, status: .fail, findings: [Finding(id: id, severity: .error, message: "\(error.message); the file cannot be played as MP4", offset: error.offset)], metrics: Metrics())
+            let kind: Finding.Kind = error.kind == .notMP4 ? .notMP4 : (error.kind == .limitExceeded ? .limitExceeded : .unreadable)
+            return FileCheck(name: source.name, status: .fail, findings: [Finding(kind, message: "\(error.message); the file cannot be played as MP4", offset: error.offset)], metrics: Metrics())
         } catch {
-            return FileCheck(name: source.name, status: .ioError, findings: [Finding(id: "io-error", severity: .error, message: "\(error)")], metrics: Metrics())
+            return FileCheck(name: source.name, status: .ioError, findings: [Finding(.ioError, message: "\(error)")], metrics: Metrics())
         }
     }
 
@@ -101,10 +101,10 @@ public struct FileCheck: Sendable {
             findings.append(finding)
         }
         for box in layout.boxes where box.isTruncated && !findings.contains(where: { $0.offset == box.offset }) {
-            findings.append(Finding(id: "truncated-box", severity: .error, message: "'\(box.type)' claims \(box.size) bytes but the file ends after \(box.availableSize): the file is incomplete; upload it again", offset: box.offset, path: .top(box.type)))
+            findings.append(Finding(.boxTruncated, message: "'\(box.type)' claims \(box.size) bytes but the file ends after \(box.availableSize): the file is incomplete; upload it again", offset: box.offset, path: .top(box.type)))
         }
         if file.movie == nil && file.kind != .mediaSegment {
-            findings.append(Finding(id: "no-moov", severity: .error, message: "the file has no moov box: nothing can play it"))
+            findings.append(Finding(.noMoov, message: "the file has no moov box: nothing can play it"))
         }
 
         // Layout.
@@ -112,14 +112,14 @@ public struct FileCheck: Sendable {
             metrics.faststart = layout.moviePlacement != .afterMediaData
             metrics.startupBytes = layout.startupByteCount
             if policy.requireFaststart && layout.moviePlacement == .afterMediaData, let moov = layout.movieBox, let mdat = layout.firstMediaDataBox {
-                findings.append(Finding(id: "not-faststart", severity: .error, message: "moov at \(moov.offset) comes after mdat at \(mdat.offset): a progressive player must download \(moov.availableEnd) of \(layout.fileSize) bytes before playback; run `mp4probe faststart --in-place FILE`", offset: moov.offset, path: .top(.moov)))
+                findings.append(Finding(.notFaststart, severity: .error, message: "moov at \(moov.offset) comes after mdat at \(mdat.offset): a progressive player must download \(moov.availableEnd) of \(layout.fileSize) bytes before playback; move moov to the front (a faststart rewrite, no re-encoding)", offset: moov.offset, path: .top(.moov)))
             }
             if let limit = policy.maxStartupBytes, let startup = layout.startupByteCount, startup > limit {
-                findings.append(Finding(id: "startup-bytes", severity: .error, message: "a progressive player needs \(startup) bytes before playback, more than the \(limit) allowed; move moov to the front (`mp4probe faststart --in-place FILE`)", path: .top(.moov)))
+                findings.append(Finding(.startupBytes, message: "a progressive player needs \(startup) bytes before playback, more than the \(limit) allowed; move moov to the front (a faststart rewrite, no re-encoding)", path: .top(.moov)))
             }
         }
         if isFragmented && !policy.allowFragmented {
-            findings.append(Finding(id: "fragmented", severity: .error, message: "the file is fragmented (\(file.kind.rawValue)), which this policy does not allow; remux it as a progressive file (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)"))
+            findings.append(Finding(.fragmented, message: "the file is fragmented (\(file.kind.rawValue)), which this policy does not allow; remux it as a progressive file (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)"))
         }
 
         // Codecs, brands, duration, resolution.
@@ -128,7 +128,7 @@ public struct FileCheck: Sendable {
                 let codec = entry.codecString
                 if !metrics.codecs.contains(codec) { metrics.codecs.append(codec) }
                 if let allowed = policy.allowCodecs, !allowed.contains(where: { entry.format.description == $0 || entry.codingFormat.description == $0 || codec.hasPrefix($0) }) {
-                    findings.append(Finding(id: "codec-not-allowed", severity: .error, message: "track \(track.trackID) uses \(codec) (\(entry.format)), not among the allowed codecs \(allowed.joined(separator: ", ")); re-encode it", path: track.path))
+                    findings.append(Finding(.codecNotAllowed, message: "track \(track.trackID) uses \(codec) (\(entry.format)), not among the allowed codecs \(allowed.joined(separator: ", ")); re-encode it", path: track.path))
                 }
             }
             if track.kind == .video, let entry = track.sampleEntries.first, let w = entry.width, let h = entry.height, metrics.width == nil {
@@ -137,24 +137,24 @@ public struct FileCheck: Sendable {
             }
         }
         if let allowed = policy.allowBrands, let brand = metrics.majorBrand, !allowed.contains(brand) {
-            findings.append(Finding(id: "brand-not-allowed", severity: .error, message: "major brand '\(brand)' is not among the allowed brands \(allowed.joined(separator: ", "))", path: .top(.ftyp)))
+            findings.append(Finding(.brandNotAllowed, message: "major brand '\(brand)' is not among the allowed brands \(allowed.joined(separator: ", "))", path: .top(.ftyp)))
         }
         if let limit = policy.maxDuration, let duration = metrics.durationSeconds, duration > limit {
-            findings.append(Finding(id: "duration", severity: .error, message: "the file lasts \(duration) s, more than the \(limit) s allowed"))
+            findings.append(Finding(.duration, message: "the file lasts \(duration) s, more than the \(limit) s allowed"))
         }
         if let width = metrics.width, let height = metrics.height {
             if let text = policy.minResolution, let min = CheckPolicy.parseResolution(text), width < min.width || height < min.height {
-                findings.append(Finding(id: "resolution", severity: .error, message: "the video is \(width)x\(height), smaller than the minimum \(text)"))
+                findings.append(Finding(.resolution, message: "the video is \(width)x\(height), smaller than the minimum \(text)"))
             }
             if let text = policy.maxResolution, let max = CheckPolicy.parseResolution(text), width > max.width || height > max.height {
-                findings.append(Finding(id: "resolution", severity: .error, message: "the video is \(width)x\(height), larger than the maximum \(text)"))
+                findings.append(Finding(.resolution, message: "the video is \(width)x\(height), larger than the maximum \(text)"))
             }
         }
 
         // Fragment integrity: the moofs parse, and every run points into an mdat payload.
         switch fragments {
         case .failure(let error)?:
-            findings.append(Finding(id: "fragments-unreadable", severity: .error, message: "the movie fragments cannot be read: \(error.message)", offset: error.offset))
+            findings.append(Finding(.fragmentsUnreadable, message: "the movie fragments cannot be read: \(error.message)", offset: error.offset))
         case .success(let index)?:
             for finding in index.findings where finding.severity != .info {
                 var raised = finding
@@ -173,11 +173,21 @@ public struct FileCheck: Sendable {
         // Sample-level checks on progressive files: counts, byte ranges, keyframes, interleaving.
         if !isFragmented, file.movie != nil {
             let planner = SeekPlanner(file: file, limits: limits)
-            for finding in planner.findings where ["sample-count-mismatch", "samples-without-chunk", "stsc-past-chunks", "missing-sample-sizes", "missing-chunk-offsets", "missing-stts", "missing-stsc"].contains(finding.id) {
-                var raised = finding
-                raised.severity = .error
-                raised.message += "; the tables disagree, so players may stop early or fail"
-                findings.append(raised)
+            // Sample tables that disagree fail the check: the policy raises their severity. A
+            // condition already reported when the file was opened is raised, not repeated.
+            let failing: Set<Finding.Kind> = [.sampleCountMismatch, .samplesWithoutChunk, .stscPastChunks, .missingSampleSizes, .missingChunkOffsets, .missingStts, .missingStsc]
+            for finding in planner.findings {
+                guard let kind = finding.kind, failing.contains(kind) else { continue }
+                let suffix = "; the tables disagree, so players may stop early or fail"
+                if let index = findings.firstIndex(where: { $0.id == finding.id && $0.path == finding.path }) {
+                    findings[index].severity = .error
+                    if !findings[index].message.hasSuffix(suffix) { findings[index].message += suffix }
+                } else {
+                    var raised = finding
+                    raised.severity = .error
+                    raised.message += suffix
+                    findings.append(raised)
+                }
             }
             let analysis = SampleLayoutAnalysis(planner: planner, layout: layout, limits: limits)
             metrics.samplesChecked = analysis.samplesChecked
@@ -186,10 +196,10 @@ public struct FileCheck: Sendable {
             metrics.interleaveSeconds = analysis.interleaveSeconds
             metrics.interleaveBytes = analysis.interleaveBytes
             if let limit = policy.maxKeyframeInterval, let interval = analysis.maxKeyframeInterval, interval > limit {
-                findings.append(Finding(id: "keyframe-interval", severity: .error, message: "keyframes are up to \(Self.rounded(interval)) s apart (from \(Self.rounded(analysis.maxKeyframeIntervalStart ?? 0)) s), more than the \(limit) s allowed: seeking lands far from the requested time; re-encode with a shorter GOP (e.g. ffmpeg -g <2 x fps>)"))
+                findings.append(Finding(.keyframeInterval, message: "keyframes are up to \(Self.rounded(interval)) s apart (from \(Self.rounded(analysis.maxKeyframeIntervalStart ?? 0)) s), more than the \(limit) s allowed: seeking lands far from the requested time; re-encode with a shorter GOP (e.g. ffmpeg -g <2 x fps>)"))
             }
             if let limit = policy.maxInterleave, let seconds = analysis.interleaveSeconds, seconds > limit {
-                findings.append(Finding(id: "interleave", severity: .error, message: "in file order one track runs up to \(Self.rounded(seconds)) s (\(analysis.interleaveBytes ?? 0) bytes) ahead of another, more than the \(limit) s allowed: a progressive player must buffer that much; remux with interleaving (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)"))
+                findings.append(Finding(.interleave, message: "in file order one track runs up to \(Self.rounded(seconds)) s (\(analysis.interleaveBytes ?? 0) bytes) ahead of another, more than the \(limit) s allowed: a progressive player must buffer that much; remux with interleaving (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)"))
             }
         }
         let failed = findings.contains { $0.severity == .error }

@@ -41,7 +41,7 @@ public struct SampleLayoutAnalysis: Sendable {
     static func outsideMediaData(_ span: Range<UInt64>, first: Int, count: Int, trackID: UInt32, layout: FileLayout, payloads: [Range<UInt64>], path: BoxPath?) -> Finding? {
         guard (!span.isEmpty || span.lowerBound > layout.fileSize) && !inPayload(span, payloads) else { return nil }
         let place = span.upperBound > layout.fileSize ? "past the end of the file (\(layout.fileSize) bytes): the file is truncated" : "outside every mdat payload"
-        return Finding(id: "chunk-outside-mdat", severity: .error, message: "track \(trackID): samples \(first)..<\(first + count) at [\(span.lowerBound), \(span.upperBound)) lie \(place); players will fail there", offset: span.lowerBound, path: path)
+        return Finding(.chunkOutsideMdat, message: "track \(trackID): samples \(first)..<\(first + count) at [\(span.lowerBound), \(span.upperBound)) lie \(place); players will fail there", offset: span.lowerBound, path: path)
     }
 
     /// The first run of samples of `table` outside every `mdat` payload, as a finding.
@@ -64,7 +64,7 @@ public struct SampleLayoutAnalysis: Sendable {
             guard samples.sampleCount > 0 else { continue }
             let cost = samples.hasConstantSampleSize ? 0 : samples.sampleCount
             guard cost <= budget else {
-                findings.append(Finding(id: "check-limit", severity: .warning, message: "track \(indexed.track.trackID) has \(samples.sampleCount) samples, more than the \(limits.maxSamplesPerQuery) one query may walk; its byte ranges were not checked", path: indexed.track.path))
+                findings.append(Finding(.checkLimit, message: "track \(indexed.track.trackID) has \(samples.sampleCount) samples, more than the \(limits.maxSamplesPerQuery) one query may walk; its byte ranges were not checked", path: indexed.track.path))
                 continue
             }
             budget -= cost

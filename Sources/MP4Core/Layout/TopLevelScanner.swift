@@ -26,9 +26,9 @@ public enum TopLevelScanner {
             if remaining < 8 {
                 tail = remaining
                 if bytes.allSatisfy({ $0 == 0 }) {
-                    findings.append(Finding(id: "trailing-padding", severity: .info, message: "\(remaining) zero bytes after the last box", offset: offset))
+                    findings.append(Finding(.trailingPadding, message: "\(remaining) zero bytes after the last box", offset: offset))
                 } else {
-                    findings.append(Finding(id: "trailing-bytes", severity: .warning, message: "\(remaining) bytes after the last box do not form a box header", offset: offset))
+                    findings.append(Finding(.trailingBytes, message: "\(remaining) bytes after the last box do not form a box header", offset: offset))
                 }
                 break
             }
@@ -37,8 +37,8 @@ public enum TopLevelScanner {
                 header = try BoxHeader.parse(bytes, at: offset, containerEnd: fileSize)
             } catch let error as MP4Error {
                 tail = remaining
-                let id = error.kind == .truncated ? "truncated-box-header" : "invalid-box-size"
-                findings.append(Finding(id: id, severity: .error, message: "\(error.message); the last \(remaining) bytes are not read as boxes", offset: offset))
+                let kind: Finding.Kind = error.kind == .truncated ? .truncatedBoxHeader : .invalidBoxSize
+                findings.append(Finding(kind, message: "\(error.message); the last \(remaining) bytes are not read as boxes", offset: offset))
                 break
             }
             let available = min(header.size, remaining)
@@ -47,19 +47,19 @@ public enum TopLevelScanner {
             if box.isTruncated {
                 let missing = header.size - available
                 if header.type == .mdat {
-                    findings.append(Finding(id: "mdat-past-eof", severity: .error, message: "mdat claims \(header.size) bytes but the file ends \(missing) bytes early: the file is truncated", offset: offset, path: .top(.mdat)))
+                    findings.append(Finding(.mdatPastEof, message: "mdat claims \(header.size) bytes but the file ends \(missing) bytes early: the file is truncated", offset: offset, path: .top(.mdat)))
                 } else {
-                    findings.append(Finding(id: "box-truncated", severity: .error, message: "'\(header.type)' claims \(header.size) bytes but the file ends \(missing) bytes early", offset: offset, path: .top(header.type)))
+                    findings.append(Finding(.boxTruncated, message: "'\(header.type)' claims \(header.size) bytes but the file ends \(missing) bytes early", offset: offset, path: .top(header.type)))
                 }
             }
             if header.extendsToEnd {
-                findings.append(Finding(id: "size-zero-box", severity: .info, message: "'\(header.type)' has size 0: it runs to the end of the file, so nothing can follow it", offset: offset, path: .top(header.type)))
+                findings.append(Finding(.sizeZeroBox, message: "'\(header.type)' has size 0: it runs to the end of the file, so nothing can follow it", offset: offset, path: .top(header.type)))
             }
             if !header.type.isPrintable {
-                findings.append(Finding(id: "garbage-box-type", severity: .warning, message: "a box of type \(header.type) (not text) at the top level looks like garbage rather than a box", offset: offset))
+                findings.append(Finding(.garbageBoxType, message: "a box of type \(header.type) (not text) at the top level looks like garbage rather than a box", offset: offset))
             }
             if boxes.count >= limits.maxTopLevelBoxes, offset + available < fileSize {
-                findings.append(Finding(id: "scan-limit", severity: .error, message: "stopped after \(boxes.count) top-level boxes (the limit)", offset: offset + available))
+                findings.append(Finding(.scanLimit, message: "stopped after \(boxes.count) top-level boxes (the limit)", offset: offset + available))
                 tail = fileSize - (offset + available)
                 break
             }
@@ -73,22 +73,22 @@ public enum TopLevelScanner {
         var findings: [Finding] = []
         let moovs = boxes.filter { $0.type == .moov }
         if moovs.count > 1 {
-            findings.append(Finding(id: "multiple-moov", severity: .warning, message: "\(moovs.count) moov boxes; players use the first, at \(moovs[0].offset)", offset: moovs[1].offset))
+            findings.append(Finding(.multipleMoov, message: "\(moovs.count) moov boxes; players use the first, at \(moovs[0].offset)", offset: moovs[1].offset))
         }
         let padding = boxes.filter { [.free, .skip, .wide].contains($0.type) }
         if !padding.isEmpty {
             let total = padding.reduce(UInt64(0)) { $0 + $1.availableSize }
-            findings.append(Finding(id: "free-space", severity: .info, message: "\(padding.count) free/skip/wide box(es), \(total) bytes of padding", offset: padding[0].offset))
+            findings.append(Finding(.freeSpace, message: "\(padding.count) free/skip/wide box(es), \(total) bytes of padding", offset: padding[0].offset))
         }
         if let first = boxes.first, first.type != .ftyp && first.type != .styp, boxes.contains(where: { $0.type == .ftyp }) {
-            findings.append(Finding(id: "ftyp-not-first", severity: .info, message: "'\(first.type)' comes before ftyp", offset: first.offset))
+            findings.append(Finding(.ftypNotFirst, message: "'\(first.type)' comes before ftyp", offset: first.offset))
         }
         let mdats = boxes.filter { $0.type == .mdat }
         if mdats.count > 1, boxes.firstIndex(where: { $0.type == .moof }) == nil {
-            findings.append(Finding(id: "multiple-mdat", severity: .info, message: "\(mdats.count) mdat boxes", offset: mdats[1].offset))
+            findings.append(Finding(.multipleMdat, message: "\(mdats.count) mdat boxes", offset: mdats[1].offset))
         }
         if let moov = moovs.first, let firstMdat = mdats.first, moov.offset > firstMdat.offset {
-            findings.append(Finding(id: "not-faststart", severity: .warning, message: "moov at \(moov.offset) comes after mdat at \(firstMdat.offset): a progressive player must download \(moov.availableEnd) bytes before playback; move moov to the front (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)", offset: moov.offset, path: .top(.moov)))
+            findings.append(Finding(.notFaststart, message: "moov at \(moov.offset) comes after mdat at \(firstMdat.offset): a progressive player must download \(moov.availableEnd) bytes before playback; move moov to the front (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)", offset: moov.offset, path: .top(.moov)))
         }
         return findings
     }

@@ -80,7 +80,7 @@ public struct FragmentIndex: Sendable {
             for (i, traf) in trafs.enumerated() {
                 let trafPath = path.appending(.traf, ordinalNumber: trafs.count > 1 ? i + 1 : nil)
                 guard let header = traf.first(.tfhd)?.model(TrackFragmentHeaderBox.self) else {
-                    findings.append(Finding(id: "traf-without-tfhd", severity: .error, message: "traf has no readable tfhd; its samples are skipped", offset: traf.header.offset, path: trafPath))
+                    findings.append(Finding(.trafWithoutTfhd, message: "traf has no readable tfhd; its samples are skipped", offset: traf.header.offset, path: trafPath))
                     continue
                 }
                 if builders[header.trackID] == nil && file.movie == nil {
@@ -88,11 +88,11 @@ public struct FragmentIndex: Sendable {
                     builders[header.trackID] = FragmentTableBuilder(trackID: header.trackID, defaults: nil, maxSamples: limits.maxFragmentSamples, allSamplesSync: false)
                 }
                 guard builders[header.trackID] != nil else {
-                    findings.append(Finding(id: "traf-unknown-track", severity: .warning, message: "traf refers to track \(header.trackID), which moov does not have; skipped", offset: traf.header.offset, path: trafPath))
+                    findings.append(Finding(.trafUnknownTrack, message: "traf refers to track \(header.trackID), which moov does not have; skipped", offset: traf.header.offset, path: trafPath))
                     continue
                 }
                 if defaults[header.trackID] == nil && file.movieBox?.first(.mvex) != nil {
-                    findings.append(Finding(id: "missing-trex", severity: .warning, message: "mvex has no trex for track \(header.trackID); fragment defaults are taken as 0", path: trafPath))
+                    findings.append(Finding(.missingTrex, message: "mvex has no trex for track \(header.trackID); fragment defaults are taken as 0", path: trafPath))
                     defaults[header.trackID] = TrackExtendsBox(trackID: header.trackID, defaultSampleDescriptionIndex: 1, defaultSampleDuration: 0, defaultSampleSize: 0, defaultSampleFlags: 0)
                 }
                 implicitBase = builders[header.trackID]?.append(traf: traf, path: trafPath, header: header, moofOffset: moof.offset, implicitBase: implicitBase, fileLength: length) ?? implicitBase

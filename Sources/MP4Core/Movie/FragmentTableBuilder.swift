@@ -48,10 +48,10 @@ struct FragmentTableBuilder {
         if let t = traf.first(.tfdt)?.model(TrackFragmentDecodeTimeBox.self)?.baseMediaDecodeTime {
             let time = Int64(clamping: t)
             if let last = timeRuns.last, time < last.firstTime {
-                findings.append(Finding(id: "fragment-time-backwards", severity: .warning, message: "tfdt \(t) is before earlier samples of track \(trackID) (\(nextDecodeTime)); kept in order", path: path.appending(.tfdt)))
+                findings.append(Finding(.fragmentTimeBackwards, message: "tfdt \(t) is before earlier samples of track \(trackID) (\(nextDecodeTime)); kept in order", path: path.appending(.tfdt)))
             } else {
                 if !timeRuns.isEmpty && time != nextDecodeTime && time < nextDecodeTime {
-                    findings.append(Finding(id: "fragment-time-overlap", severity: .info, message: "tfdt \(t) overlaps the previous fragment of track \(trackID), which ends at \(nextDecodeTime)", path: path.appending(.tfdt)))
+                    findings.append(Finding(.fragmentTimeOverlap, message: "tfdt \(t) overlaps the previous fragment of track \(trackID), which ends at \(nextDecodeTime)", path: path.appending(.tfdt)))
                 }
                 nextDecodeTime = time
             }
@@ -69,7 +69,7 @@ struct FragmentTableBuilder {
             let runPath = path.appending(.trun, ordinalNumber: runs.count > 1 ? runNumber + 1 : nil)
             guard !isCut else { return dataEnd }
             guard run.sampleCount <= maxSamples - sampleCount else {
-                findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) fragment samples (the limit); later samples are not indexed", path: runPath))
+                findings.append(Finding(.fragmentSampleLimit, message: "track \(trackID) has more than \(maxSamples) fragment samples (the limit); later samples are not indexed", path: runPath))
                 isCut = true
                 return dataEnd
             }
@@ -79,7 +79,7 @@ struct FragmentTableBuilder {
             if let relative = run.dataOffset {
                 let (value, overflow) = Int64(clamping: base).addingReportingOverflow(Int64(relative))
                 guard !overflow, value >= 0 else {
-                    findings.append(Finding(id: "trun-offset-invalid", severity: .error, message: "trun data offset \(relative) from base \(base) is before the start of the file; run skipped", path: runPath))
+                    findings.append(Finding(.trunOffsetInvalid, message: "trun data offset \(relative) from base \(base) is before the start of the file; run skipped", path: runPath))
                     continue
                 }
                 start = UInt64(value)
@@ -111,7 +111,7 @@ struct FragmentTableBuilder {
                 offset &+= UInt64(size)
             }
             if offset > fileLength {
-                findings.append(Finding(id: "trun-past-end", severity: .warning, message: "trun data [\(start), \(offset)) ends past the end of the file (\(fileLength) bytes)", path: runPath))
+                findings.append(Finding(.trunPastEnd, message: "trun data [\(start), \(offset)) ends past the end of the file (\(fileLength) bytes)", path: runPath))
             }
             appendChunk(offset: start, samples: run.sampleCount, description: descriptionNumber)
             sampleCount += run.sampleCount
@@ -127,7 +127,7 @@ struct FragmentTableBuilder {
     mutating func appendMovieSamples(_ table: SampleTable, path: BoxPath) {
         guard table.sampleCount > 0, !isCut else { return }
         guard table.sampleCount <= maxSamples - sampleCount else {
-            findings.append(Finding(id: "fragment-sample-limit", severity: .error, message: "track \(trackID) has more than \(maxSamples) samples in moov and fragments (the limit); its fragments are not indexed", path: path))
+            findings.append(Finding(.fragmentSampleLimit, message: "track \(trackID) has more than \(maxSamples) samples in moov and fragments (the limit); its fragments are not indexed", path: path))
             isCut = true
             return
         }

@@ -16,7 +16,7 @@ public struct Movie: Sendable, Hashable {
         var findings: [Finding] = []
         if let h = moov.first(.mvhd)?.model(MovieHeaderBox.self) { header = h } else {
             header = nil
-            findings.append(Finding(id: "missing-mvhd", severity: .error, message: "moov has no readable mvhd", path: .top(.moov)))
+            findings.append(Finding(.missingMvhd, message: "moov has no readable mvhd", path: .top(.moov)))
         }
         let mvex = moov.first(.mvex)
         hasMovieExtends = mvex != nil
@@ -27,9 +27,9 @@ public struct Movie: Sendable, Hashable {
         }
         var seen: Set<UInt32> = []
         for track in tracks where !seen.insert(track.trackID).inserted {
-            findings.append(Finding(id: "duplicate-track-id", severity: .warning, message: "track ID \(track.trackID) is used by more than one track", path: track.path))
+            findings.append(Finding(.duplicateTrackId, message: "track ID \(track.trackID) is used by more than one track", path: track.path))
         }
-        if tracks.isEmpty { findings.append(Finding(id: "no-tracks", severity: .warning, message: "moov has no tracks", path: .top(.moov))) }
+        if tracks.isEmpty { findings.append(Finding(.noTracks, message: "moov has no tracks", path: .top(.moov))) }
         self.tracks = tracks
         self.findings = findings
     }

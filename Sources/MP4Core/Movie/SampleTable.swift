@@ -90,8 +90,8 @@ public struct SampleTable: Sendable {
         self.constantSize = sizes.map { $0.kind == .sampleSize ? $0.constantSampleSize : 0 } ?? 0
         self.chunkOffsets = chunkOffsets
         var limit = Int(clamping: sizes?.sampleCount ?? 0)
-        if sizes == nil { findings.append(Finding(id: "missing-sample-sizes", severity: .error, message: "stbl has no stsz/stz2: the track has no usable samples", path: path)) }
-        if chunkOffsets == nil { findings.append(Finding(id: "missing-chunk-offsets", severity: .error, message: "stbl has no stco/co64: the track has no usable samples", path: path)); limit = 0 }
+        if sizes == nil { findings.append(Finding(.missingSampleSizes, message: "stbl has no stsz/stz2: the track has no usable samples", path: path)) }
+        if chunkOffsets == nil { findings.append(Finding(.missingChunkOffsets, message: "stbl has no stco/co64: the track has no usable samples", path: path)); limit = 0 }
 
         // stts: runs of equal durations.
         var timeRuns: [TimeRun] = []
@@ -105,7 +105,7 @@ public struct SampleTable: Sendable {
                 let (span, overflow1) = Int64(count).multipliedReportingOverflow(by: delta)
                 let (next, overflow2) = time.addingReportingOverflow(span)
                 if overflow1 || overflow2 || sample > Int.max - count {
-                    findings.append(Finding(id: "time-overflow", severity: .error, message: "stts times overflow 64 bits after sample \(sample); later samples are ignored", path: path))
+                    findings.append(Finding(.timeOverflow, message: "stts times overflow 64 bits after sample \(sample); later samples are ignored", path: path))
                     break
                 }
                 timeRuns.append(TimeRun(firstSample: sample, count: count, firstTime: time, delta: delta))
@@ -113,10 +113,10 @@ public struct SampleTable: Sendable {
                 time = next
             }
         } else {
-            findings.append(Finding(id: "missing-stts", severity: .error, message: "stbl has no stts: sample times are unknown", path: path))
+            findings.append(Finding(.missingStts, message: "stbl has no stts: sample times are unknown", path: path))
         }
         if sample != limit, sizes != nil, stts != nil {
-            findings.append(Finding(id: "sample-count-mismatch", severity: .warning, message: "stts describes \(sample) samples, the size table \(limit); using \(min(sample, limit))", path: path))
+            findings.append(Finding(.sampleCountMismatch, message: "stts describes \(sample) samples, the size table \(limit); using \(min(sample, limit))", path: path))
         }
         limit = min(limit, sample)
 
@@ -134,7 +134,7 @@ public struct SampleTable: Sendable {
                 let start = entry.first - 1
                 guard !stopped else { return }
                 guard start < chunkCount else {
-                    findings.append(Finding(id: "stsc-past-chunks", severity: .warning, message: "stsc refers to chunk \(entry.first) but there are only \(chunkCount) chunks", path: path))
+                    findings.append(Finding(.stscPastChunks, message: "stsc refers to chunk \(entry.first) but there are only \(chunkCount) chunks", path: path))
                     stopped = true
                     return
                 }
@@ -149,11 +149,11 @@ public struct SampleTable: Sendable {
             for i in 0..<stsc.entryCount {
                 let first = Int(stsc.field(i, 0))
                 if first < 1 || first <= previousFirst {
-                    findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc entry \(i + 1) has first_chunk \(first), not after the previous one; skipped", path: path))
+                    findings.append(Finding(.badStscEntry, message: "stsc entry \(i + 1) has first_chunk \(first), not after the previous one; skipped", path: path))
                     continue
                 }
                 if pending == nil && first != 1 {
-                    findings.append(Finding(id: "bad-stsc-entry", severity: .warning, message: "stsc starts at chunk \(first), not 1: earlier chunks hold no samples", path: path))
+                    findings.append(Finding(.badStscEntry, message: "stsc starts at chunk \(first), not 1: earlier chunks hold no samples", path: path))
                 }
                 if let entry = pending { close(entry, nextFirst: first) }
                 pending = (first, Int(stsc.field(i, 1)), UInt32(truncatingIfNeeded: stsc.field(i, 2)))
@@ -161,10 +161,10 @@ public struct SampleTable: Sendable {
             }
             if let entry = pending { close(entry, nextFirst: chunkCount + 1) }
         } else if limit > 0 {
-            findings.append(Finding(id: "missing-stsc", severity: .error, message: "stbl has no stsc: samples cannot be placed in chunks", path: path))
+            findings.append(Finding(.missingStsc, message: "stbl has no stsc: samples cannot be placed in chunks", path: path))
         }
         if described < limit {
-            findings.append(Finding(id: "samples-without-chunk", severity: .warning, message: "stsc/stco place only \(described) of \(limit) samples; the rest are ignored", path: path))
+            findings.append(Finding(.samplesWithoutChunk, message: "stsc/stco place only \(described) of \(limit) samples; the rest are ignored", path: path))
         } else if described > limit, let last = chunkRuns.last, limit > 0 {
             var usedChunks = 0
             for run in chunkRuns where run.firstSample < limit {
@@ -172,7 +172,7 @@ public struct SampleTable: Sendable {
                 usedChunks += min(Int(run.chunkCount), needed)
             }
             if usedChunks < chunkCount && last.samplesPerChunk > 0 {
-                findings.append(Finding(id: "unused-chunks", severity: .info, message: "\(chunkCount - usedChunks) chunk offset(s) hold no sample (stco lists more chunks than the samples fill)", path: path))
+                findings.append(Finding(.unusedChunks, message: "\(chunkCount - usedChunks) chunk offset(s) hold no sample (stco lists more chunks than the samples fill)", path: path))
             }
         }
         limit = min(limit, described)
@@ -204,7 +204,7 @@ public struct SampleTable: Sendable {
                 indices.append(number - 1)
             }
             if !sorted {
-                findings.append(Finding(id: "unsorted-stss", severity: .warning, message: "stss sample numbers are not strictly increasing; sorted", path: path))
+                findings.append(Finding(.unsortedStss, message: "stss sample numbers are not strictly increasing; sorted", path: path))
                 indices = Array(Set(indices)).sorted()
             }
             syncIndices = indices

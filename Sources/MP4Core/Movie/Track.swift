@@ -93,16 +93,16 @@ public struct Track: Sendable, Hashable {
         self.path = path
         self.kind = Self.kind(handler: handler?.handlerType, entry: entries.first)
 
-        if header == nil { findings.append(Finding(id: "missing-tkhd", severity: .error, message: "track has no tkhd", path: path)) }
-        if mediaHeader == nil { findings.append(Finding(id: "missing-mdhd", severity: .error, message: "track has no mdhd", path: path)) }
+        if header == nil { findings.append(Finding(.missingTkhd, message: "track has no tkhd", path: path)) }
+        if mediaHeader == nil { findings.append(Finding(.missingMdhd, message: "track has no mdhd", path: path)) }
         if let mediaHeader, mediaHeader.timescale == 0 {
-            findings.append(Finding(id: "zero-timescale", severity: .error, message: "mdhd time scale is 0: the track's times are undefined", path: path.appending(.mdia).appending(.mdhd)))
+            findings.append(Finding(.zeroTimescale, message: "mdhd time scale is 0: the track's times are undefined", path: path.appending(.mdia).appending(.mdhd)))
         }
         if stbl != nil && entries.isEmpty {
-            findings.append(Finding(id: "missing-sample-description", severity: .error, message: "track has no sample entries (stsd missing or empty)", path: path))
+            findings.append(Finding(.missingSampleDescription, message: "track has no sample entries (stsd missing or empty)", path: path))
         }
         if let stts = table(.stts)?.describedSampleCount, sampleCount > 0 || stts > 0, stts != sampleCount {
-            findings.append(Finding(id: "sample-count-mismatch", severity: .warning, message: "stts describes \(stts) samples but the size table has \(sampleCount)", path: path))
+            findings.append(Finding(.sampleCountMismatch, message: "stts describes \(stts) samples but the size table has \(sampleCount)", path: path))
         }
     }
 

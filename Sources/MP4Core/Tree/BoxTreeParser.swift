@@ -89,7 +89,7 @@ public struct BoxTreeParser: Sendable {
                 if model.isFullBox { try readVersionAndFlags(&node, &reader) }
                 node.content = .model(AnyBoxModel(try model.parse(&reader, version: node.version ?? 0, flags: node.flags ?? 0)))
                 if reader.remaining > 0 {
-                    findings.append(Finding(id: "box-extra-bytes", severity: .info, message: "'\(header.type)' has \(reader.remaining) bytes after its fields", offset: header.offset, path: path))
+                    findings.append(Finding(.boxExtraBytes, message: "'\(header.type)' has \(reader.remaining) bytes after its fields", offset: header.offset, path: path))
                 }
                 return node
             case .fullLeaf:
@@ -105,12 +105,12 @@ public struct BoxTreeParser: Sendable {
         } catch let error as MP4Error where error.kind != .limitExceeded {
             let located = error.at(path: path)
             node.content = .invalid(located)
-            findings.append(Finding(id: "invalid-box", severity: .error, message: "'\(header.type)' could not be parsed: \(located.message)", offset: located.offset ?? header.offset, path: path))
+            findings.append(Finding(.invalidBox, message: "'\(header.type)' could not be parsed: \(located.message)", offset: located.offset ?? header.offset, path: path))
             return node
         }
         node.children = try parseChildren(storage: storage, range: reader.position..<reader.end, baseOffset: baseOffset, parentPath: path, depth: depth, context: childContext)
         if case .sampleDescription(let declared) = node.content, UInt64(node.children.count) != UInt64(declared) {
-            findings.append(Finding(id: "entry-count-mismatch", severity: .warning, message: "stsd declares \(declared) sample entries but holds \(node.children.count)", offset: header.offset, path: path))
+            findings.append(Finding(.entryCountMismatch, message: "stsd declares \(declared) sample entries but holds \(node.children.count)", offset: header.offset, path: path))
         }
         return node
     }
@@ -139,7 +139,7 @@ public struct BoxTreeParser: Sendable {
             let remaining = range.upperBound - position
             if remaining < 8 {
                 if !storage[position..<range.upperBound].allSatisfy({ $0 == 0 }) {
-                    findings.append(Finding(id: "trailing-bytes", severity: .warning, message: "\(remaining) bytes after the last child box", offset: baseOffset + UInt64(position), path: parentPath))
+                    findings.append(Finding(.trailingBytes, message: "\(remaining) bytes after the last child box", offset: baseOffset + UInt64(position), path: parentPath))
                 }
                 break
             }
@@ -150,13 +150,13 @@ public struct BoxTreeParser: Sendable {
                 if storage[position..<min(position + 4, range.upperBound)].allSatisfy({ $0 == 0 }) && storage[position..<range.upperBound].allSatisfy({ $0 == 0 }) {
                     break  // QuickTime zero terminator / padding
                 }
-                findings.append(Finding(id: "invalid-box-header", severity: .error, message: error.message + "; \(remaining) bytes of '\(parentPath.components.last?.type ?? "    ")' left unparsed", offset: error.offset, path: parentPath))
+                findings.append(Finding(.invalidBoxHeader, message: error.message + "; \(remaining) bytes of '\(parentPath.components.last?.type ?? "    ")' left unparsed", offset: error.offset, path: parentPath))
                 break
             }
             let available: Int
             if header.size > UInt64(remaining) {
                 available = remaining
-                findings.append(Finding(id: "box-overruns-parent", severity: .error, message: "'\(header.type)' claims \(header.size) bytes but only \(remaining) remain in its parent; read as truncated", offset: header.offset, path: parentPath.appending(header.type)))
+                findings.append(Finding(.boxOverrunsParent, message: "'\(header.type)' claims \(header.size) bytes but only \(remaining) remain in its parent; read as truncated", offset: header.offset, path: parentPath.appending(header.type)))
             } else {
                 available = Int(header.size)
             }
