@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MP4ProbeCLI
+import MP4Core
 import MP4TestSupport
 
 /// The documentation is checked like code (issue 20 item 5):
@@ -176,5 +177,14 @@ import MP4TestSupport
         }
         if inWord { words.append(current) }
         return words
+    }
+
+    /// docs/json-schema.md lists every finding id of the catalogue, with its category.
+    @Test func findingIdsAreDocumented() throws {
+        let page = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/docs/json-schema.md")), as: UTF8.self)
+        for kind in Finding.Kind.allCases {
+            let row = page.split(separator: "\n").first { $0.hasPrefix("| `\(kind.category.rawValue)` |") }
+            #expect(row?.contains("`\(kind.rawValue)` (\(kind.defaultSeverity.rawValue.prefix(1)))") == true, "\(kind.rawValue) is not in the finding table of docs/json-schema.md under \(kind.category.rawValue)")
+        }
     }
 }
