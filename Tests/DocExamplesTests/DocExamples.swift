@@ -111,6 +111,7 @@ enum DocExamples {
                 if case .table(let table) = box.content, table.kind == .chunkOffset {
                     print(path, "has", table.entryCount, "chunk offsets")
                 }
+                return .descend                          // or .skipChildren, .stop
             }
         }
         let stsd = file.movieBox?.descendant("trak", "mdia", "minf", "stbl", "stsd")

@@ -85,4 +85,22 @@ import MP4TestSupport
         let (node, _) = try parse(B.box("stbl", B.fullBox("stz2", [0, 0, 0, 5] + B.u32(1) + [0])))
         guard case .invalid = node.children[0].content else { Issue.record("accepted field size 5"); return }
     }
+
+    /// The one walk: depth-first with paths (siblings of one type numbered), and the visitor
+    /// can skip a box's children or stop the walk.
+    @Test func walkDescendsSkipsAndStops() throws {
+        typealias B = BoxBuilder
+        let moov = B.box("moov", children: [B.box("trak", children: [B.box("mdia")]), B.box("trak", children: [B.box("edts")]), B.box("udta")])
+        var parser = BoxTreeParser(limits: .default)
+        let node = try parser.parse(moov, at: 0, path: .top(.moov))
+        var all: [String] = []
+        node.walk(path: .top(.moov)) { _, path in all.append(path.description); return .descend }
+        #expect(all == ["moov", "moov/trak[1]", "moov/trak[1]/mdia", "moov/trak[2]", "moov/trak[2]/edts", "moov/udta"])
+        var skipped: [String] = []
+        node.walk(path: .top(.moov)) { box, path in skipped.append(path.description); return box.type == .trak ? .skipChildren : .descend }
+        #expect(skipped == ["moov", "moov/trak[1]", "moov/trak[2]", "moov/udta"])
+        var stopped: [String] = []
+        let finished = node.walk(path: .top(.moov)) { box, path in stopped.append(path.description); return box.type == .edts ? .stop : .descend }
+        #expect(!finished && stopped.last == "moov/trak[2]/edts" && !stopped.contains("moov/udta"))
+    }
 }

@@ -19,6 +19,7 @@ import MP4TestSupport
                         // Touch the first and last entries: decoding must stay within the box.
                         if table.entryCount > 0 { _ = table.entry(at: 0); _ = table.entry(at: table.entryCount - 1) }
                     }
+                    return .descend
                 }
             }
             _ = file.movie?.tracks.map { ($0.codecStringSummary, $0.bitRate, $0.durationSeconds) }

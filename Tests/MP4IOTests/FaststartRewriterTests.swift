@@ -62,7 +62,10 @@ import MP4TestSupport
         // The moov tree has the same shape (co64 may replace stco).
         func shape(_ file: MP4File) -> [String] {
             var types: [String] = []
-            file.movieBox?.walk(path: .top(.moov)) { node, path in types.append(path.description.split(separator: "/").map { $0 == "stco" ? "co64" : String($0) }.joined(separator: "/")) }
+            file.movieBox?.walk(path: .top(.moov)) { node, path in
+                types.append(path.description.split(separator: "/").map { $0 == "stco" ? "co64" : String($0) }.joined(separator: "/"))
+                return .descend
+            }
             return types
         }
         #expect(shape(fileA) == shape(fileB))

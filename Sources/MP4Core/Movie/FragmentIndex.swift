@@ -44,11 +44,10 @@ public struct FragmentIndex: Sendable {
         let moofs = allMoofs.filter { byteRange?.contains($0.offset) ?? true }
         // A load from the first fragment on starts with the samples `moov` holds (hybrid
         // files); a partial load starts at its first fragment's tfdt.
-        if let first = allMoofs.first, byteRange?.contains(first.offset) ?? true, let moov = file.movieBox {
-            for (trak, track) in zip(moov.all(.trak), file.movie?.tracks ?? []) where track.sampleCount > 0 {
-                guard let stbl = trak.descendant(.mdia, .minf, .stbl) else { continue }
-                let stblPath = track.path.appending(.mdia).appending(.minf).appending(.stbl)
-                builders[track.trackID]?.appendMovieSamples(SampleTable(stbl: stbl, path: stblPath), path: stblPath)
+        if let first = allMoofs.first, byteRange?.contains(first.offset) ?? true {
+            for track in file.movie?.tracks ?? [] where track.sampleCount > 0 {
+                guard let stbl = track.sampleTableBox else { continue }
+                builders[track.trackID]?.appendMovieSamples(SampleTable(stbl: stbl, path: track.sampleTablePath), path: track.sampleTablePath)
             }
         }
         var findings: [Finding] = []

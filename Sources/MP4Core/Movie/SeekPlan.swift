@@ -180,15 +180,14 @@ public struct SeekPlanner: Sendable {
         var tracks: [IndexedTrack] = []
         var findings: [Finding] = fragments?.findings ?? []
         let movieTimescale = file.movie?.header?.timescale ?? 0
-        guard let moov = file.movieBox, let movie = file.movie else {
+        guard let movie = file.movie else {
             self.tracks = []
             self.findings = findings
             self.coversFileStart = true
             self.movieEnd = nil
             return
         }
-        let traks = moov.all(.trak)
-        for (trak, track) in zip(traks, movie.tracks) {
+        for track in movie.tracks {
             guard let timescale = track.timescale, timescale > 0 else { continue }
             var table: SampleTable
             // Fragment tables hold the moov's samples too when the load began at the first
@@ -196,12 +195,12 @@ public struct SeekPlanner: Sendable {
             if let fragmentTable = fragments?.tables[track.trackID], track.sampleCount == 0 || fragmentTable.sampleCount > 0 {
                 table = fragmentTable
             } else {
-                guard let stbl = trak.descendant(.mdia, .minf, .stbl) else { continue }
-                table = SampleTable(stbl: stbl, path: track.path.appending(.mdia).appending(.minf).appending(.stbl))
+                guard let stbl = track.sampleTableBox else { continue }
+                table = SampleTable(stbl: stbl, path: track.sampleTablePath)
                 // An empty stbl is normal in a fragmented movie.
                 if !(fragments != nil && track.sampleCount == 0) { findings += table.findings }
             }
-            let needs = DecoderNeeds.of(track, stbl: trak.descendant(.mdia, .minf, .stbl))
+            let needs = DecoderNeeds.of(track, stbl: track.sampleTableBox)
             tracks.append(IndexedTrack(track: track, samples: table, timeline: Timeline(editList: track.editList, movieTimescale: movieTimescale, mediaTimescale: timescale), needs: needs))
         }
         self.tracks = tracks

@@ -34,6 +34,11 @@ public struct Track: Sendable, Hashable {
     public var usesLargeChunkOffsets: Bool
     /// The box path of the `trak`.
     public var path: BoxPath
+    /// The track's `stbl` box (nil when it has none): the sample tables, kept with the track
+    /// so that nothing pairs tracks with `trak` boxes by position.
+    public var sampleTableBox: BoxNode?
+    /// The path of ``sampleTableBox``.
+    public var sampleTablePath: BoxPath { path.appending(.mdia).appending(.minf).appending(.stbl) }
 
     /// Media duration in seconds (`mdhd`), when known.
     public var durationSeconds: Double? { mediaHeader?.durationSeconds }
@@ -91,6 +96,7 @@ public struct Track: Sendable, Hashable {
         self.syncSampleCount = table(.stss)?.entryCount
         self.usesLargeChunkOffsets = offsets?.kind == .chunkLargeOffset
         self.path = path
+        self.sampleTableBox = stbl
         self.kind = Self.kind(handler: handler?.handlerType, entry: entries.first)
 
         if header == nil { findings.append(Finding(.missingTkhd, message: "track has no tkhd", path: path)) }

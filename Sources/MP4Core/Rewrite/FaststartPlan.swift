@@ -96,10 +96,14 @@ public struct FaststartPlan: Sendable {
             throw MP4Error(.unsupported, "a top-level meta box may hold item offsets (iloc) into the media; it is not relocated", offset: meta.offset, path: .top(.meta))
         }
         guard let moov = file.movieBox else { throw MP4Error(.unsupported, "moov was not parsed", path: .top(.moov)) }
-        var found: BoxNode?
-        moov.walk(path: .top(.moov)) { node, _ in if node.type == .cmov && found == nil { found = node } }
+        var found: (node: BoxNode, path: BoxPath)?
+        moov.walk(path: .top(.moov)) { node, path -> BoxNode.WalkStep in
+            guard node.type == .cmov else { return .descend }
+            found = (node, path)
+            return .stop
+        }
         if let cmov = found {
-            throw MP4Error(.unsupported, "moov is compressed (cmov): its chunk offsets cannot be relocated", offset: cmov.header.offset, path: .top(.moov).appending(.cmov))
+            throw MP4Error(.unsupported, "moov is compressed (cmov): its chunk offsets cannot be relocated", offset: cmov.node.header.offset, path: cmov.path)
         }
 
         // The new order: everything before the first mdat, then moov, then the rest.

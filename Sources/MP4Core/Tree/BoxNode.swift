@@ -77,12 +77,29 @@ public struct BoxNode: Sendable, Hashable {
         return node
     }
 
-    /// Visits this node and its descendants depth-first with their paths.
-    public func walk(path: BoxPath, _ visit: (BoxNode, BoxPath) -> Void) {
-        visit(self, path)
-        for (child, childPath) in zip(children, BoxNode.childPaths(children, parent: path)) {
-            child.walk(path: childPath, visit)
+    /// What a walk does after visiting a box.
+    public enum WalkStep: Sendable {
+        /// Visit its children next.
+        case descend
+        /// Go on with its next sibling, not its children.
+        case skipChildren
+        /// End the walk.
+        case stop
+    }
+
+    /// The one walk of a box tree: depth-first, each box with its path, the visitor deciding
+    /// whether to descend, skip the children or stop. Returns false when it was stopped.
+    @discardableResult
+    public func walk(path: BoxPath, _ visit: (BoxNode, BoxPath) throws -> WalkStep) rethrows -> Bool {
+        switch try visit(self, path) {
+        case .stop: return false
+        case .skipChildren: return true
+        case .descend: break
         }
+        for (child, childPath) in zip(children, BoxNode.childPaths(children, parent: path)) {
+            guard try child.walk(path: childPath, visit) else { return false }
+        }
+        return true
     }
 
     /// The paths of `children` under `parent`, numbering types that occur more than once.
