@@ -138,4 +138,36 @@ public struct MP4File: Sendable {
         }
         return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics)
     }
+
+    /// A copy whose fragmented tracks carry the facts their movie fragments hold: sample count,
+    /// bytes, sync samples and duration (the presentation span of their samples), as ffprobe
+    /// reports them. `planner` is ``SeekPlanner/index(_:from:limits:)`` of this file (it read
+    /// every `moof`). Tracks whose samples are in `moov` are unchanged.
+    public func completingFragments(with planner: SeekPlanner) -> MP4File {
+        guard var movie, isFragmented else { return self }
+        for (position, track) in movie.tracks.enumerated() where track.sampleCount == 0 {
+            guard let indexed = planner.tracks.first(where: { $0.track.trackID == track.trackID }), indexed.samples.sampleCount > 0 else { continue }
+            var completed = track
+            let samples = indexed.samples
+            completed.sampleCount = UInt64(samples.sampleCount)
+            var bytes: UInt64 = 0, syncs = 0
+            samples.forEachSample { sample in
+                bytes &+= UInt64(sample.byteCount)
+                if sample.isSync { syncs += 1 }
+                return true
+            }
+            completed.sampleByteCount = bytes
+            completed.syncSampleCount = syncs
+            if let end = indexed.presentationEnd {
+                var start = Double.infinity
+                for index in 0..<min(samples.sampleCount, 4 * SeekPlanner.reorderWindow) { start = min(start, indexed.presentationTime(of: index)) }
+                if start.isFinite && end > start { completed.fragmentDurationSeconds = end - start }
+            }
+            completed.factsFromFragments = true
+            movie.tracks[position] = completed
+        }
+        var copy = self
+        copy.movie = movie
+        return copy
+    }
 }

@@ -20,7 +20,14 @@ enum InfoCommand: Command {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
         let scanner = try ArgumentScanner(arguments, for: spec)
         let location = try scanner.singleFile()
-        let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
+        var (file, source, limits) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
+        // A fragmented file's durations and sample counts are in its moofs: read their
+        // headers when the file is local (over HTTP each moof would cost a request).
+        if file.isFragmented, (file.movie?.durationSeconds ?? 0) == 0 || (file.movie?.tracks.contains { $0.sampleCount == 0 } ?? false),
+           !MP4Probe.isURL(location), scanner.value("cache") == nil,
+           let planner = try? await SeekPlanner.index(file, from: source, limits: limits) {
+            file = file.completingFragments(with: planner)
+        }
         if scanner.flag("json") {
             output.write(InfoReport.json(file).rendered(pretty: !scanner.flag("compact")) + "\n")
         } else {

@@ -70,6 +70,7 @@ enum InfoReport {
             ("timescale", .optional(track.timescale) { .uint(UInt64($0)) }),
             ("durationSeconds", .optional(track.durationSeconds, JSONValue.double)),
             ("sampleCount", .uint(track.sampleCount)),
+            ("factsFromFragments", .bool(track.factsFromFragments)),
             ("syncSampleCount", .optional(track.syncSampleCount) { .int(Int64($0)) }),
             ("chunkCount", .int(Int64(track.chunkCount))),
             ("sampleByteCount", .optional(track.sampleByteCount) { .uint($0) }),
@@ -125,6 +126,9 @@ enum InfoReport {
         row("Kind:", kindDescription(file))
         if let seconds = file.movie?.durationSeconds, seconds > 0 || !file.isFragmented {
             var text = "\(Format.clock(seconds)) (\(Format.fixed(seconds, 3)) s)"
+            if file.movie?.tracks.contains(where: \.factsFromFragments) == true && (file.movie?.header?.duration ?? 0) == 0 && file.movie?.fragmentDuration == nil {
+                text += " measured from the movie fragments"
+            }
             if let rate = overallBitRate(file) { text += ", \(Format.bitRate(rate)) overall" }
             row("Duration:", text)
         } else if file.isFragmented {

@@ -182,4 +182,18 @@ import MP4TestSupport
             #expect(total > 2_000_000 && largest < 300_000, "\(format): \(total) bytes in pieces of at most \(largest)")
         }
     }
+
+    /// Fragmented files (issue 15): the duration and sample counts are measured from the moofs
+    /// of a local file, as ffprobe reports them (format 2.080 s; video 2.000 s, 50 samples;
+    /// audio 2.080 s, 95 samples); they used to be 0.0 with "not in moov".
+    @Test func fragmentedDurationsAgreeWithFFprobe() async throws {
+        for name in ["fragmented.mp4", "fragmented-sidx.mp4", "fragmented-short.mp4"] {
+            let doc = try Self.json(await Self.run(["info", "--json", Fixtures.sample(name)]).out)
+            #expect(abs((doc["durationSeconds"] as? Double ?? 0) - 2.08) < 0.001, "\(name)")
+            let tracks = try #require(doc["tracks"] as? [[String: Any]])
+            #expect(tracks.map { $0["sampleCount"] as? Int } == [50, 95], "\(name)")
+            #expect(tracks.map { (($0["durationSeconds"] as? Double ?? 0) * 1000).rounded() } == [2000, 2080], "\(name)")
+            #expect(tracks.allSatisfy { $0["factsFromFragments"] as? Bool == true })
+        }
+    }
 }

@@ -40,8 +40,19 @@ public struct Track: Sendable, Hashable {
     /// The path of ``sampleTableBox``.
     public var sampleTablePath: BoxPath { path.appending(.mdia).appending(.minf).appending(.stbl) }
 
-    /// Media duration in seconds (`mdhd`), when known.
-    public var durationSeconds: Double? { mediaHeader?.durationSeconds }
+    /// The duration measured from the movie fragments (their samples' presentation span),
+    /// for tracks whose `mdhd` says 0; set by ``MP4File/completingFragments(with:)``.
+    public var fragmentDurationSeconds: Double?
+    /// Whether the sample facts (count, bytes, sync samples, duration) were measured from the
+    /// movie fragments rather than read from `moov`.
+    public var factsFromFragments = false
+
+    /// Media duration in seconds: `mdhd`, or for a fragmented track whose `mdhd` says 0 the
+    /// span measured from its fragments, when known.
+    public var durationSeconds: Double? {
+        if let seconds = mediaHeader?.durationSeconds, seconds > 0 { return seconds }
+        return fragmentDurationSeconds ?? mediaHeader?.durationSeconds
+    }
 
     /// Average bit rate over the media duration, when sizes and duration are known.
     public var bitRate: UInt64? {
