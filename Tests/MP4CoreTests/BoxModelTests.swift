@@ -74,4 +74,14 @@ import MP4TestSupport
         #expect(parser.findings.map(\.id) == ["box-extra-bytes"])
         #expect(BoxCatalog.descriptor(for: "colr")?.name == "ColourInformationBox")
     }
+
+    /// mdhd languages: ISO packed codes, QuickTime Macintosh codes (0 is English, as ffmpeg
+    /// reads it; it used to print "und"), 0x7FFF unspecified.
+    @Test func mediaHeaderLanguages() {
+        #expect(MediaHeaderBox.language(0x55C4) == "und")
+        #expect(MediaHeaderBox.language(0x15C7) == "eng")
+        #expect(MediaHeaderBox.language(0) == "eng")
+        #expect(MediaHeaderBox.language(2) == "mac:2")
+        #expect(MediaHeaderBox.language(0x7FFF) == "und")
+    }
 }

@@ -23,8 +23,11 @@ public struct MediaHeaderBox: Sendable, Hashable, Codable {
 
     /// Decodes the packed 3×5-bit language, or a QuickTime Macintosh language code.
     static func language(_ packed: UInt16) -> String {
-        if packed == 0 || packed == 0x7FFF { return "und" }
-        if packed < 0x400 { return "mac:\(packed)" }  // QuickTime Macintosh language code
+        if packed == 0x7FFF { return "und" }
+        // QuickTime Macintosh language codes: 0 is English (as ffmpeg reads it); the others
+        // are shown as `mac:N`.
+        if packed == 0 { return "eng" }
+        if packed < 0x400 { return "mac:\(packed)" }
         let letters = [(packed >> 10) & 0x1F, (packed >> 5) & 0x1F, packed & 0x1F]
         guard letters.allSatisfy({ $0 >= 1 && $0 <= 26 }) else { return "und" }
         return String(String.UnicodeScalarView(letters.compactMap { Unicode.Scalar(UInt32($0) + 0x60) }))
