@@ -53,8 +53,10 @@ enum BoxFields {
             return [("outputChannelCount", .uint(UInt64(channels))), ("preSkip", .uint(UInt64(preSkip))), ("inputSampleRate", .uint(UInt64(rate)))]
         case let .ac3(channels, lfe, rate):
             return [("channelCount", .uint(UInt64(channels))), ("lfe", .bool(lfe)), ("bitRateKbps", .optional(rate) { .uint(UInt64($0)) })]
-        case let .eac3(rate, substreams):
-            return [("dataRateKbps", .uint(UInt64(rate))), ("independentSubstreams", .uint(UInt64(substreams)))]
+        case let .eac3(rate, substreams, channels):
+            var fields: [(String, JSONValue)] = [("dataRateKbps", .uint(UInt64(rate))), ("independentSubstreams", .uint(UInt64(substreams)))]
+            if let channels { fields.append(("channelCount", .uint(UInt64(channels)))) }
+            return fields
         case let .alac(depth, channels, rate):
             return [("bitDepth", .uint(UInt64(depth))), ("channelCount", .uint(UInt64(channels))), ("sampleRate", .uint(UInt64(rate)))]
         case let .flac(rate, channels, bits):

@@ -18,7 +18,7 @@ public enum CodecConfiguration: Sendable, Hashable {
     /// AC-3 `dac3` (ETSI TS 102 366 Annex F).
     case ac3(channelCount: UInt8, hasLFE: Bool, bitRateKbps: UInt32?)
     /// E-AC-3 `dec3`.
-    case eac3(dataRateKbps: UInt16, independentSubstreams: UInt8)
+    case eac3(dataRateKbps: UInt16, independentSubstreams: UInt8, channelCount: UInt8?)
     /// ALAC magic cookie.
     case alac(bitDepth: UInt8, channelCount: UInt8, sampleRate: UInt32)
     /// FLAC `dfLa` STREAMINFO.
@@ -72,7 +72,19 @@ public enum CodecConfiguration: Sendable, Hashable {
             return .ac3(channelCount: channels[acmod] + (lfe ? 1 : 0), hasLFE: lfe, bitRateKbps: rateCode < rates.count ? rates[rateCode] : nil)
         case .dec3:
             let word = try reader.readUInt16()
-            return .eac3(dataRateKbps: word >> 3, independentSubstreams: UInt8(word & 0x7) + 1)
+            // The first independent substream (ETSI TS 102 366 F.6): fscod(2) bsid(5)
+            // reserved(1) | asvc(1) bsmod(3) acmod(3) lfeon(1) | reserved(3) num_dep_sub(4) ...
+            var channels: UInt8?
+            if reader.remaining >= 3 {
+                let substream = try reader.readBytes(3)
+                let b1 = substream[substream.startIndex + 1], b2 = substream[substream.startIndex + 2]
+                let acmod = Int((b1 >> 1) & 0x7), lfe: UInt8 = b1 & 1
+                let dependentSubstreams = (b2 >> 1) & 0xF
+                // With dependent substreams the layout is in chan_loc: not counted here.
+                if dependentSubstreams == 0 { channels = [2, 1, 2, 3, 3, 4, 4, 5][acmod] + lfe }
+                try reader.skip(reader.remaining)
+            }
+            return .eac3(dataRateKbps: word >> 3, independentSubstreams: UInt8(word & 0x7) + 1, channelCount: channels)
         case .alac:
             try reader.skip(4)  // full box header of the inner 'alac'
             try reader.skip(4 + 1)  // frameLength, compatibleVersion

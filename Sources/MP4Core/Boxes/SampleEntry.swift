@@ -44,6 +44,7 @@ public struct SampleEntry: Sendable, Hashable {
         case .mpeg4(_, _, let channels?, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
         case .opus(let channels, _, _)?: return UInt32(channels)
         case .ac3(let channels, _, _)?: return UInt32(channels)
+        case .eac3(_, _, let channels?)?: return UInt32(channels)
         case .alac(_, let channels, _)?: return UInt32(channels)
         case .flac(_, let channels, _)?: return UInt32(channels)
         default: return channelCount
