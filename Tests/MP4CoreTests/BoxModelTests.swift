@@ -84,4 +84,17 @@ import MP4TestSupport
         #expect(MediaHeaderBox.language(2) == "mac:2")
         #expect(MediaHeaderBox.language(0x7FFF) == "und")
     }
+
+    /// dec3 (E-AC-3): the channel count comes from the first independent substream (5.1 is 6;
+    /// the sample entry's placeholder says 2), unknown with dependent substreams.
+    @Test func eac3ChannelsFromDec3() throws {
+        let word: UInt16 = 640 << 3  // 640 kb/s, one independent substream
+        func parse(acmod: UInt8, lfe: UInt8, dependent: UInt8) throws -> CodecConfiguration? {
+            var reader = ByteReader([UInt8(word >> 8), UInt8(word & 0xFF), 16 << 1, acmod << 1 | lfe, dependent << 1, 0])
+            return try CodecConfiguration.parse("dec3", &reader)
+        }
+        #expect(try parse(acmod: 7, lfe: 1, dependent: 0) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 6))
+        #expect(try parse(acmod: 2, lfe: 0, dependent: 0) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 2))
+        #expect(try parse(acmod: 7, lfe: 1, dependent: 1) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: nil))
+    }
 }
