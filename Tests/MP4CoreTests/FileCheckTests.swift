@@ -151,4 +151,17 @@ import MP4TestSupport
         }
         #expect(malformedFailing == 40)
     }
+
+    /// Fragmented files get the duration, keyframe-interval and interleave rules too (issue
+    /// 15): a 2.08 s file with 1 s GOPs used to pass --max-duration 1 --max-keyframe-interval
+    /// 0.5 with null metrics although its 145 samples were checked.
+    @Test func fragmentedFilesMeetTheTimingRules() async throws {
+        let check = try await Self.check("fragmented.mp4", CheckPolicy(maxKeyframeInterval: 0.5, maxInterleave: 0.01, maxDuration: 1))
+        #expect(check.status == .fail)
+        #expect(Set(check.findings.map(\.id)) == ["keyframe-interval", "interleave", "duration"], "\(check.findings)")
+        #expect(check.metrics.durationSeconds.map { abs($0 - 2.08) < 0.001 } == true)
+        #expect(check.metrics.maxKeyframeInterval == 1.0 && check.metrics.samplesChecked == 145)
+        #expect(check.findings.first { $0.id == "interleave" }?.message.contains("frag_duration") == true)
+        #expect(try await Self.check("fragmented.mp4", CheckPolicy(maxKeyframeInterval: 2, maxDuration: 3)).status == .pass)
+    }
 }

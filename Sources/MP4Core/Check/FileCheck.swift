@@ -139,9 +139,6 @@ public struct FileCheck: Sendable {
         if let allowed = policy.allowBrands, let brand = metrics.majorBrand, !allowed.contains(brand) {
             findings.append(Finding(.brandNotAllowed, message: "major brand '\(brand)' is not among the allowed brands \(allowed.joined(separator: ", "))", path: .top(.ftyp)))
         }
-        if let limit = policy.maxDuration, let duration = metrics.durationSeconds, duration > limit {
-            findings.append(Finding(.duration, message: "the file lasts \(duration) s, more than the \(limit) s allowed"))
-        }
         if let width = metrics.width, let height = metrics.height {
             if let text = policy.minResolution, let min = CheckPolicy.parseResolution(text), width < min.width || height < min.height {
                 findings.append(Finding(.resolution, message: "the video is \(width)x\(height), smaller than the minimum \(text)"))
@@ -170,9 +167,29 @@ public struct FileCheck: Sendable {
             break
         }
 
-        // Sample-level checks on progressive files: counts, byte ranges, keyframes, interleaving.
+        // Sample-level checks: on progressive files counts and byte ranges too; on fragmented
+        // files (their fragments loaded) the same keyframe, interleave and duration rules.
+        var planner: SeekPlanner?
         if !isFragmented, file.movie != nil {
-            let planner = SeekPlanner(file: file, limits: limits)
+            planner = SeekPlanner(file: file, limits: limits)
+        } else if case .success(let index)? = fragments, file.movie != nil {
+            let fragmentPlanner = SeekPlanner(file: file, fragments: index, limits: limits)
+            planner = fragmentPlanner
+            if metrics.durationSeconds == nil {
+                metrics.durationSeconds = file.completingFragments(with: fragmentPlanner).movie?.durationSeconds.flatMap { $0 > 0 ? $0 : nil }
+            }
+        }
+        if let planner, isFragmented {
+            let analysis = SampleLayoutAnalysis(planner: planner, layout: layout, limits: limits)
+            metrics.maxKeyframeInterval = analysis.maxKeyframeInterval
+            metrics.interleaveSeconds = analysis.interleaveSeconds
+            metrics.interleaveBytes = analysis.interleaveBytes
+            Self.applyTimingRules(analysis, policy: policy, fragmented: true, to: &findings)
+        }
+        if let limit = policy.maxDuration, let duration = metrics.durationSeconds, duration > limit {
+            findings.append(Finding(.duration, message: "the file lasts \(duration) s, more than the \(limit) s allowed"))
+        }
+        if let planner, !isFragmented {
             // Sample tables that disagree fail the check: the policy raises their severity. A
             // condition already reported when the file was opened is raised, not repeated.
             let failing: Set<Finding.Kind> = [.sampleCountMismatch, .samplesWithoutChunk, .stscPastChunks, .missingSampleSizes, .missingChunkOffsets, .missingStts, .missingStsc]
@@ -195,15 +212,20 @@ public struct FileCheck: Sendable {
             metrics.maxKeyframeInterval = analysis.maxKeyframeInterval
             metrics.interleaveSeconds = analysis.interleaveSeconds
             metrics.interleaveBytes = analysis.interleaveBytes
-            if let limit = policy.maxKeyframeInterval, let interval = analysis.maxKeyframeInterval, interval > limit {
-                findings.append(Finding(.keyframeInterval, message: "keyframes are up to \(Self.rounded(interval)) s apart (from \(Self.rounded(analysis.maxKeyframeIntervalStart ?? 0)) s), more than the \(limit) s allowed: seeking lands far from the requested time; re-encode with a shorter GOP (e.g. ffmpeg -g <2 x fps>)"))
-            }
-            if let limit = policy.maxInterleave, let seconds = analysis.interleaveSeconds, seconds > limit {
-                findings.append(Finding(.interleave, message: "in file order one track runs up to \(Self.rounded(seconds)) s (\(analysis.interleaveBytes ?? 0) bytes) ahead of another, more than the \(limit) s allowed: a progressive player must buffer that much; remux with interleaving (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)"))
-            }
+            Self.applyTimingRules(analysis, policy: policy, fragmented: false, to: &findings)
         }
         let failed = findings.contains { $0.severity == .error }
         return FileCheck(name: file.name, status: failed ? .fail : .pass, findings: findings, metrics: metrics)
+    }
+
+    /// The keyframe-interval and interleave rules over an analysis.
+    static func applyTimingRules(_ analysis: SampleLayoutAnalysis, policy: CheckPolicy, fragmented: Bool, to findings: inout [Finding]) {
+        if let limit = policy.maxKeyframeInterval, let interval = analysis.maxKeyframeInterval, interval > limit {
+            findings.append(Finding(.keyframeInterval, message: "keyframes are up to \(Self.rounded(interval)) s apart (from \(Self.rounded(analysis.maxKeyframeIntervalStart ?? 0)) s), more than the \(limit) s allowed: seeking lands far from the requested time; re-encode with a shorter GOP (e.g. ffmpeg -g <2 x fps>)"))
+        }
+        if let limit = policy.maxInterleave, let seconds = analysis.interleaveSeconds, seconds > limit {
+            findings.append(Finding(.interleave, message: "in file order one track runs up to \(Self.rounded(seconds)) s (\(analysis.interleaveBytes ?? 0) bytes) ahead of another, more than the \(limit) s allowed: a progressive player must buffer that much; " + (fragmented ? "remux with shorter fragments that hold every track (e.g. `ffmpeg -i IN -c copy -movflags +frag_keyframe+empty_moov -frag_duration 500000 OUT`)" : "remux with interleaving (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)")))
+        }
     }
 
     static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
