@@ -167,6 +167,15 @@ public struct MP4File: Sendable {
             movie.tracks[position] = completed
         }
         var copy = self
+        // mehd declares the whole movie's duration; a file that holds only part of it (a
+        // segment cut from a longer stream) says so.
+        if let declared = movie.fragmentDuration, let scale = movie.header?.timescale, scale > 0, declared > 0,
+           let measured = movie.tracks.compactMap(\.fragmentDurationSeconds).max() {
+            let seconds = Double(declared) / Double(scale)
+            if abs(seconds - measured) > max(1, 0.1 * measured) {
+                copy.findings.append(Finding(.fragmentDurationMismatch, message: "mehd declares \(seconds) s but the movie fragments hold \((measured * 1000).rounded() / 1000) s of samples; the duration shown is mehd's", path: .top(.moov).appending(.mvex).appending(.mehd)))
+            }
+        }
         copy.movie = movie
         return copy
     }

@@ -74,6 +74,7 @@ extension Finding {
         case fragmentSampleLimit = "fragment-sample-limit"
         case fragmentTimeBackwards = "fragment-time-backwards"
         case fragmentTimeOverlap = "fragment-time-overlap"
+        case fragmentDurationMismatch = "fragment-duration-mismatch"
         case fragmented = "fragmented"
         case fragmentsUnreadable = "fragments-unreadable"
         case freeSpace = "free-space"
@@ -142,6 +143,7 @@ extension Finding {
             case .fragmentSampleLimit: return .error
             case .fragmentTimeBackwards: return .warning
             case .fragmentTimeOverlap: return .info
+            case .fragmentDurationMismatch: return .info
             case .fragmented: return .error
             case .fragmentsUnreadable: return .error
             case .freeSpace: return .info
@@ -212,6 +214,7 @@ extension Finding {
             case .fragmentSampleLimit: return .limits
             case .fragmentTimeBackwards: return .fragments
             case .fragmentTimeOverlap: return .fragments
+            case .fragmentDurationMismatch: return .fragments
             case .fragmented: return .layout
             case .fragmentsUnreadable: return .fragments
             case .freeSpace: return .layout
