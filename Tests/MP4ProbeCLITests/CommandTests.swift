@@ -196,4 +196,12 @@ import MP4TestSupport
             #expect(tracks.allSatisfy { $0["factsFromFragments"] as? Bool == true })
         }
     }
+
+    /// A segment cut from a longer stream: mehd declares 10.96 s, the fragments hold 2.0 s
+    /// (what ffprobe reports); info keeps mehd's value and says so.
+    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus)) func mehdThatTheFragmentsDoNotHoldIsReported() async throws {
+        let corpus = try #require(Fixtures.sharedCorpus)
+        let result = await Self.run(["info", corpus + "/valid/mp4ff__mp4__testdata__vvc_400kbps_2s.mp4"])
+        #expect(result.out.contains("fragment-duration-mismatch") && result.out.contains("hold 2.0 s"), "\(result.out)")
+    }
 }
