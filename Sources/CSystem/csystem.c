@@ -106,6 +106,53 @@ int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failur
     return result;
 }
 
+int mp4probe_tcp_listen(const char *host, int port, int backlog, int *bound_port) {
+    char service[16];
+    snprintf(service, sizeof service, "%d", port);
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+    struct addrinfo *list = NULL;
+    if (getaddrinfo(host, service, &hints, &list) != 0 || list == NULL) { errno = EINVAL; return -1; }
+    int fd = socket(list->ai_family, list->ai_socktype, list->ai_protocol);
+    if (fd < 0) { freeaddrinfo(list); return -1; }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, list->ai_addr, list->ai_addrlen) != 0 || listen(fd, backlog) != 0) {
+        int saved = errno;
+        close(fd);
+        freeaddrinfo(list);
+        errno = saved;
+        return -1;
+    }
+    freeaddrinfo(list);
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    if (getsockname(fd, (struct sockaddr *)&address, &length) == 0) {
+        if (address.ss_family == AF_INET) *bound_port = ntohs(((struct sockaddr_in *)&address)->sin_port);
+        else if (address.ss_family == AF_INET6) *bound_port = ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    }
+    return fd;
+}
+
+int mp4probe_tcp_accept(int fd) {
+    int client;
+    do { client = accept(fd, NULL, NULL); } while (client < 0 && errno == EINTR);
+    if (client < 0) return -1;
+    (void)fcntl(client, F_SETFD, FD_CLOEXEC);
+    (void)fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK);
+    int one = 1;
+    (void)setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#if defined(SO_NOSIGPIPE)
+    (void)setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+    return client;
+}
+
 int mp4probe_wait(int fd, int for_write, int timeout_ms) {
     struct pollfd p = { .fd = fd, .events = for_write ? POLLOUT : POLLIN };
     int ready;

@@ -58,6 +58,15 @@ ssize_t mp4probe_send(int fd, const void *buffer, size_t length);
 /// shutdown(fd, SHUT_RDWR): wakes anyone waiting on `fd` (cancellation) without closing it.
 void mp4probe_shutdown(int fd);
 
+/// A listening TCP socket on the numeric address `host` (`127.0.0.1`, `::1`) and `port` (0: the
+/// system picks one, written to `*bound_port`): non-blocking, close-on-exec, SO_REUSEADDR.
+/// Returns the socket, or -1 with errno.
+int mp4probe_tcp_listen(const char *host, int port, int backlog, int *bound_port);
+
+/// Accepts one connection without blocking: a non-blocking, close-on-exec, TCP_NODELAY
+/// socket, or -1 with errno (EAGAIN when none is waiting).
+int mp4probe_tcp_accept(int fd);
+
 // Temporary files removed when the process is interrupted (SIGINT, SIGTERM, SIGHUP): the
 // registry is a fixed table in C so that the signal handler only calls unlink(2), which is
 // async-signal-safe, on paths that were copied in beforehand.

@@ -30,7 +30,7 @@ final class SocketConnection: @unchecked Sendable {
     private(set) var end = 0
     static let bufferSize = 256 << 10
 
-    private init(fd: Int32, key: String) {
+    init(fd: Int32, key: String) {
         self.fd = fd
         self.key = key
         self.waiter = DispatchQueue(label: "mp4probe.socket.\(key)")
@@ -64,6 +64,9 @@ final class SocketConnection: @unchecked Sendable {
         }
         return SocketConnection(fd: fd, key: "\(host):\(port)")
     }
+
+    /// Shuts the socket down (both directions) without closing it: wakes a task waiting on it.
+    func shutdown() { mp4probe_shutdown(fd) }
 
     /// Closes the socket (once).
     func close() {

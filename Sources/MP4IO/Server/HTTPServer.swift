@@ -1,0 +1,311 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CSystem
+import MP4Core
+
+/// A request as ``HTTPServer`` hands it to its handler.
+public struct HTTPServerRequest: Sendable {
+    /// `GET` or `HEAD` (the server answers other methods itself, 405).
+    public var method: String
+    /// The request target as sent (`/abc/movie.mp4?url=...`).
+    public var target: String
+    /// The path part of the target, percent-decoded.
+    public var path: String
+    /// The query parameters, percent-decoded (the last value of a repeated name wins).
+    public var query: [String: String]
+    /// The header fields in order.
+    public var headers: [(name: String, value: String)]
+
+    /// The value of header `name` (any case); repeated fields joined with ", ".
+    public func header(_ name: String) -> String? {
+        let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+}
+
+/// A response: status, header fields, and a body the server streams.
+public struct HTTPServerResponse: Sendable {
+    /// Where the body comes from.
+    public enum Body: Sendable {
+        case empty
+        case bytes([UInt8])
+        /// `range` of `source`, streamed as it is read (memory: one piece).
+        case source(any ByteSource, Range<UInt64>)
+
+        var count: UInt64 {
+            switch self {
+            case .empty: return 0
+            case .bytes(let bytes): return UInt64(bytes.count)
+            case .source(_, let range): return UInt64(range.count)
+            }
+        }
+    }
+
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: Body
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .empty) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A short text response (errors).
+    public static func text(_ status: Int, _ message: String) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: .bytes(Array((message + "\n").utf8)))
+    }
+}
+
+/// A small HTTP/1.1 server over POSIX sockets for loopback use: GET and HEAD, keep-alive,
+/// every size and time bounded (head 64 KiB and 200 fields, 10 s to send a head, 30 s idle,
+/// at most ``Options/maxConnections`` at once), `Host` checked against its own address (DNS
+/// rebinding), bodies streamed from a ``ByteSource``. The caching proxy (`mp4probe serve`) is
+/// a handler on top of it.
+public final class HTTPServer: @unchecked Sendable {
+    /// Bounds and address.
+    public struct Options: Sendable {
+        /// A numeric loopback address by default; anything else is the caller's decision.
+        public var host = "127.0.0.1"
+        /// 0: a free port, chosen by the system.
+        public var port = 0
+        /// Connections served at once; more wait in the listen backlog.
+        public var maxConnections = 64
+        /// Seconds a connection may stay idle (between requests, or while a client reads
+        /// slowly) before it is closed.
+        public var idleTimeout: TimeInterval = 30
+        /// Seconds a client has to send a whole request head (slow-header clients).
+        public var headTimeout: TimeInterval = 10
+
+        public init() {}
+    }
+
+    public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
+
+    public let options: Options
+    private let handler: Handler
+    private let state = Locked(State())
+    private var listener: Int32 = -1
+    /// The port it listens on (after ``start()``).
+    public private(set) var port = 0
+
+    private struct State {
+        var stopped = false
+        var active: [ObjectIdentifier: SocketConnection] = [:]
+    }
+
+    public init(options: Options = Options(), handler: @escaping Handler) {
+        self.options = options
+        self.handler = handler
+    }
+
+    deinit { stop() }
+
+    /// The server's base URL, `http://HOST:PORT`.
+    public var baseURL: String {
+        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        return "http://\(host):\(port)"
+    }
+
+    /// Binds and starts accepting connections (on a dispatch queue of its own).
+    /// - Throws: ``MP4Error`` `.io` when the address cannot be bound.
+    public func start() throws {
+        var bound: Int32 = 0
+        let fd = mp4probe_tcp_listen(options.host, Int32(options.port), 128, &bound)
+        guard fd >= 0 else {
+            throw MP4Error(.io, "cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
+        }
+        listener = fd
+        port = Int(bound)
+        DispatchQueue(label: "mp4probe.server.accept").async { [self] in acceptLoop(fd) }
+    }
+
+    /// Stops accepting, ends the connections being served and closes the socket.
+    public func stop() {
+        let (wasRunning, connections) = state.withLock { state -> (Bool, [SocketConnection]) in
+            defer { state.stopped = true; state.active = [:] }
+            return (!state.stopped, Array(state.active.values))
+        }
+        guard wasRunning else { return }
+        for connection in connections { connection.shutdown() }
+        if listener >= 0 { mp4probe_shutdown(listener) }
+    }
+
+    /// Connections being served now.
+    public var activeConnectionCount: Int { state.withLock { $0.active.count } }
+
+    private func acceptLoop(_ fd: Int32) {
+        defer { Platform.closeFile(fd) }
+        while !state.withLock({ $0.stopped }) {
+            guard mp4probe_wait(fd, 0, 250) > 0 else { continue }
+            while true {
+                let client = mp4probe_tcp_accept(fd)
+                guard client >= 0 else { break }
+                let connection = SocketConnection(fd: client, key: "client")
+                let admitted = state.withLock { state -> Bool in
+                    guard !state.stopped, state.active.count < options.maxConnections else { return false }
+                    state.active[ObjectIdentifier(connection)] = connection
+                    return true
+                }
+                guard admitted else {
+                    // Over the bound: refused at once rather than queued without limit.
+                    let refusal = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n".utf8)
+                    _ = refusal.withUnsafeBytes { mp4probe_send(client, $0.baseAddress, $0.count) }
+                    connection.close()
+                    continue
+                }
+                Task.detached { [self] in
+                    await serve(connection)
+                    state.withLock { _ = $0.active.removeValue(forKey: ObjectIdentifier(connection)) }
+                    connection.close()
+                }
+            }
+        }
+    }
+
+    /// The `Host` values a request may carry: this server's own address, by number or as
+    /// `localhost` (a browser tab that resolves an attacker's name to 127.0.0.1 sends that
+    /// name instead, and is refused).
+    private var allowedHosts: Set<String> {
+        var hosts: Set<String> = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"]
+        hosts.insert(options.host.contains(":") ? "[\(options.host)]:\(port)" : "\(options.host):\(port)")
+        return hosts
+    }
+
+    private func serve(_ connection: SocketConnection) async {
+        let idle = WaitLimit(idle: options.idleTimeout, deadline: nil)
+        while !state.withLock({ $0.stopped }) {
+            // The head: the first byte may take the idle timeout, the whole head at most
+            // headTimeout after that.
+            var scanned = 0
+            var end: Int?
+            var deadline: ContinuousClock.Instant?
+            while true {
+                end = HTTPMessage.headEnd(connection.available, scanned: scanned)
+                if end != nil { break }
+                scanned = connection.available.count
+                if scanned > HTTPMessage.maxHeadSize {
+                    await send(.text(431, "request head too large"), to: connection, head: false, keepAlive: false)
+                    return
+                }
+                let limit = deadline.map { WaitLimit(idle: options.idleTimeout, deadline: $0) } ?? idle
+                guard let received = try? await connection.fill(timeout: limit), received > 0 else { return }
+                if deadline == nil { deadline = ContinuousClock.now + .milliseconds(Int64(options.headTimeout * 1000)) }
+                if let deadline, ContinuousClock.now > deadline { return }
+            }
+            guard let headEnd = end else { return }
+            let bytes = connection.available
+            let headBytes = bytes[bytes.startIndex..<(bytes.startIndex + headEnd - bytes.startIndex)]
+            let head: HTTPMessage.Head
+            do {
+                head = try HTTPMessage.parseHead(headBytes)
+            } catch {
+                await send(.text(400, "malformed request: \(error)"), to: connection, head: false, keepAlive: false)
+                return
+            }
+            connection.consume(headEnd - bytes.startIndex)
+            let (method, target, version) = head.startLine
+            guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
+                await send(.text(505, "HTTP/1.1 only"), to: connection, head: false, keepAlive: false)
+                return
+            }
+            let fields = head.fieldsByName
+            // No request bodies: GET and HEAD have none, and anything else is refused.
+            if fields["transfer-encoding"] != nil || (fields["content-length"].map { $0 != "0" } ?? false) {
+                await send(.text(400, "request bodies are not accepted"), to: connection, head: false, keepAlive: false)
+                return
+            }
+            guard let host = fields["host"]?.lowercased(), allowedHosts.contains(host) else {
+                await send(.text(421, "unknown Host (this server answers only to its own address)"), to: connection, head: false, keepAlive: false)
+                return
+            }
+            let keepAlive = version == "HTTP/1.1" && !(fields["connection"]?.lowercased().contains("close") ?? false)
+            guard method == "GET" || method == "HEAD" else {
+                var refusal = HTTPServerResponse.text(405, "only GET and HEAD")
+                refusal.headers.append(("Allow", "GET, HEAD"))
+                await send(refusal, to: connection, head: false, keepAlive: keepAlive)
+                if !keepAlive { return }
+                continue
+            }
+            let request = Self.request(method: method, target: target, headers: head.fields)
+            let response = await handler(request)
+            guard await send(response, to: connection, head: method == "HEAD", keepAlive: keepAlive), keepAlive else { return }
+        }
+    }
+
+    static func request(method: String, target: String, headers: [(name: String, value: String)]) -> HTTPServerRequest {
+        let pathPart = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
+        var query: [String: String] = [:]
+        if let questionMark = target.firstIndex(of: "?") {
+            for pair in target[target.index(after: questionMark)...].split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
+                let value = parts.count > 1 ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1])) : ""
+                query[name] = value
+            }
+        }
+        return HTTPServerRequest(method: method, target: target, path: pathPart.removingPercentEncoding ?? pathPart, query: query, headers: headers)
+    }
+
+    /// Writes `response` (the head; the body unless `head`). Returns false when the
+    /// connection cannot go on (a write failed, the body source failed midway: the client sees
+    /// a short body, never wrong bytes).
+    @discardableResult
+    private func send(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool) async -> Bool {
+        var lines = ["HTTP/1.1 \(response.status) \(Self.reason(response.status))"]
+        var headers = response.headers
+        if !headers.contains(where: { $0.name.lowercased() == "content-length" }) {
+            headers.append(("Content-Length", String(response.body.count)))
+        }
+        headers.append(("Connection", keepAlive ? "keep-alive" : "close"))
+        headers.append(("Server", MP4ProbeVersion.userAgent))
+        for (name, value) in headers where HTTPRequest.isValidHeaderName(name) && HTTPRequest.isValidHeaderValue(value) {
+            lines.append("\(name): \(value)")
+        }
+        let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
+        do {
+            try await connection.send(Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8), timeout: timeout)
+            guard !head else { return true }
+            switch response.body {
+            case .empty:
+                break
+            case .bytes(let bytes):
+                try await connection.send(bytes, timeout: timeout)
+            case .source(let source, let range):
+                var sent: UInt64 = 0
+                try await source.read(range) { piece in
+                    try await connection.send(Array(piece), timeout: timeout)
+                    sent += UInt64(piece.count)
+                }
+                guard sent == UInt64(range.count) else { return false }
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 206: return "Partial Content"
+        case 304: return "Not Modified"
+        case 400: return "Bad Request"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 416: return "Range Not Satisfiable"
+        case 421: return "Misdirected Request"
+        case 431: return "Request Header Fields Too Large"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        case 505: return "HTTP Version Not Supported"
+        default: return "Status"
+        }
+    }
+}

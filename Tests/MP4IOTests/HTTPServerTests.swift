@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loopback HTTP server and the range semantics players rely on, with a raw socket client
+/// (every byte of the exchange visible) and with mp4probe's own HTTP source (random ranges).
+@Suite struct HTTPServerTests {
+    static let body: [UInt8] = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 7) }
+
+    struct Exchange { var status: Int; var headers: [String: String]; var body: [UInt8] }
+
+    /// Sends `request` as is on a new connection and reads until the server closes it. The
+    /// blocking socket calls run on a thread of their own: on the 2-thread cooperative pool
+    /// they would starve the server's tasks in the same process.
+    static func exchange(_ port: Int, _ request: String) async throws -> Exchange {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try blockingExchange(port, request) })
+            }.start()
+        }
+    }
+
+    static func blockingExchange(_ port: Int, _ request: String) throws -> Exchange {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0 else { throw MP4Error(.io, "connect failed") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        guard let split = received.indices.first(where: { received[$0...].starts(with: [13, 10, 13, 10]) }) else {
+            return Exchange(status: 0, headers: [:], body: received)
+        }
+        let headLines = String(decoding: received[..<split], as: UTF8.self).components(separatedBy: "\r\n")
+        var headers: [String: String] = [:]
+        for line in headLines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let status = Int(headLines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        _ = text
+        return Exchange(status: status, headers: headers, body: Array(received[(split + 4)...]))
+    }
+
+    static func server() throws -> HTTPServer {
+        let source = MemorySource(body, name: "memory")
+        let server = HTTPServer { request in await SourceResponder.response(for: request, source: source) }
+        try server.start()
+        return server
+    }
+
+    static func get(_ port: Int, _ extra: String = "", method: String = "GET", host: String? = nil) async throws -> Exchange {
+        try await exchange(port, "\(method) /x.mp4 HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n\(extra)\r\n")
+    }
+
+    @Test func rangeSemanticsPlayersRelyOn() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let port = server.port
+        let whole = try await Self.get(port)
+        #expect(whole.status == 200 && whole.body == Self.body && whole.headers["accept-ranges"] == "bytes" && whole.headers["content-length"] == "400000")
+        // AVPlayer's first probe.
+        let probe = try await Self.get(port, "Range: bytes=0-1\r\n")
+        #expect(probe.status == 206 && probe.headers["content-range"] == "bytes 0-1/400000" && probe.body == Array(Self.body[0..<2]))
+        let open = try await Self.get(port, "Range: bytes=399990-\r\n")
+        #expect(open.status == 206 && open.body == Array(Self.body[399_990...]) && open.headers["content-range"] == "bytes 399990-399999/400000")
+        let suffix = try await Self.get(port, "Range: bytes=-100\r\n")
+        #expect(suffix.status == 206 && suffix.body == Array(Self.body[399_900...]))
+        let past = try await Self.get(port, "Range: bytes=400000-\r\n")
+        #expect(past.status == 416 && past.headers["content-range"] == "bytes */400000" && past.body.isEmpty)
+        let clipped = try await Self.get(port, "Range: bytes=399999-500000\r\n")
+        #expect(clipped.status == 206 && clipped.body == [Self.body[399_999]])
+        // Several ranges: the whole entity, never a garbled mix.
+        let multi = try await Self.get(port, "Range: bytes=0-1,5-6\r\n")
+        #expect(multi.status == 200 && multi.body.count == 400_000)
+        let head = try await Self.get(port, "Range: bytes=10-19\r\n", method: "HEAD")
+        #expect(head.status == 206 && head.headers["content-length"] == "10" && head.body.isEmpty)
+        // If-Range with a validator that does not match: the whole entity. (MemorySource has
+        // no validator, so any If-Range mismatches.)
+        let ifRange = try await Self.get(port, "Range: bytes=0-9\r\nIf-Range: \"other\"\r\n")
+        #expect(ifRange.status == 200 && ifRange.body.count == 400_000)
+    }
+
+    @Test func hostileRequestsAreRefusedAndBounded() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let port = server.port
+        // DNS rebinding: a page on evil.example resolved to 127.0.0.1 sends its own Host.
+        #expect(try await Self.get(port, host: "evil.example:\(port)").status == 421)
+        #expect(try await Self.get(port, method: "POST").status == 405)
+        #expect(try await Self.exchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nBad Header\r\n\r\n").status == 400)
+        #expect(try await Self.exchange(port, "GET /x HTTP/2.0\r\nHost: 127.0.0.1:\(port)\r\n\r\n").status == 505)
+        #expect(try await Self.exchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 5\r\n\r\nhello").status == 400)
+        let huge = "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + String(repeating: "X-Filler: " + String(repeating: "a", count: 1000) + "\r\n", count: 80)
+        #expect(try await Self.exchange(port, huge).status == 431)
+        // Still serving after all that.
+        #expect(try await Self.get(port, "Range: bytes=0-0\r\n").status == 206)
+    }
+
+    /// mp4probe's own HTTP client against the server: 200 random ranges byte-exact, over
+    /// kept-alive connections.
+    @Test func randomRangesThroughTheHTTPSource() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let source = try HTTPByteSource(url: try #require(URL(string: server.baseURL + "/x.mp4")))
+        #expect(try await source.length() == UInt64(Self.body.count))
+        var random = SeededRandom(seed: 7)
+        for _ in 0..<200 {
+            let a = UInt64.random(in: 0..<UInt64(Self.body.count), using: &random)
+            let b = min(UInt64(Self.body.count), a + UInt64.random(in: 1...50_000, using: &random))
+            #expect(try await source.read(a..<b) == Array(Self.body[Int(a)..<Int(b)]))
+        }
+        #expect(source.statistics.retries == 0)
+    }
+}
