@@ -1,0 +1,118 @@
+import Foundation
+import MP4Core
+
+/// A loopback caching proxy for players (`mp4probe serve`): a resource is asked for as
+/// `BASE + NAME + "?url=" + percent-encoded origin URL`, answered from the on-disk cache and
+/// the origin with the range semantics of ``SourceResponder``. With `&faststart=1` a
+/// moov-at-end origin is served as its ``FaststartView`` (moov first) without rewriting it;
+/// the cache keeps origin bytes, so one entry serves both views.
+///
+/// ```swift
+/// let proxy = CachingProxy(options: .init(cacheDirectory: "/tmp/mp4probe-cache"))
+/// try proxy.start()
+/// let playable = proxy.url(for: "https://cdn.example.com/v.mp4", faststart: true)
+/// ```
+///
+/// The base URL holds a random secret path segment: only holders of a URL it handed out can
+/// use it.
+public final class CachingProxy: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// The cache directory (created if missing).
+        public var cacheDirectory: String
+        /// How origins are read (headers, timeouts, retries).
+        public var sources = SourceFactory.Options()
+        /// Address, port and bounds of the server.
+        public var server = HTTPServer.Options()
+
+        public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
+    }
+
+    public let options: Options
+    /// The secret path segment (random per start).
+    public let secret: String
+    private var server: HTTPServer?
+    private let sources = SourceTable()
+
+    public init(options: Options) {
+        self.options = options
+        var random = SystemRandomNumberGenerator()
+        secret = (0..<4).map { _ in String(random.next() as UInt32, radix: 36) }.joined()
+    }
+
+    /// Starts serving.
+    /// - Throws: ``MP4Error`` `.io` when the cache directory cannot be made or the address bound.
+    public func start() throws {
+        do {
+            try FileManager.default.createDirectory(atPath: options.cacheDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw MP4Error(.io, "cannot create the cache directory \(options.cacheDirectory): \(error.localizedDescription)")
+        }
+        let server = HTTPServer(options: options.server) { [self] request in await respond(request) }
+        try server.start()
+        self.server = server
+    }
+
+    public func stop() { server?.stop() }
+
+    /// `http://127.0.0.1:PORT/SECRET/`.
+    public var baseURL: String { (server?.baseURL ?? "http://127.0.0.1:0") + "/\(secret)/" }
+
+    /// The URL a player is given for `origin`; `name` (any, e.g. `movie.mp4`) is what players
+    /// that look at the extension see.
+    public func url(for origin: String, name: String = "media.mp4", faststart: Bool = false) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let encoded = origin.addingPercentEncoding(withAllowedCharacters: allowed) ?? origin
+        let safeName = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? "media.mp4"
+        return baseURL + safeName + "?url=" + encoded + (faststart ? "&faststart=1" : "")
+    }
+
+    private func respond(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        guard request.path.hasPrefix("/\(secret)/") else { return .text(404, "not found") }
+        guard let origin = request.query["url"] else { return .text(400, "missing ?url=ORIGIN") }
+        guard SourceFactory.isURL(origin), URL(string: origin) != nil else { return .text(400, "only http and https origins are served") }
+        let faststart = request.query["faststart"] == "1"
+        do {
+            let source = try await sources.source(for: origin, faststart: faststart, options: options)
+            return await SourceResponder.response(for: request, source: source)
+        } catch let error as MP4Error {
+            return .text(error.kind == .unsupported ? 422 : 502, "\(origin): \(error.message)")
+        } catch {
+            return .text(502, "\(origin): \(error)")
+        }
+    }
+}
+
+/// The open sources by origin (and view), so that every request for one resource shares its
+/// learned length, validator and connections; bounded, least recently used dropped first.
+actor SourceTable {
+    private var entries: [String: (source: any ByteSource, used: UInt64)] = [:]
+    private var clock: UInt64 = 0
+    private let capacity = 64
+
+    func source(for origin: String, faststart: Bool, options: CachingProxy.Options) async throws -> any ByteSource {
+        let key = (faststart ? "faststart " : "") + origin
+        clock += 1
+        if let entry = entries[key] {
+            entries[key]?.used = clock
+            return entry.source
+        }
+        var factory = options.sources
+        factory.cacheDirectory = options.cacheDirectory
+        let opened = try await SourceFactory.open(origin, options: factory)
+        var source: any ByteSource = opened
+        if faststart {
+            do {
+                source = try await FaststartView.make(opened)
+            } catch let error as MP4Error where error.kind == .unsupported {
+                // A file the rewrite refuses (cmov, several moov...) is served unchanged.
+                source = opened
+            }
+        }
+        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key {
+            entries.removeValue(forKey: oldest)
+        }
+        entries[key] = (source, clock)
+        return source
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import MP4Core
+import MP4IO
+
+/// `mp4probe serve`: the loopback caching proxy (docs/serving.md).
+enum ServeCommand: Command {
+    static let spec = CommandSpec(
+        name: "serve",
+        summary: "serve origins to players through a loopback caching proxy (and as faststart)",
+        usage: ["mp4probe serve [--cache DIR] [--port N] [--host ADDRESS]"],
+        description: """
+        Starts an HTTP server on the loopback address and prints its base URL on the first line
+        of standard output. A player asks for BASE + NAME + "?url=" + the percent-encoded origin
+        URL (NAME is free: players that look at the extension see it); "&faststart=1" serves a
+        moov-at-end origin as faststart (moov first) without rewriting it. Bytes come from the
+        on-disk cache and, when missing, from the origin; ranges, HEAD, 416 and If-Range behave
+        as players expect. The base URL holds a random secret: only holders of a URL it handed
+        out can use it. Stops on SIGINT or SIGTERM (the cache stays consistent).
+        """,
+        options: [
+            .value("port", "N", "port to listen on (default 0: a free port)"),
+            .value("host", "ADDRESS", "numeric address to bind (default 127.0.0.1; binding anything\\nbut loopback exposes the proxy to the network)"),
+            .value("origin", "URL", "print the proxy URL for this origin after the base URL (repeatable)"),
+        ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
+
+    /// The default cache directory: `$XDG_CACHE_HOME/mp4probe`, else `~/.cache/mp4probe`.
+    static var defaultCacheDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return xdg + "/mp4probe" }
+        return (environment["HOME"] ?? NSTemporaryDirectory()) + "/.cache/mp4probe"
+    }
+
+    static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
+        let scanner = try ArgumentScanner(arguments, for: spec)
+        guard scanner.positionals.isEmpty else { throw ArgumentScanner.UsageError(description: "serve takes no FILE (origins are given per request as ?url=...)") }
+        let sourceOptions = try MP4Probe.sourceOptions(scanner)
+        var options = CachingProxy.Options(cacheDirectory: sourceOptions.cacheDirectory ?? defaultCacheDirectory)
+        options.sources.http.headers = sourceOptions.headers
+        options.sources.http.credentialHeaders.formUnion(sourceOptions.secretHeaderNames)
+        if let timeout = sourceOptions.timeout { options.sources.http.timeout = timeout }
+        options.sources.http.maxTime = sourceOptions.maxTime
+        if let port = try scanner.integer("port") {
+            guard port <= 65535 else { throw ArgumentScanner.UsageError(description: "--port must be at most 65535") }
+            options.server.port = port
+        }
+        if let host = scanner.value("host") { options.server.host = host }
+        let proxy = CachingProxy(options: options)
+        try proxy.start()
+        output.write(proxy.baseURL + "\n")
+        for origin in scanner.values("origin") {
+            output.write(proxy.url(for: origin, name: URL(string: origin)?.lastPathComponent ?? "media.mp4") + "\n")
+        }
+        errors.write("mp4probe: serving on \(proxy.baseURL) (cache \(options.cacheDirectory)); SIGINT or SIGTERM stops\n")
+        await waitForTermination()
+        proxy.stop()
+        return ExitCode.success.rawValue
+    }
+
+    /// Returns when the process receives SIGINT or SIGTERM.
+    static func waitForTermination() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queue = DispatchQueue(label: "mp4probe.serve.signals")
+            // The handlers run on one serial queue: a plain flag is enough.
+            let resumed = Flag()
+            var sources: [DispatchSourceSignal] = []
+            for signalNumber in [SIGINT, SIGTERM] {
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+                source.setEventHandler {
+                    if !resumed.isSet { resumed.isSet = true; continuation.resume() }
+                }
+                source.resume()
+                sources.append(source)
+            }
+            // Kept alive for the life of the process.
+            SignalSources.keep(sources)
+        }
+    }
+}
+
+/// A flag touched only on one serial queue.
+final class Flag: @unchecked Sendable {
+    var isSet = false
+}
+
+/// Holds the signal sources so they are not released.
+enum SignalSources {
+    nonisolated(unsafe) static var kept: [DispatchSourceSignal] = []
+    static func keep(_ sources: [DispatchSourceSignal]) { kept += sources }
+}

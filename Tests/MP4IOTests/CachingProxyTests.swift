@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// The caching proxy with nginx as the origin and real clients: mp4probe's HTTP source (random
+/// ranges), ffmpeg (decoded frames), and the faststart view against the local rewrite.
+@Suite(.serialized) struct CachingProxyTests {
+    static var hasNginx: Bool { NginxServer.sampleMedia != nil }
+    static let ffmpeg = Executables.find("ffmpeg")
+
+    static func proxy() throws -> (CachingProxy, String) {
+        let directory = FileSystem.temporaryDirectory("mp4probe-proxy")
+        let proxy = CachingProxy(options: .init(cacheDirectory: directory))
+        try proxy.start()
+        return (proxy, directory)
+    }
+
+    /// 300 random ranges byte-exact; a second full read makes no origin request.
+    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    func rangesAreByteExactAndASecondPlayIsFromTheCache() async throws {
+        let nginx = try #require(NginxServer.sampleMedia)
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        let marker = "p=\(UInt64.random(in: 0...UInt64.max))"
+        let origin = nginx.baseURL + "/moov-at-end.mp4?" + marker
+        let file = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        let client = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin, name: "movie.mp4"))))
+        #expect(try await client.length() == UInt64(file.count))
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<300 {
+            let a = UInt64.random(in: 0..<UInt64(file.count), using: &random)
+            let b = min(UInt64(file.count), a + UInt64.random(in: 1...20_000, using: &random))
+            #expect(try await client.read(a..<b) == Array(file[Int(a)..<Int(b)]))
+        }
+        #expect(try await client.read(0..<UInt64(file.count)) == file)
+        let before = nginx.requests(containing: marker).count
+        let again = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin, name: "movie.mp4"))))
+        #expect(try await again.read(0..<UInt64(file.count)) == file)
+        #expect(nginx.requests(containing: marker).count == before, "the second play went to the origin")
+    }
+
+    /// `&faststart=1` serves exactly the bytes `mp4probe faststart` writes, with its own ETag.
+    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    func faststartViewEqualsTheRewrite() async throws {
+        let nginx = try #require(NginxServer.sampleMedia)
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        let output = directory + "/local.mp4"
+        _ = try await FaststartRewriter.rewrite(input: Fixtures.sample("moov-at-end.mp4"), output: output)
+        let rewritten = try #require(FileSystem.read(output))
+        let origin = nginx.baseURL + "/moov-at-end.mp4"
+        let view = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin, faststart: true))))
+        #expect(try await view.read(0..<UInt64(rewritten.count)) == rewritten)
+        let plain = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin))))
+        _ = try await plain.length()
+        let viewTag = try await view.validator(), plainTag = try await plain.validator()
+        #expect(viewTag != nil && viewTag != plainTag)
+        // A probe through the view sees a faststart file.
+        let file = try await MP4File.open(view)
+        #expect(file.layout.isFastStart)
+    }
+
+    /// ffmpeg decodes through the proxy (plain and faststart) exactly what it decodes locally.
+    @Test(.enabled(if: hasNginx && ffmpeg != nil, "nginx or ffmpeg is not installed: the decode-through-proxy test is skipped"))
+    func ffmpegDecodesTheSameFramesThroughTheProxy() async throws {
+        let nginx = try #require(NginxServer.sampleMedia), ffmpeg = try #require(Self.ffmpeg)
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        func framemd5(_ input: String) async -> String {
+            await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: Executables.run(ffmpeg, ["-v", "error", "-nostdin", "-i", input, "-map", "0:v?", "-map", "0:a?", "-f", "framemd5", "-"])) }.start()
+            }
+        }
+        for name in ["moov-at-end.mp4", "faststart.mp4", "fragmented.mp4"] {
+            let local = await framemd5(Fixtures.sample(name))
+            #expect(!local.isEmpty)
+            #expect(await framemd5(proxy.url(for: nginx.baseURL + "/" + name, name: name)) == local, "\(name)")
+            #expect(await framemd5(proxy.url(for: nginx.baseURL + "/" + name, name: name, faststart: true)) == local, "\(name) as faststart")
+        }
+    }
+}
