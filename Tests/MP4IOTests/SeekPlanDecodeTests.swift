@@ -65,10 +65,10 @@ import MP4TestSupport
 
     /// ffmpeg's start time of the main track minus ours: ffmpeg 5.1 ignores the edit lists of
     /// fragmented files, so its timeline can be shifted against the file's.
-    static func timelineShift(_ path: String, planner: SeekPlanner, file: MP4File) -> Double {
+    static func timelineShift(_ path: String, planner: SeekPlanner, file: MP4File) async -> Double {
         guard file.isFragmented, let main = planner.mainTrack,
               let index = file.movie?.tracks.firstIndex(where: { $0.trackID == main.track.trackID }) else { return 0 }
-        let probe = Executables.run(Executables.find("ffprobe") ?? "ffprobe", ["-v", "error", "-select_streams", "\(index)", "-show_entries", "stream=start_time", "-of", "csv=p=0", path])
+        let probe = await Executables.runOffPool(Executables.find("ffprobe") ?? "ffprobe", ["-v", "error", "-select_streams", "\(index)", "-show_entries", "stream=start_time", "-of", "csv=p=0", path])
         guard let ffmpegStart = Double(probe.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").first ?? "") else { return 0 }
         var ours = Double.infinity
         for i in 0..<min(main.samples.sampleCount, 40) {
@@ -95,15 +95,15 @@ import MP4TestSupport
         #expect(FileSystem.writeSparse(copy, size: size, pieces: pieces))
     }
 
-    static func framemd5(_ path: String, at time: Double) -> [String] {
-        let output = Executables.run(ffmpeg ?? "ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-ss", String(format: "%.6f", time), "-i", path, "-t", String(window), "-map", "0:v?", "-map", "0:a?", "-f", "framemd5", "-"])
+    static func framemd5(_ path: String, at time: Double) async -> [String] {
+        let output = await Executables.runOffPool(ffmpeg ?? "ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-ss", String(format: "%.6f", time), "-i", path, "-t", String(window), "-map", "0:v?", "-map", "0:a?", "-f", "framemd5", "-"])
         return output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
     }
 
     /// The earliest presentation time ffmpeg demuxes on stream `stream` after `-ss time`, from
     /// its `-debug_ts` log.
-    static func firstDemuxedTime(_ path: String, at time: Double, stream: Int) -> Double? {
-        let log = Executables.run(ffmpeg ?? "ffmpeg", ["-hide_banner", "-nostdin", "-debug_ts", "-ss", String(format: "%.6f", time), "-i", path, "-t", "0.1", "-map", "0:v?", "-map", "0:a?", "-f", "null", "-"], stderrToStdout: true)
+    static func firstDemuxedTime(_ path: String, at time: Double, stream: Int) async -> Double? {
+        let log = await Executables.runOffPool(ffmpeg ?? "ffmpeg", ["-hide_banner", "-nostdin", "-debug_ts", "-ss", String(format: "%.6f", time), "-i", path, "-t", "0.1", "-map", "0:v?", "-map", "0:a?", "-f", "null", "-"], stderrToStdout: true)
         var earliest: Double?
         for line in log.split(separator: "\n") where line.hasPrefix("demuxer -> ist_index:\(stream) ") {
             guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("pkt_pts_time:") }),
@@ -133,7 +133,7 @@ import MP4TestSupport
     func everyPlannedWindowDecodesFrameIdentical() async throws {
         let matrix = FileSystem.temporaryDirectory("mp4probe-decode-matrix")
         defer { FileSystem.removeDirectory(matrix) }
-        let made = Executables.run("/bin/bash", [Fixtures.packageRoot + "/Tests/DecodeMatrix/make-matrix.sh", matrix], stderrToStdout: true)
+        let made = await Executables.runOffPool("/bin/bash", [Fixtures.packageRoot + "/Tests/DecodeMatrix/make-matrix.sh", matrix], stderrToStdout: true)
         let scratch = FileSystem.temporaryDirectory("mp4probe-decode-copy")
         defer { FileSystem.removeDirectory(scratch) }
         var failures: [String] = []
@@ -145,7 +145,7 @@ import MP4TestSupport
             let name = String(path.split(separator: "/").last ?? "")
             let (planner, indexedFile) = try await Self.index(path)
             let end = try #require(planner.movieEnd)
-            let shift = Self.timelineShift(path, planner: planner, file: indexedFile)
+            let shift = await Self.timelineShift(path, planner: planner, file: indexedFile)
             files += 1
             for time in Self.times(name, movieEnd: end) {
                 let (plan, file) = try await Self.plan(path, at: time)
@@ -156,8 +156,8 @@ import MP4TestSupport
                 // (0.5 s), as a player that opened the file has. Windows at 0 test the same.
                 let (opening, _) = try await Self.plan(path, at: 0, duration: 0.5)
                 try Self.sparseCopy(path, file: file, ranges: plan.ranges + opening.ranges, to: copy)
-                let expected = Self.framemd5(path, at: time + shift + Self.ffmpegBackoff)
-                let actual = Self.framemd5(copy, at: time + shift + Self.ffmpegBackoff)
+                let expected = await Self.framemd5(path, at: time + shift + Self.ffmpegBackoff)
+                let actual = await Self.framemd5(copy, at: time + shift + Self.ffmpegBackoff)
                 // ffmpeg presents nothing at some times just before the end (the last frame's
                 // time is past its own notion of the end): nothing to compare there.
                 if expected.isEmpty && actual.isEmpty { unverifiable.append("\(name) @\(time)"); continue }
@@ -165,7 +165,7 @@ import MP4TestSupport
                 // Only ffmpeg's keyframe-track start decides this: its other tracks start where
                 // it aligns them, which is exactly what the plan must cover.
                 if expected != actual, let stream = file.movie?.tracks.firstIndex(where: { $0.trackID == plan.keyframeTrackID }),
-                   let first = Self.firstDemuxedTime(path, at: time + shift + Self.ffmpegBackoff, stream: stream),
+                   let first = await Self.firstDemuxedTime(path, at: time + shift + Self.ffmpegBackoff, stream: stream),
                    first < Self.halfwayToPreviousKeyframe(planner, before: plan.keyframeTime) + shift {
                     // ffmpeg's own seek went to an earlier point than the plan's keyframe
                     // (fragments that do not start with a keyframe send it back to the file's

@@ -19,6 +19,15 @@ public enum Executables {
         return nil
     }
 
+    /// ``run(_:_:stderrToStdout:)`` on a thread of its own, for async tests: waiting for a
+    /// process on a cooperative-pool thread (two on a 2-core machine) stalls every other test's
+    /// tasks, servers included.
+    public static func runOffPool(_ tool: String, _ arguments: [String], stderrToStdout: Bool = false) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: run(tool, arguments, stderrToStdout: stderrToStdout)) }.start()
+        }
+    }
+
     /// Runs `tool` and returns its standard output (and standard error, when asked).
     public static func run(_ tool: String, _ arguments: [String], stderrToStdout: Bool = false) -> String {
         let process = Process()
