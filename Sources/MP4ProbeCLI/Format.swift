@@ -26,7 +26,7 @@ enum Format {
 
     /// `hh:mm:ss.mmm`.
     static func clock(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds >= 0 else { return "?" }
+        guard seconds.isFinite, seconds >= 0, seconds < 9e15 else { return seconds.isFinite && seconds >= 0 ? String(seconds) + " s" : "?" }
         let totalMillis = UInt64((seconds * 1000).rounded())
         let millis = totalMillis % 1000
         let totalSeconds = totalMillis / 1000
@@ -43,6 +43,9 @@ enum Format {
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
+        // A time or rate computed from hostile tables can be any size: beyond what 64-bit
+        // integers hold it is printed as Swift prints doubles (1e+20), never converted.
+        guard scaled < 9e18 else { return String(value) }
         let whole = UInt64(scaled / scale)
         let fraction = UInt64(scaled) - whole * UInt64(scale)
         var text = (value < 0 && scaled > 0 ? "-" : "") + String(whole)

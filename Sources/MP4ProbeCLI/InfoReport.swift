@@ -207,7 +207,7 @@ enum InfoReport {
                 }
             }
             if track.kind == .audio || entry.kind == .audio {
-                if let rate = entry.sampleRate { parts.append("\(Int(rate.rounded())) Hz") }
+                if let rate = entry.sampleRate { parts.append("\(Format.fixed(rate, 0)) Hz") }
                 if let channels = entry.effectiveChannelCount { parts.append("\(channels) ch") }
             }
         } else {

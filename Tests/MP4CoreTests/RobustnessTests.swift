@@ -113,6 +113,8 @@ import MP4TestSupport
             "empty.mp4": (false, nil),
             // Found by the fuzzer (trapped in Sample.endOffset: a chunk offset near 2^64 plus a size).
             "fuzz-sample-end-overflow.mp4": (true, "invalid-box-header"),
+            // Found by the CLI fuzzing (a tfdt near 2^63: ptsTime 1.5e14 s trapped the text listing).
+            "fuzz-huge-presentation-time.mp4": (true, "mdat-past-eof"),
             "largesize-2-pow-63.mp4": (true, "mdat-past-eof"),
             "largesize-below-16.mp4": (true, "invalid-box-size"),
             "mdhd-timescale-zero.mp4": (true, "zero-timescale"),

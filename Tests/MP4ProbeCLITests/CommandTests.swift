@@ -204,4 +204,20 @@ import MP4TestSupport
         let result = await Self.run(["info", corpus + "/valid/mp4ff__mp4__testdata__vvc_400kbps_2s.mp4"])
         #expect(result.out.contains("fragment-duration-mismatch") && result.out.contains("hold 2.0 s"), "\(result.out)")
     }
+
+    /// Every report of every command on every malformed sample, in this process: a trap in an
+    /// output path (the CLI fuzzing found `samples` converting a 1.5e14 s time to an integer)
+    /// would end the test run.
+    @Test(arguments: Fixtures.malformedSampleFiles)
+    func everyReportSurvivesTheMalformedSamples(name: String) async {
+        let path = Fixtures.sample("malformed/" + name)
+        for arguments in [["info"], ["info", "--json"], ["boxes", "--full", "--entries", "50"], ["boxes", "--json", "--full", "--entries", "50"],
+                          ["samples", "--limit", "50"], ["samples", "--json", "--limit", "50"], ["seek", "--json"], ["faststart", "--dry-run", "--json"],
+                          ["check", "--format", "jsonl", "--max-keyframe-interval", "1"]] {
+            var full = arguments
+            if arguments.first == "seek" { full.insert(contentsOf: [path, "0.5"], at: 1) } else { full.append(path) }
+            let result = await Self.run(full)
+            #expect([0, 1, 2, 3, 4, 5, 6].contains(result.code), "\(full): exit \(result.code)")
+        }
+    }
 }
