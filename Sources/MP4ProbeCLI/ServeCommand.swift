@@ -7,7 +7,7 @@ enum ServeCommand: Command {
     static let spec = CommandSpec(
         name: "serve",
         summary: "serve origins to players through a loopback caching proxy (and as faststart)",
-        usage: ["mp4probe serve [--cache DIR] [--port N] [--host ADDRESS]"],
+        usage: ["mp4probe serve [--cache DIR] [--port N] [--host ADDRESS] [--faststart] [--origin URL]"],
         description: """
         Starts an HTTP server on the loopback address and prints its base URL on the first line
         of standard output. A player asks for BASE + NAME + "?url=" + the percent-encoded origin
@@ -21,6 +21,7 @@ enum ServeCommand: Command {
             .value("port", "N", "port to listen on (default 0: a free port)"),
             .value("host", "ADDRESS", "numeric address to bind (default 127.0.0.1; binding anything\\nbut loopback exposes the proxy to the network)"),
             .value("origin", "URL", "print the proxy URL for this origin after the base URL (repeatable)"),
+            .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 
     /// The default cache directory: `$XDG_CACHE_HOME/mp4probe`, else `~/.cache/mp4probe`.
@@ -44,6 +45,7 @@ enum ServeCommand: Command {
             options.server.port = port
         }
         if let host = scanner.value("host") { options.server.host = host }
+        options.faststartByDefault = scanner.flag("faststart")
         let proxy = CachingProxy(options: options)
         try proxy.start()
         output.write(proxy.baseURL + "\n")

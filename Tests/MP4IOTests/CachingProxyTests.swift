@@ -60,6 +60,17 @@ import MP4TestSupport
         // A probe through the view sees a faststart file.
         let file = try await MP4File.open(view)
         #expect(file.layout.isFastStart)
+
+        // A server that serves every URL as faststart; &faststart=0 still gives the original.
+        var options = CachingProxy.Options(cacheDirectory: directory)
+        options.faststartByDefault = true
+        let always = CachingProxy(options: options)
+        try always.start()
+        defer { always.stop() }
+        let byDefault = try HTTPByteSource(url: try #require(URL(string: always.url(for: origin))))
+        #expect(try await byDefault.read(0..<UInt64(rewritten.count)) == rewritten)
+        let original = try HTTPByteSource(url: try #require(URL(string: always.url(for: origin) + "&faststart=0")))
+        #expect(try await original.read(0..<UInt64(rewritten.count)) == FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
     }
 
     /// ffmpeg decodes through the proxy (plain and faststart) exactly what it decodes locally.

@@ -23,6 +23,9 @@ public final class CachingProxy: @unchecked Sendable {
         public var sources = SourceFactory.Options()
         /// Address, port and bounds of the server.
         public var server = HTTPServer.Options()
+        /// Serve every resource as its faststart view (as if each URL said `&faststart=1`;
+        /// `&faststart=0` asks for the original).
+        public var faststartByDefault = false
 
         public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
     }
@@ -71,7 +74,7 @@ public final class CachingProxy: @unchecked Sendable {
         guard request.path.hasPrefix("/\(secret)/") else { return .text(404, "not found") }
         guard let origin = request.query["url"] else { return .text(400, "missing ?url=ORIGIN") }
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else { return .text(400, "only http and https origins are served") }
-        let faststart = request.query["faststart"] == "1"
+        let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
         do {
             let source = try await sources.source(for: origin, faststart: faststart, options: options)
             return await SourceResponder.response(for: request, source: source)
