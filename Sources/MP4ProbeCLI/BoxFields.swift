@@ -35,7 +35,6 @@ enum BoxFields {
         }
     }
 
-    private static func durationValue(_ d: UInt64) -> JSONValue { d == UInt64.max ? .null : .uint(d) }
 
     static func configurationFields(_ c: CodecConfiguration) -> [(String, JSONValue)] {
         switch c {

@@ -94,13 +94,6 @@ enum BoxesReport {
         output.write(out)
     }
 
-    /// The whole text report (for tests and small files).
-    static func text(_ file: MP4File, options: Options) -> String {
-        let captured = CapturedOutput()
-        writeText(file, options: options, to: captured)
-        return captured.text
-    }
-
     static func write(_ node: BoxNode, path: BoxPath, depth: Int, options: Options, into out: inout String, flush: (inout String) -> Void) {
         let indent = String(repeating: "  ", count: depth - 1)
         let label = path.components.last.map { c in c.ordinalNumber.map { "\(c.type)[\($0)]" } ?? c.type.description } ?? node.type.description

@@ -1,3 +1,5 @@
+import MP4Core
+
 /// The one table of commands: name, usage, description, options and exit codes. Argument
 /// scanning accepts exactly the options listed here and `--help` prints exactly them, so the
 /// two cannot drift apart (docs/cli.md follows it).
@@ -55,15 +57,31 @@ enum CommandTable {
         .flag("stats", "print the reads, HTTP requests and bytes the command cost"),
     ])
 
-    static let limits = CommandSpec.Group(title: "Limits against hostile files (raise them only for files you trust)", options: [
-        .value("max-moov-size", "SIZE", "largest moov loaded (default 256M; suffixes K, M, G)"),
-        .value("max-box-size", "SIZE", "largest other box loaded, e.g. sidx or moof (default 16M)"),
-        .value("max-metadata", "SIZE", "all boxes besides moov and media data, together (default 256M)"),
-        .value("max-depth", "N", "deepest box nesting (default 32)"),
-        .value("max-boxes", "N", "boxes parsed in all (default 2000000)"),
-        .value("max-samples", "N", "samples one listing or seek may walk (default 50000000)"),
-        .value("max-fragment-samples", "N", "fragment samples indexed (default 20000000)"),
-    ])
+    /// One option that raises a bound of ``ParseLimits``: the one table from which the option
+    /// group, the parsing (``MP4Probe/parseLimits(_:)``) and the hint of an error at that bound
+    /// (``ErrorReport``) all come.
+    struct LimitOption: Sendable {
+        var limit: ParseLimits.Name
+        var name: String
+        /// `SIZE` (suffixes K, M, G) or `N`.
+        var argument: String
+        var help: String
+        /// What real files need, for the hint.
+        var typical: String
+    }
+
+    static let limitOptions: [LimitOption] = [
+        LimitOption(limit: .maxMovieBoxSize, name: "max-moov-size", argument: "SIZE", help: "largest moov loaded (default 256M; suffixes K, M, G)", typical: "a two-hour film's moov is about 8 MB"),
+        LimitOption(limit: .maxOtherBoxSize, name: "max-box-size", argument: "SIZE", help: "largest other box loaded, e.g. sidx or moof (default 16M)", typical: "real index and fragment boxes are a few MB at most"),
+        LimitOption(limit: .maxMetadataBytes, name: "max-metadata", argument: "SIZE", help: "all boxes besides moov and media data, together (default 256M)", typical: "the boxes besides moov and media rarely add up to more than a few MB"),
+        LimitOption(limit: .maxDepth, name: "max-depth", argument: "N", help: "deepest box nesting (default 32)", typical: "real files nest fewer than 12 levels"),
+        LimitOption(limit: .maxBoxCount, name: "max-boxes", argument: "N", help: "boxes parsed in all (default 2000000)", typical: "a two-hour film has a few thousand boxes"),
+        LimitOption(limit: .maxSamplesPerQuery, name: "max-samples", argument: "N", help: "samples one listing or seek may walk (default 50000000)", typical: "a two-hour film has about 500,000 samples"),
+        LimitOption(limit: .maxFragmentSamples, name: "max-fragment-samples", argument: "N", help: "fragment samples indexed (default 20000000)", typical: "a two-hour fragmented film has about 500,000 samples"),
+    ]
+
+    static let limits = CommandSpec.Group(title: "Limits against hostile files (raise them only for files you trust)",
+                                          options: limitOptions.map { .value($0.name, $0.argument, $0.help) })
 
     static let readingExits: [ExitCode] = [.success, .usage, .invalidInput, .ioError, .limitExceeded]
 

@@ -69,21 +69,11 @@ enum ErrorReport {
         return (parts.prefix(2) + ["…(\(parts.count - 6) more)…"] + parts.suffix(4)).joined(separator: "/")
     }
 
-    /// The command-line option that raises `limit` (every reading command accepts it).
-    static let limitOptions: [ParseLimits.Name: (option: String, argument: String, typical: String)] = [
-        .maxMovieBoxSize: ("--max-moov-size", "SIZE", "a two-hour film's moov is about 8 MB"),
-        .maxOtherBoxSize: ("--max-box-size", "SIZE", "real index and fragment boxes are a few MB at most"),
-        .maxMetadataBytes: ("--max-metadata", "SIZE", "the boxes besides moov and media rarely add up to more than a few MB"),
-        .maxDepth: ("--max-depth", "N", "real files nest fewer than 12 levels"),
-        .maxBoxCount: ("--max-boxes", "N", "a two-hour film has a few thousand boxes"),
-        .maxSamplesPerQuery: ("--max-samples", "N", "a two-hour film has about 500,000 samples"),
-        .maxFragmentSamples: ("--max-fragment-samples", "N", "a two-hour fragmented film has about 500,000 samples"),
-    ]
-
+    /// How to go past `limit`: the option that raises it (``CommandTable/limitOptions``).
     static func hint(_ limit: ParseLimits.Name) -> String {
-        guard let entry = limitOptions[limit] else {
+        guard let entry = CommandTable.limitOptions.first(where: { $0.limit == limit }) else {
             return "this bound protects against hostile files and cannot be changed"
         }
-        return "to go further: \(entry.option) \(entry.argument) raises the limit, if you trust the file (\(entry.typical))"
+        return "to go further: --\(entry.name) \(entry.argument) raises the limit, if you trust the file (\(entry.typical))"
     }
 }

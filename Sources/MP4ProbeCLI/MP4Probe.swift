@@ -130,6 +130,15 @@ public enum MP4Probe {
         if location == "-" {
             throw ArgumentScanner.UsageError(description: "reading standard input ('-') is not supported: an MP4 file is read out of order (its moov is often at the end); give a file name or an http(s) URL")
         }
+        var factory = factoryOptions(options)
+        factory.cache = cacheOptions
+        return try await SourceFactory.open(location, options: factory)
+    }
+
+    /// The command line's URL options (`--header`, `--secret-header`, `--timeout`,
+    /// `--max-time`, `--cache`) as ``SourceFactory`` takes them: for the reading commands and
+    /// for the proxy's origins.
+    static func factoryOptions(_ options: SourceOptions) -> SourceFactory.Options {
         var factory = SourceFactory.Options()
         factory.http.headers = options.headers
         factory.http.credentialHeaders.formUnion(options.secretHeaderNames)
@@ -139,8 +148,7 @@ public enum MP4Probe {
         if let timeout = options.timeout { factory.http.timeout = timeout }
         factory.http.maxTime = options.maxTime
         factory.cacheDirectory = options.cacheDirectory
-        factory.cache = cacheOptions
-        return try await SourceFactory.open(location, options: factory)
+        return factory
     }
 
     /// With `--stats`, writes what reading cost to `errors`: each layer's summary, or for a
@@ -154,11 +162,6 @@ public enum MP4Probe {
         }
     }
 
-    /// Opens and parses one file with the limits given on the command line.
-    static func open(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> MP4File {
-        try await openWithSource(location, scanner, loadsAllBoxes: loadsAllBoxes).file
-    }
-
     /// Opens one file and keeps its source and limits for later reads (fragments).
     static func openWithSource(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> (file: MP4File, source: any ByteSource, limits: ParseLimits) {
         let limits = try parseLimits(scanner)
@@ -170,20 +173,13 @@ public enum MP4Probe {
         }
     }
 
-    /// Options that raise a bound of ``ParseLimits`` (every command that parses files takes
-    /// them; an error at a bound names its option, see ``ErrorReport``).
-    static let limitOptionNames: Set<String> = Set(ErrorReport.limitOptions.values.map { String($0.option.dropFirst(2)) })
-
-    /// The limits given on the command line, defaults for the rest.
+    /// The limits given on the command line (``CommandTable/limitOptions``), defaults for the rest.
     static func parseLimits(_ scanner: ArgumentScanner) throws -> ParseLimits {
         var limits = ParseLimits()
-        if let value = try scanner.size("max-moov-size") { limits.maxMovieBoxSize = value }
-        if let value = try scanner.size("max-box-size") { limits.maxOtherBoxSize = value }
-        if let value = try scanner.size("max-metadata") { limits.maxMetadataBytes = value }
-        if let value = try scanner.integer("max-depth") { limits.maxDepth = value }
-        if let value = try scanner.integer("max-boxes") { limits.maxBoxCount = value }
-        if let value = try scanner.integer("max-samples") { limits.maxSamplesPerQuery = value }
-        if let value = try scanner.integer("max-fragment-samples") { limits.maxFragmentSamples = value }
+        for option in CommandTable.limitOptions {
+            let value = option.argument == "SIZE" ? try scanner.size(option.name) : try scanner.integer(option.name).map { UInt64($0) }
+            if let value { limits[option.limit] = value }
+        }
         return limits
     }
 }

@@ -36,10 +36,7 @@ enum ServeCommand: Command {
         guard scanner.positionals.isEmpty else { throw ArgumentScanner.UsageError(description: "serve takes no FILE (origins are given per request as ?url=...)") }
         let sourceOptions = try MP4Probe.sourceOptions(scanner)
         var options = CachingProxy.Options(cacheDirectory: sourceOptions.cacheDirectory ?? defaultCacheDirectory)
-        options.sources.http.headers = sourceOptions.headers
-        options.sources.http.credentialHeaders.formUnion(sourceOptions.secretHeaderNames)
-        if let timeout = sourceOptions.timeout { options.sources.http.timeout = timeout }
-        options.sources.http.maxTime = sourceOptions.maxTime
+        options.sources = MP4Probe.factoryOptions(sourceOptions)
         if let port = try scanner.integer("port") {
             guard port <= 65535 else { throw ArgumentScanner.UsageError(description: "--port must be at most 65535") }
             options.server.port = port
@@ -60,33 +57,16 @@ enum ServeCommand: Command {
 
     /// Returns when the process receives SIGINT or SIGTERM.
     static func waitForTermination() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queue = DispatchQueue(label: "mp4probe.serve.signals")
-            // The handlers run on one serial queue: a plain flag is enough.
-            let resumed = Flag()
-            var sources: [DispatchSourceSignal] = []
-            for signalNumber in [SIGINT, SIGTERM] {
-                signal(signalNumber, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-                source.setEventHandler {
-                    if !resumed.isSet { resumed.isSet = true; continuation.resume() }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            // Kept alive for the life of the process.
-            SignalSources.keep(sources)
+        let (signals, delivered) = AsyncStream<Int32>.makeStream()
+        // The sources live as long as this function waits.
+        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "mp4probe.serve.signal"))
+            source.setEventHandler { delivered.yield(number) }
+            source.resume()
+            return source
         }
+        for await _ in signals { break }
+        sources.forEach { $0.cancel() }
     }
-}
-
-/// A flag touched only on one serial queue.
-final class Flag: @unchecked Sendable {
-    var isSet = false
-}
-
-/// Holds the signal sources so they are not released.
-enum SignalSources {
-    nonisolated(unsafe) static var kept: [DispatchSourceSignal] = []
-    static func keep(_ sources: [DispatchSourceSignal]) { kept += sources }
 }

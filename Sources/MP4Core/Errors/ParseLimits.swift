@@ -61,8 +61,25 @@ public struct ParseLimits: Sendable, Hashable {
         case maxTopLevelBoxes, maxSamplesPerQuery, maxFragmentSamples
     }
 
-    /// The value of the bound `name`.
+    /// The value of the bound `name` (set: clamped to what the bound's type holds).
     public subscript(name: Name) -> UInt64 {
+        get { value(of: name) }
+        set {
+            let count = Int(clamping: newValue)
+            switch name {
+            case .maxMovieBoxSize: maxMovieBoxSize = newValue
+            case .maxOtherBoxSize: maxOtherBoxSize = newValue
+            case .maxMetadataBytes: maxMetadataBytes = newValue
+            case .maxDepth: maxDepth = count
+            case .maxBoxCount: maxBoxCount = count
+            case .maxTopLevelBoxes: maxTopLevelBoxes = count
+            case .maxSamplesPerQuery: maxSamplesPerQuery = count
+            case .maxFragmentSamples: maxFragmentSamples = count
+            }
+        }
+    }
+
+    private func value(of name: Name) -> UInt64 {
         switch name {
         case .maxMovieBoxSize: return maxMovieBoxSize
         case .maxOtherBoxSize: return maxOtherBoxSize
