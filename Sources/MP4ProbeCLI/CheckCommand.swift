@@ -185,7 +185,7 @@ enum CheckCommand: Command {
             }
             // By a hash of the name as given: a file's shard does not depend on the other files,
             // their order or the machine, so N shards check every file exactly once.
-            inputs = inputs.filter { Int(shardHash($0) % UInt64(count)) == index - 1 }
+            inputs = inputs.filter { Int(FNV1a.hash($0.utf8) % UInt64(count)) == index - 1 }
         }
         return inputs
     }
@@ -193,17 +193,6 @@ enum CheckCommand: Command {
     /// Paths or URLs of a list: one per line; blank lines and lines starting with # skipped.
     static func listLines(_ text: String) -> [String] {
         text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces() }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
-    }
-
-    /// FNV-1a (64-bit) of the UTF-8 bytes: stable across runs, machines and Swift versions
-    /// (Swift's own `hashValue` is seeded per process).
-    static func shardHash(_ name: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return hash
     }
 
     /// Checks one path (or URL), fixing the layout in place with `--fix` when that is all that fails.

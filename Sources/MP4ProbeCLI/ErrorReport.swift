@@ -41,10 +41,7 @@ enum ErrorReport {
         ]
         if let limit = error.limit { fields.append(("limit", .string(limit.rawValue))) }
         if let bytes = error.leadingBytes {
-            fields.append(("firstBytes", .string(bytes.map { byte in
-                let digits = String(byte, radix: 16)
-                return digits.count == 1 ? "0" + digits : digits
-            }.joined())))
+            fields.append(("firstBytes", .string(Hex.bytes(bytes))))
             if let what = FileSignature.identify(bytes) { fields.append(("looksLike", .string(what))) }
         }
         return .object([("error", .object(fields))])

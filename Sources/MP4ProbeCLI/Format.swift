@@ -1,3 +1,4 @@
+import MP4Core
 /// Number, size and time formatting for human output.
 enum Format {
     /// `1,234,567`.
@@ -81,8 +82,5 @@ enum Format {
     }
 
     /// `0x000001`.
-    static func hexFlags(_ flags: UInt32) -> String {
-        let hex = String(flags, radix: 16)
-        return "0x" + String(repeating: "0", count: max(0, 6 - hex.count)) + hex
-    }
+    static func hexFlags(_ flags: UInt32) -> String { Hex.flags(flags) }
 }

@@ -53,3 +53,26 @@ import Testing
         #expect(FileSignature.dump(Array("hi\n".utf8) + [0x00, 0xFF]) == "68 69 0a 00 ff  |hi...|")
     }
 }
+
+/// The shared hash and hex helpers (cache keys and ETags depend on FNV-1a staying the same).
+@Suite struct HashingTests {
+    @Test func fnv1aKnownValues() {
+        // Published FNV-1a 64 test vectors.
+        #expect(FNV1a.hash([UInt8]()) == 0xcbf2_9ce4_8422_2325)
+        #expect(FNV1a.hash("a".utf8) == 0xaf63_dc4c_8601_ec8c)
+        #expect(FNV1a.hash("foobar".utf8) == 0x8594_4171_f739_67e8)
+        // Word-wise: any single changed byte changes the hash; tails are covered.
+        var block = [UInt8](repeating: 7, count: 1 << 20 | 5)
+        let reference = FNV1a.hashWords(block)
+        for position in [0, 8, 1 << 19, (1 << 20) + 4] {
+            block[position] ^= 1
+            #expect(FNV1a.hashWords(block) != reference)
+            block[position] ^= 1
+        }
+    }
+
+    @Test func hexText() {
+        #expect(Hex.bytes([0, 0x0f, 0xab], separator: " ") == "00 0f ab" && Hex.bytes([1, 2]) == "0102")
+        #expect(Hex.flags(1) == "0x000001" && Hex.flags(0xFFFFFF) == "0xffffff")
+    }
+}

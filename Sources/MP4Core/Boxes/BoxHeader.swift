@@ -42,8 +42,7 @@ public struct BoxHeader: Sendable, Hashable {
     /// The user type as a UUID string (`8-4-4-4-12` lowercase hex), for `uuid` boxes.
     public var userTypeString: String? {
         guard let userType, userType.count == 16 else { return nil }
-        let hex = userType.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }
-        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        return [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { Hex.bytes(userType[$0]) }.joined(separator: "-")
     }
 
     /// The most header bytes a box can have (size, type, largesize, user type).

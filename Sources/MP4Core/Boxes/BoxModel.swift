@@ -14,10 +14,7 @@ public enum FieldValue: Sendable, Hashable {
     /// `value` through `make`, or `null`.
     public static func optional<T>(_ value: T?, _ make: (T) -> FieldValue) -> FieldValue { value.map(make) ?? .null }
     /// Flags as `0x000000` text.
-    public static func hexFlags(_ flags: UInt32) -> FieldValue {
-        let hex = String(flags, radix: 16)
-        return .string("0x" + String(repeating: "0", count: max(0, 6 - hex.count)) + hex)
-    }
+    public static func hexFlags(_ flags: UInt32) -> FieldValue { .string(Hex.flags(flags)) }
 }
 
 /// One box type, declared once: its type and spec name, whether it is a full box, its parser

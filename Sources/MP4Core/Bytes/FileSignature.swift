@@ -77,10 +77,7 @@ public enum FileSignature {
     /// `bytes` as hex pairs and as text (`.` for bytes that are not printable ASCII), the way
     /// `hexdump -C` shows them: `68 65 6c 6c 6f  |hello|`.
     public static func dump(_ bytes: [UInt8]) -> String {
-        let hex = bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined(separator: " ")
+        let hex = Hex.bytes(bytes, separator: " ")
         let text = String(bytes.map { (0x20...0x7E).contains($0) ? Character(UnicodeScalar($0)) : "." })
         return "\(hex)  |\(text)|"
     }

@@ -55,28 +55,6 @@ struct CacheTable: Equatable {
 
     static func newGeneration() -> String { String(UInt64.random(in: 1...UInt64.max), radix: 16) }
 
-    /// 64-bit FNV-1a.
-    static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return hash
-    }
-
-    /// The checksum of a data block: FNV-1a over 64-bit little-endian words (then the tail
-    /// bytes), about 8 times faster than bytewise FNV-1a. Changing any one word always changes
-    /// the result (xor and multiplication by an odd number are bijections modulo 2^64).
-    static func blockHash(_ bytes: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        bytes.withUnsafeBytes { raw in
-            let words = raw.count / 8
-            for index in 0..<words {
-                hash = (hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))) &* 0x0000_0100_0000_01B3
-            }
-            for index in words * 8..<raw.count { hash = (hash ^ UInt64(raw[index])) &* 0x0000_0100_0000_01B3 }
-        }
-        return hash
-    }
-
     /// FNV-1a of every field as text (the generation only when present, so tables written
     /// before it existed still verify).
     func computedChecksum() -> String {
@@ -86,7 +64,7 @@ struct CacheTable: Equatable {
         if !blockChecksums.isEmpty {
             text += "|b=" + blockChecksums.keys.sorted().map { "\($0):\(blockChecksums[$0] ?? 0)" }.joined(separator: ",")
         }
-        return String(Self.fnv1a(text.utf8), radix: 16)
+        return String(FNV1a.hash(text.utf8), radix: 16)
     }
 
     /// The file's form: ranges as `[start, end)` pairs, and the checksum.

@@ -97,7 +97,7 @@ public final class CachedByteSource: ByteSource {
 
     /// The file names of the entry for `resource` (for tools and tests).
     public static func entryPaths(directory: String, resource: String) -> (data: String, table: String, lock: String) {
-        let key = String(CacheTable.fnv1a(resource.utf8), radix: 16)
+        let key = String(FNV1a.hash(resource.utf8), radix: 16)
         let base = directory + "/" + key
         return (base + ".data", base + ".ranges", base + ".lock")
     }
@@ -245,7 +245,7 @@ actor CacheEntry {
                 content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
             }
             statistics.checksumBytesRead += UInt64(content.count)
-            if content.count == Int(block.count) && CacheTable.blockHash(content) == expected {
+            if content.count == Int(block.count) && FNV1a.hashWords(content) == expected {
                 verifiedBlocks.insert(index)
             } else {
                 corrupt.append(index)
@@ -273,7 +273,7 @@ actor CacheEntry {
             guard !block.isEmpty, table.rangeSet.contains(block) else { continue }
             let content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
             guard content.count == Int(block.count) else { continue }
-            table.blockChecksums[index] = CacheTable.blockHash(content)
+            table.blockChecksums[index] = FNV1a.hashWords(content)
             verifiedBlocks.insert(index)
         }
     }

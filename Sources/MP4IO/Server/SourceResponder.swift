@@ -10,7 +10,7 @@ import MP4Core
 public enum SourceResponder {
     /// A strong ETag for a validator (stable across restarts).
     public static func entityTag(_ validator: String) -> String {
-        "\"" + String(CacheTable.fnv1a(validator.utf8), radix: 16) + "\""
+        "\"" + String(FNV1a.hash(validator.utf8), radix: 16) + "\""
     }
 
     public static func response(for request: HTTPServerRequest, source: any ByteSource, contentType: String = "video/mp4") async -> HTTPServerResponse {
