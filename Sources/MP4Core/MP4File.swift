@@ -158,11 +158,7 @@ public struct MP4File: Sendable {
             }
             completed.sampleByteCount = bytes
             completed.syncSampleCount = syncs
-            if let end = indexed.presentationEnd {
-                var start = Double.infinity
-                for index in 0..<min(samples.sampleCount, 4 * SeekPlanner.reorderWindow) { start = min(start, indexed.presentationTime(of: index)) }
-                if start.isFinite && end > start { completed.fragmentDurationSeconds = end - start }
-            }
+            completed.fragmentDurationSeconds = indexed.presentationSpan
             completed.factsFromFragments = true
             movie.tracks[position] = completed
         }

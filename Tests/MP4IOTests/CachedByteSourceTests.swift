@@ -236,6 +236,24 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         await #expect(throws: MP4Error.self) { _ = try await offline.read(0..<200) }
     }
 
+    /// A table's block checksums are input too: an index far past the resource (that would
+    /// overflow `index * blockSize`) or a block the table does not hold makes the table
+    /// untrusted, never a trap.
+    @Test func blockChecksumsOutsideTheEntryDiscardTheTable() throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-cache")
+        defer { FileSystem.removeDirectory(directory) }
+        for index in [UInt64.max / 2, 3] {
+            var table = CacheTable(resource: "r", length: 3 << 20, validator: "v", rangeSet: ByteRangeSet([0..<(2 << 20)]))
+            table.blockChecksums[index] = 1
+            try table.write(to: directory + "/t.ranges")
+            #expect(throws: MP4Error.self) { _ = try CacheTable.load(directory + "/t.ranges") }
+        }
+        var good = CacheTable(resource: "r", length: 3 << 20, validator: "v", rangeSet: ByteRangeSet([0..<(2 << 20)]))
+        good.blockChecksums[1] = 42
+        try good.write(to: directory + "/t.ranges")
+        #expect(try CacheTable.load(directory + "/t.ranges")?.blockChecksums == [1: 42])
+    }
+
     @Test func evictionAndExport() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-cache")
         defer { FileSystem.removeDirectory(directory) }

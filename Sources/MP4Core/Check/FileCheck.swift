@@ -175,8 +175,9 @@ public struct FileCheck: Sendable {
         } else if case .success(let index)? = fragments, file.movie != nil {
             let fragmentPlanner = SeekPlanner(file: file, fragments: index, limits: limits)
             planner = fragmentPlanner
+            // The fragments' span, as `info` measures it (not every sample's size and flags).
             if metrics.durationSeconds == nil {
-                metrics.durationSeconds = file.completingFragments(with: fragmentPlanner).movie?.durationSeconds.flatMap { $0 > 0 ? $0 : nil }
+                metrics.durationSeconds = fragmentPlanner.tracks.compactMap(\.presentationSpan).max()
             }
         }
         if let planner, isFragmented {

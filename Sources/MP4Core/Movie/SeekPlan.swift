@@ -129,6 +129,16 @@ public struct SeekPlanner: Sendable {
             return end
         }
 
+        /// How long the track presents, seconds: from its earliest presented sample (among the
+        /// first in decode order: reordering is local) to ``presentationEnd``. What ffprobe
+        /// reports as a stream's duration. `nil` without samples.
+        public var presentationSpan: Double? {
+            guard let end = presentationEnd else { return nil }
+            var start = Double.infinity
+            for index in 0..<min(samples.sampleCount, 4 * SeekPlanner.reorderWindow) { start = min(start, presentationTime(of: index)) }
+            return start.isFinite && end > start ? end - start : nil
+        }
+
         /// Presentation time (seconds) of sample `index`'s composition time.
         public func presentationTime(of index: Int) -> Double {
             timeline.presentationTime(ofMediaTime: samples.decodeTime(of: index) &+ samples.compositionOffset(of: index))

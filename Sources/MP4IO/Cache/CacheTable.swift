@@ -98,6 +98,13 @@ struct CacheTable: Equatable {
         guard encoded.ranges.count == set.ranges.count, pairs.count == set.ranges.count, (set.ranges.last?.upperBound ?? 0) <= table.length else {
             throw MP4Error(.malformed, "cache table \(path) lists ranges that are overlapping or outside the resource")
         }
+        // Block checksums only for blocks of the resource that the table says are present
+        // (an index from the file never reaches `index * blockSize` unchecked).
+        let blockCount = table.length / blockSize + (table.length % blockSize == 0 ? 0 : 1)
+        guard (encoded.blocks ?? []).allSatisfy({ $0.count == 2 }),
+              table.blockChecksums.keys.allSatisfy({ $0 < blockCount && set.contains(table.block($0)) }) else {
+            throw MP4Error(.malformed, "cache table \(path) has checksums for blocks that are not present")
+        }
         return table
     }
 
