@@ -66,34 +66,43 @@ static int wait_connected(int fd, int timeout_ms) {
     return 0;
 }
 
-int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failure) {
+/* The stream addresses of host:port (getaddrinfo with `flags`), or NULL. */
+static struct addrinfo *resolve(const char *host, int port, int flags) {
     char service[16];
     snprintf(service, sizeof service, "%d", port);
     struct addrinfo hints;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV;
+    hints.ai_flags = flags | AI_NUMERICSERV;
     struct addrinfo *list = NULL;
-    int resolved = getaddrinfo(host, service, &hints, &list);
-    if (resolved != 0 || list == NULL) {
-        /* AI_ADDRCONFIG hides loopback addresses on hosts with no configured address */
-        hints.ai_flags = AI_NUMERICSERV;
-        resolved = getaddrinfo(host, service, &hints, &list);
-    }
-    if (resolved != 0 || list == NULL) { *failure = MP4PROBE_CONNECT_UNRESOLVED; errno = ENOENT; return -1; }
+    if (getaddrinfo(host, service, &hints, &list) != 0) return NULL;
+    return list;
+}
+
+/* A connected stream socket as every mp4probe connection is: close-on-exec, non-blocking,
+   TCP_NODELAY, no SIGPIPE where the platform has the option. */
+static void configure_stream(int fd) {
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#if defined(SO_NOSIGPIPE)
+    (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+}
+
+int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failure) {
+    struct addrinfo *list = resolve(host, port, AI_ADDRCONFIG);
+    /* AI_ADDRCONFIG hides loopback addresses on hosts with no configured address */
+    if (list == NULL) list = resolve(host, port, 0);
+    if (list == NULL) { *failure = MP4PROBE_CONNECT_UNRESOLVED; errno = ENOENT; return -1; }
     int result = -1;
     *failure = MP4PROBE_CONNECT_REFUSED;
     for (struct addrinfo *a = list; a != NULL; a = a->ai_next) {
         int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
         if (fd < 0) continue;
-        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-        (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        int one = 1;
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-#if defined(SO_NOSIGPIPE)
-        (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
-#endif
+        configure_stream(fd);
         int connected = connect(fd, a->ai_addr, a->ai_addrlen);
         if (connected < 0 && (errno == EINPROGRESS || errno == EINTR)) connected = wait_connected(fd, timeout_ms);
         if (connected == 0) { result = fd; break; }
@@ -107,15 +116,8 @@ int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failur
 }
 
 int mp4probe_tcp_listen(const char *host, int port, int backlog, int *bound_port) {
-    char service[16];
-    snprintf(service, sizeof service, "%d", port);
-    struct addrinfo hints;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-    struct addrinfo *list = NULL;
-    if (getaddrinfo(host, service, &hints, &list) != 0 || list == NULL) { errno = EINVAL; return -1; }
+    struct addrinfo *list = resolve(host, port, AI_NUMERICHOST | AI_PASSIVE);
+    if (list == NULL) { errno = EINVAL; return -1; }
     int fd = socket(list->ai_family, list->ai_socktype, list->ai_protocol);
     if (fd < 0) { freeaddrinfo(list); return -1; }
     (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -143,13 +145,7 @@ int mp4probe_tcp_accept(int fd) {
     int client;
     do { client = accept(fd, NULL, NULL); } while (client < 0 && errno == EINTR);
     if (client < 0) return -1;
-    (void)fcntl(client, F_SETFD, FD_CLOEXEC);
-    (void)fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK);
-    int one = 1;
-    (void)setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-#if defined(SO_NOSIGPIPE)
-    (void)setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
-#endif
+    configure_stream(client);
     return client;
 }
 
