@@ -115,6 +115,55 @@ import Glibc
         #expect(try await Self.get(port, "Range: bytes=0-0\r\n").status == 206)
     }
 
+    /// What docs/serving.md says of the bounds: beyond `maxConnections` a client gets 503 at
+    /// once, and a client that sends part of a head and stops is cut off after `headTimeout`
+    /// (slow-header clients cannot hold a connection).
+    @Test func connectionCapAndSlowHeadsAreBounded() async throws {
+        var options = HTTPServer.Options()
+        options.maxConnections = 1
+        options.headTimeout = 0.5
+        let source = MemorySource(Self.body, name: "memory")
+        let server = HTTPServer(options: options) { request in await SourceResponder.response(for: request, source: source) }
+        try server.start()
+        defer { server.stop() }
+        let port = server.port
+        // A: connects, sends half a head, then trickles a byte every 0.1 s (never idle).
+        let outcome: (refused: Int, cutAfter: Double) = try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                    defer { close(fd) }
+                    var address = sockaddr_in()
+                    address.sin_family = sa_family_t(AF_INET)
+                    address.sin_port = in_port_t(UInt16(port).bigEndian)
+                    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                    let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                    guard connected == 0 else { throw MP4Error(.io, "connect failed") }
+                    let start = Date()
+                    _ = Array("GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    usleep(200_000)
+                    // B, while A holds the only slot.
+                    let refused = try Self.blockingExchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n").status
+                    var nonblocking = timeval(tv_sec: 0, tv_usec: 50_000)
+                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &nonblocking, socklen_t(MemoryLayout<timeval>.size))
+                    var byte: UInt8 = 0
+                    while Date().timeIntervalSince(start) < 10 {
+                        if send(fd, [UInt8(ascii: "a")], 1, Int32(MSG_NOSIGNAL)) < 0 { break }
+                        if recv(fd, &byte, 1, 0) == 0 { break }  // closed by the server
+                        usleep(100_000)
+                    }
+                    return (refused, Date().timeIntervalSince(start))
+                })
+            }.start()
+        }
+        #expect(outcome.refused == 503)
+        #expect(outcome.cutAfter >= 0.5 && outcome.cutAfter < 5, "a slow head was held \(outcome.cutAfter) s")
+        // The slot is free again.
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(try await Self.get(port, "Range: bytes=0-0\r\n").status == 206)
+        #expect(server.activeConnectionCount <= 1)
+    }
+
     /// mp4probe's own HTTP client against the server: 200 random ranges byte-exact, over
     /// kept-alive connections.
     @Test func randomRangesThroughTheHTTPSource() async throws {
