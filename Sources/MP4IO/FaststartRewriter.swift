@@ -89,17 +89,12 @@ public enum FaststartRewriter {
         let writer = try AtomicFileWriter(destination: output, permissions: 0o644)
         var verified: Int?
         do {
-            var written: UInt64 = 0, reported: UInt64 = 0
+            var written: UInt64 = 0
+            var progress = WriteProgress(total: total, options: options, path: writer.temporaryPath)
             try await view.read(0..<total) { piece in
                 try writer.write(Array(piece), at: written)
                 written += UInt64(piece.count)
-                if let limit = options.failsAfterBytes, written >= limit {
-                    throw MP4Error(.io, "write to \(writer.temporaryPath) failed: No space left on device (the disk is full) [simulated]")
-                }
-                if written - reported >= 64 << 20 || written == total {
-                    reported = written
-                    options.progress?(written, total)
-                }
+                try progress.advance(to: written)
             }
             guard written == total else {
                 throw MP4Error(.io, "\(source.name) delivered \(written) of \(total) bytes; the output was discarded")
@@ -130,7 +125,7 @@ public enum FaststartRewriter {
         if plan.verdict != .rewrite && options.inPlace {
             return Result(plan: plan, wroteOutput: false, verifiedSampleCount: nil)
         }
-        let pieces: [FaststartPlan.Piece] = plan.verdict == .rewrite ? plan.pieces : [.copy(0..<plan.inputSize)]
+        let pieces = plan.outputPieces
         let total = pieces.reduce(0) { $0 + $1.count }
 
         let inputFD = try Platform.openForReading(input)
@@ -146,17 +141,9 @@ public enum FaststartRewriter {
             let outputFD = try writer.fd()
             try writer.setSize(total)
             var written: UInt64 = 0
-            var reported: UInt64 = 0
+            var progress = WriteProgress(total: total, options: options, path: writer.temporaryPath)
             var buffer = [UInt8](repeating: 0, count: 8 << 20)
-            func advance(_ done: UInt64) throws {
-                if let limit = options.failsAfterBytes, done >= limit {
-                    throw MP4Error(.io, "write to \(writer.temporaryPath) failed: No space left on device (the disk is full) [simulated]")
-                }
-                if done - reported >= 64 << 20 || done == total {
-                    reported = done
-                    options.progress?(done, total)
-                }
-            }
+            func advance(_ done: UInt64) throws { try progress.advance(to: done) }
             for piece in pieces {
                 switch piece {
                 case .bytes(let bytes):
@@ -185,6 +172,25 @@ public enum FaststartRewriter {
             throw error
         }
         return Result(plan: plan, wroteOutput: true, verifiedSampleCount: verified)
+    }
+
+    /// Progress every 64 MiB (and at the end) for both rewrites, and the tests' simulated full
+    /// disk.
+    struct WriteProgress {
+        let total: UInt64
+        let options: Options
+        let path: String
+        var reported: UInt64 = 0
+
+        mutating func advance(to done: UInt64) throws {
+            if let limit = options.failsAfterBytes, done >= limit {
+                throw MP4Error(.io, "write to \(path) failed: No space left on device (the disk is full) [simulated]")
+            }
+            if done - reported >= 64 << 20 || done == total {
+                reported = done
+                options.progress?(done, total)
+            }
+        }
     }
 
     /// Checks that `output` is faststart and that every sample of every track holds the same

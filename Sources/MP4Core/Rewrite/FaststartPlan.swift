@@ -55,6 +55,9 @@ public struct FaststartPlan: Sendable {
     public var verdict: Verdict
     /// The output, piece by piece (empty unless ``verdict`` is ``Verdict/rewrite``).
     public var pieces: [Piece]
+    /// What a rewrite writes: ``pieces`` for a rewrite, else the whole input unchanged (a file
+    /// already faststart, or fragmented). The rewriter and ``FaststartView`` both execute it.
+    public var outputPieces: [Piece] { verdict == .rewrite ? pieces : [.copy(0..<inputSize)] }
     /// The output's top-level boxes in order.
     public var boxes: [PlacedBox]
     /// Size of the input.

@@ -25,7 +25,7 @@ public struct FaststartView: ByteSource {
     public init(input: any ByteSource, plan: FaststartPlan) {
         self.input = input
         self.plan = plan
-        pieces = plan.verdict == .rewrite ? plan.pieces : [.copy(0..<plan.inputSize)]
+        pieces = plan.outputPieces
         var starts: [UInt64] = [0]
         for piece in pieces { starts.append((starts.last ?? 0) + piece.count) }
         self.starts = starts
