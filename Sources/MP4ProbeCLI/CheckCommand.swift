@@ -147,17 +147,18 @@ enum CheckCommand: Command {
             if list == "-" {
                 named.append("-")
             } else {
-                guard let data = FileManager.default.contents(atPath: list) else {
+                // Bounded like any input: 256 MiB holds millions of URLs.
+                guard let handle = FileHandle(forReadingAtPath: list), let data = try? handle.read(upToCount: (256 << 20) + 1) ?? Data() else {
                     throw ArgumentScanner.UsageError(description: "cannot read the list --from-file \(list)")
                 }
+                try? handle.close()
+                guard data.count <= 256 << 20 else { throw ArgumentScanner.UsageError(description: "the list --from-file \(list) is larger than 256 MiB; split it (or use --shard)") }
                 named += listLines(String(decoding: data, as: UTF8.self))
             }
         }
         for argument in named {
             if argument == "-" {
-                var text = ""
-                while let line = readLine(strippingNewline: false) { text += line }
-                inputs += listLines(text)
+                while let line = readLine() { inputs += listLines(line) }
                 continue
             }
             var isDirectory: ObjCBool = false

@@ -11,10 +11,12 @@ enum ErrorReport {
     /// The lines written to standard error, each starting with `mp4probe: ` or indented.
     /// `heading` replaces the words that say what kind of failure it is ("refused: ").
     static func text(_ error: MP4Error, heading: String? = nil) -> String {
-        var message = error.message
-        var subject = ""
-        if let name = error.subject, !message.contains(name) { subject = name + ": " }
-        if let name = error.subject, message.hasPrefix(name + ": ") { message.removeFirst(name.count + 2); subject = name + ": " }
+        // The file first, once: some messages already start with it.
+        var message = error.message, subject = ""
+        if let name = error.subject {
+            if message.hasPrefix(name + ": ") { message.removeFirst(name.count + 2) }
+            if !message.contains(name) { subject = name + ": " }
+        }
         var lines = ["mp4probe: " + subject + (heading ?? lead(error.kind)) + message]
         var place: [String] = []
         if let path = error.path { place.append("in " + shortened(path)) }

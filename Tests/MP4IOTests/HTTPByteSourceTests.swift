@@ -204,7 +204,7 @@ import MP4TestSupport
     }
 
     /// A server that sends 1,000 bytes every 0.2 s is never idle for the 1 s timeout; without a
-    /// total deadline a 200 KB read took 40 s (issue 13 item 9). With `maxTime` 1.5 s it fails
+    /// total deadline a 200 KB read would go on for 40 s (issue 13 item 9). With `maxTime` 1.5 s it fails
     /// in about that time, retries included, on both clients.
     @Test(arguments: [HTTPByteSource.Options.Client.automatic, .urlSession])
     func tricklingServerMeetsTheTotalDeadline(_ client: HTTPByteSource.Options.Client) async throws {
