@@ -95,24 +95,9 @@ enum BoxFields {
         switch node.content {
         case .table(let t):
             return table(t.kind.fieldNames, t.entryCount) { i in t.entry(at: i).map { JSONValue.int($0) } }
-        case .model(let model) where model.as(EditListBox.self) != nil:
-            guard let e = model.as(EditListBox.self) else { return nil }
-            return table(["segmentDuration", "mediaTime", "mediaRate"], e.entries.count) { i in
-                let entry = e.entries[i]
-                return [.uint(entry.segmentDuration), .int(entry.mediaTime), .double(entry.mediaRate)]
-            }
-        case .model(let model) where model.as(SegmentIndexBox.self) != nil:
-            guard let s = model.as(SegmentIndexBox.self) else { return nil }
-            return table(["referencesIndex", "referencedSize", "subsegmentDuration", "startsWithSAP", "sapType"], s.references.count) { i in
-                let r = s.references[i]
-                return [.bool(r.referencesIndex), .uint(UInt64(r.referencedSize)), .uint(UInt64(r.subsegmentDuration)), .bool(r.startsWithSAP), .uint(UInt64(r.sapType))]
-            }
-        case .model(let model) where model.as(TrackFragmentRandomAccessBox.self) != nil:
-            guard let t = model.as(TrackFragmentRandomAccessBox.self) else { return nil }
-            return table(["time", "moofOffset", "trafNumber", "trunNumber", "sampleNumber"], t.entries.count) { i in
-                let e = t.entries[i]
-                return [.uint(e.time), .uint(e.moofOffset), .uint(UInt64(e.trafNumber)), .uint(UInt64(e.trunNumber)), .uint(UInt64(e.sampleNumber))]
-            }
+        case .model(let model):
+            guard let tabular = model.base as? any TabularBoxModel else { return nil }
+            return table(type(of: tabular).entryFieldNames, tabular.entryCount) { i in tabular.entryFields(at: i).map(jsonValue) }
         case .fileType(let f):
             return table(["brand"], f.compatibleBrands.count) { i in [.string(f.compatibleBrands[i].description)] }
         default:

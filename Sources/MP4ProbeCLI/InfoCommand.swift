@@ -24,7 +24,7 @@ enum InfoCommand: Command {
         // A fragmented file's durations and sample counts are in its moofs: read their
         // headers when the file is local (over HTTP each moof would cost a request).
         if file.isFragmented, (file.movie?.durationSeconds ?? 0) == 0 || (file.movie?.tracks.contains { $0.sampleCount == 0 } ?? false),
-           !MP4Probe.isURL(location), scanner.value("cache") == nil,
+           !MP4Probe.isURL(location),
            let planner = try? await SeekPlanner.index(file, from: source, limits: limits) {
             file = file.completingFragments(with: planner)
         }

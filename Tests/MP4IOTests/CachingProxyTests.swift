@@ -41,6 +41,30 @@ import MP4TestSupport
         #expect(nginx.requests(containing: marker).count == before, "the second play went to the origin")
     }
 
+    /// Eight players asking for one new URL at once: the origin is opened once (one head
+    /// request), not once per request that arrived while it was being opened.
+    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    func concurrentFirstRequestsOpenTheOriginOnce() async throws {
+        let nginx = try #require(NginxServer.sampleMedia)
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        let marker = "c=\(UInt64.random(in: 0...UInt64.max))"
+        let url = try #require(URL(string: proxy.url(for: nginx.baseURL + "/faststart.mp4?" + marker)))
+        let file = try #require(FileSystem.read(Fixtures.sample("faststart.mp4")))
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for client in 0..<8 {
+                group.addTask {
+                    let source = try HTTPByteSource(url: url)
+                    let start = UInt64(client * 1000)
+                    return try await source.read(start..<(start + 500)) == Array(file[Int(start)..<Int(start + 500)])
+                }
+            }
+            for try await exact in group { #expect(exact) }
+        }
+        let heads = nginx.requests(containing: marker).filter { $0.range == "bytes=0-65535" }
+        #expect(heads.count == 1, "\(heads.count) head requests to the origin")
+    }
+
     /// `&faststart=1` serves exactly the bytes `mp4probe faststart` writes, with its own ETag.
     @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
     func faststartViewEqualsTheRewrite() async throws {

@@ -53,6 +53,16 @@ public protocol WritableBoxModel: BoxModel {
     func write(to writer: inout ByteWriter)
 }
 
+/// A ``BoxModel`` whose payload is a table (`elst`, `sidx`, `tfra`): `mp4probe boxes --full`
+/// prints its entries one at a time.
+public protocol TabularBoxModel: BoxModel {
+    /// The names of an entry's fields, in order.
+    static var entryFieldNames: [String] { get }
+    var entryCount: Int { get }
+    /// The fields of entry `index` (`0..<entryCount`).
+    func entryFields(at index: Int) -> [FieldValue]
+}
+
 /// A parsed ``BoxModel`` of any type, as ``BoxContent/model(_:)`` holds it.
 public struct AnyBoxModel: Sendable, Hashable {
     /// The model.

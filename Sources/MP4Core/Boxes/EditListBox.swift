@@ -47,3 +47,12 @@ extension EditListBox: BoxModel {
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> EditListBox { try parse(&reader, version: version) }
     public var fields: [(name: String, value: FieldValue)] { [("entryCount", .uint(UInt64(entries.count)))] }
 }
+
+extension EditListBox: TabularBoxModel {
+    public static let entryFieldNames = ["segmentDuration", "mediaTime", "mediaRate"]
+    public var entryCount: Int { entries.count }
+    public func entryFields(at index: Int) -> [FieldValue] {
+        let entry = entries[index]
+        return [.uint(entry.segmentDuration), .int(entry.mediaTime), .double(entry.mediaRate)]
+    }
+}

@@ -262,3 +262,21 @@ public struct MovieFragmentRandomAccessOffsetBox: WritableBoxModel {
     public var fields: [(name: String, value: FieldValue)] { [("mfraSize", .uint(UInt64(mfraSize)))] }
     public func write(to writer: inout ByteWriter) { writer.u32(mfraSize) }
 }
+
+extension SegmentIndexBox: TabularBoxModel {
+    public static let entryFieldNames = ["referencesIndex", "referencedSize", "subsegmentDuration", "startsWithSAP", "sapType"]
+    public var entryCount: Int { references.count }
+    public func entryFields(at index: Int) -> [FieldValue] {
+        let r = references[index]
+        return [.bool(r.referencesIndex), .uint(UInt64(r.referencedSize)), .uint(UInt64(r.subsegmentDuration)), .bool(r.startsWithSAP), .uint(UInt64(r.sapType))]
+    }
+}
+
+extension TrackFragmentRandomAccessBox: TabularBoxModel {
+    public static let entryFieldNames = ["time", "moofOffset", "trafNumber", "trunNumber", "sampleNumber"]
+    public var entryCount: Int { entries.count }
+    public func entryFields(at index: Int) -> [FieldValue] {
+        let e = entries[index]
+        return [.uint(e.time), .uint(e.moofOffset), .uint(UInt64(e.trafNumber)), .uint(UInt64(e.trunNumber)), .uint(UInt64(e.sampleNumber))]
+    }
+}

@@ -69,6 +69,15 @@ public struct BoxTreeParser: Sendable {
                 node.children = try parseChildren(storage: storage, range: reader.position..<reader.end, baseOffset: baseOffset, parentPath: path, depth: depth, context: childContext)
                 return node
             }
+            // A declared model parses itself (one catalogue lookup per box).
+            if let model = BoxCatalog.model(for: header.type) {
+                if model.isFullBox { try readVersionAndFlags(&node, &reader) }
+                node.content = .model(AnyBoxModel(try model.parse(&reader, version: node.version ?? 0, flags: node.flags ?? 0)))
+                if reader.remaining > 0 {
+                    findings.append(Finding(.boxExtraBytes, message: "'\(header.type)' has \(reader.remaining) bytes after its fields", offset: header.offset, path: path))
+                }
+                return node
+            }
             guard let descriptor = BoxCatalog.descriptor(for: header.type) else { return node }
             switch descriptor.structure {
             case .container:
@@ -84,14 +93,6 @@ public struct BoxTreeParser: Sendable {
                 try readVersionAndFlags(&node, &reader)
                 let declared = try reader.readUInt32()
                 node.content = descriptor.structure == .sampleDescription ? .sampleDescription(declaredEntryCount: declared) : .dataReference(declaredEntryCount: declared)
-            case .fullLeaf where BoxCatalog.model(for: header.type) != nil, .leaf where BoxCatalog.model(for: header.type) != nil:
-                guard let model = BoxCatalog.model(for: header.type) else { return node }
-                if model.isFullBox { try readVersionAndFlags(&node, &reader) }
-                node.content = .model(AnyBoxModel(try model.parse(&reader, version: node.version ?? 0, flags: node.flags ?? 0)))
-                if reader.remaining > 0 {
-                    findings.append(Finding(.boxExtraBytes, message: "'\(header.type)' has \(reader.remaining) bytes after its fields", offset: header.offset, path: path))
-                }
-                return node
             case .fullLeaf:
                 var payload = reader
                 try readVersionAndFlags(&node, &reader)

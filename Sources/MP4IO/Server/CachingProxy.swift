@@ -88,8 +88,10 @@ public final class CachingProxy: @unchecked Sendable {
 
 /// The open sources by origin (and view), so that every request for one resource shares its
 /// learned length, validator and connections; bounded, least recently used dropped first.
+/// Requests that arrive while a source is being opened wait for that opening instead of
+/// opening it again (players often start with two connections).
 actor SourceTable {
-    private var entries: [String: (source: any ByteSource, used: UInt64)] = [:]
+    private var entries: [String: (opening: Task<any ByteSource, any Error>, used: UInt64)] = [:]
     private var clock: UInt64 = 0
     private let capacity = 64
 
@@ -98,24 +100,31 @@ actor SourceTable {
         clock += 1
         if let entry = entries[key] {
             entries[key]?.used = clock
-            return entry.source
-        }
-        var factory = options.sources
-        factory.cacheDirectory = options.cacheDirectory
-        let opened = try await SourceFactory.open(origin, options: factory)
-        var source: any ByteSource = opened
-        if faststart {
-            do {
-                source = try await FaststartView.make(opened)
-            } catch let error as MP4Error where error.kind == .unsupported {
-                // A file the rewrite refuses (cmov, several moov...) is served unchanged.
-                source = opened
-            }
+            return try await entry.opening.value
         }
         if entries.count >= capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key {
             entries.removeValue(forKey: oldest)
         }
-        entries[key] = (source, clock)
-        return source
+        let opening = Task { try await Self.open(origin, faststart: faststart, options: options) }
+        entries[key] = (opening, clock)
+        do {
+            return try await opening.value
+        } catch {
+            entries.removeValue(forKey: key)  // the next request tries again
+            throw error
+        }
+    }
+
+    private static func open(_ origin: String, faststart: Bool, options: CachingProxy.Options) async throws -> any ByteSource {
+        var factory = options.sources
+        factory.cacheDirectory = options.cacheDirectory
+        let opened = try await SourceFactory.open(origin, options: factory)
+        guard faststart else { return opened }
+        do {
+            return try await FaststartView.make(opened)
+        } catch let error as MP4Error where error.kind == .unsupported {
+            // A file the rewrite refuses (cmov, several moov...) is served unchanged.
+            return opened
+        }
     }
 }
