@@ -158,10 +158,18 @@ public final class HTTPServer: @unchecked Sendable {
                     connection.close()
                     continue
                 }
-                Task.detached { [self] in
+                let work: @Sendable () async -> Void = { [self] in
                     await serve(connection)
                     state.withLock { _ = $0.active.removeValue(forKey: ObjectIdentifier(connection)) }
                     connection.close()
+                }
+                // Each connection runs on a queue of its own, not only on the shared task pool:
+                // a pool kept busy by other work (an app's, a test run's) must not stall
+                // the player's requests or the server's timeouts.
+                if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+                    Task(executorPreference: ConnectionExecutor()) { await work() }
+                } else {
+                    Task.detached { await work() }
                 }
             }
         }
@@ -184,6 +192,8 @@ public final class HTTPServer: @unchecked Sendable {
             var scanned = 0
             var end: Int?
             var deadline: ContinuousClock.Instant?
+            let readingHead = Locked(true)
+            defer { readingHead.withLock { $0 = false } }
             while true {
                 end = HTTPMessage.headEnd(connection.available, scanned: scanned)
                 if end != nil { break }
@@ -194,9 +204,19 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 let limit = deadline.map { WaitLimit(idle: options.idleTimeout, deadline: $0) } ?? idle
                 guard let received = try? await connection.fill(timeout: limit), received > 0 else { return }
-                if deadline == nil { deadline = ContinuousClock.now + .milliseconds(Int64(options.headTimeout * 1000)) }
+                if deadline == nil {
+                    deadline = ContinuousClock.now + .milliseconds(Int64(options.headTimeout * 1000))
+                    // A timer outside the task pool ends the connection at the deadline even
+                    // when this task is not scheduled in time (a busy pool must not let a
+                    // client that trickles its head hold a slot for longer).
+                    let reading = readingHead
+                    DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) {
+                        if reading.withLock({ $0 }) { connection.shutdown() }
+                    }
+                }
                 if let deadline, ContinuousClock.now > deadline { return }
             }
+            readingHead.withLock { $0 = false }
             guard let headEnd = end else { return }
             let bytes = connection.available
             let headBytes = bytes[bytes.startIndex..<(bytes.startIndex + headEnd - bytes.startIndex)]
@@ -307,5 +327,17 @@ public final class HTTPServer: @unchecked Sendable {
         case 505: return "HTTP Version Not Supported"
         default: return "Status"
         }
+    }
+}
+
+/// A task executor that runs a connection's jobs, in order, on a dispatch queue of its own (a
+/// serial queue gets a thread of its own when it has work, whatever the shared pool is doing).
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "mp4probe.server.connection")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
