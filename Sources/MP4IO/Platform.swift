@@ -320,6 +320,6 @@ enum Platform {
         var reason = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
         if code == ENOSPC { reason += " (the disk is full)" }
         if code == EDQUOT { reason += " (disk quota exceeded)" }
-        return MP4Error(.io, "\(what): \(reason)")
+        return MP4Error(.io, "\(what): \(reason)").caused(by: .system(errno: code))
     }
 }

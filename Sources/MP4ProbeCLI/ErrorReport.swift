@@ -42,6 +42,11 @@ enum ErrorReport {
             ("exitCode", .int(Int64(ExitCode.for(error).rawValue))),
         ]
         if let limit = error.limit { fields.append(("limit", .string(limit.rawValue))) }
+        switch error.cause {
+        case .system(let code)?: fields.append(("errno", .int(Int64(code))))
+        case .sourceChanged?: fields.append(("sourceChanged", .bool(true)))
+        case nil: break
+        }
         if let bytes = error.leadingBytes {
             fields.append(("firstBytes", .string(Hex.bytes(bytes))))
             if let what = FileSignature.identify(bytes) { fields.append(("looksLike", .string(what))) }

@@ -115,4 +115,53 @@ import MP4TestSupport
             #expect(await framemd5(proxy.url(for: nginx.baseURL + "/" + name, name: name, faststart: true)) == local, "\(name) as faststart")
         }
     }
+
+    /// The origin changes under an open view: the old view is never mixed with new bytes (the
+    /// read fails), the next request gets the new file's view with a new ETag, and that ETag is
+    /// the same from a restarted proxy.
+    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    func aChangedOriginIsNeverMixedIntoAView() async throws {
+        let root = FileSystem.temporaryDirectory("mp4probe-origin")
+        defer { FileSystem.removeDirectory(root) }
+        let original = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        FileSystem.write(original, to: root + "/v.mp4")
+        let nginx = try #require(NginxServer.start(root: root))
+        defer { nginx.stop() }
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        let origin = nginx.baseURL + "/v.mp4"
+        let viewURL = try #require(URL(string: proxy.url(for: origin, faststart: true)))
+
+        let first = try HTTPByteSource(url: viewURL)
+        let oldTag = try await first.validator()
+        let oldLength = try await first.length()
+        _ = try await first.read(0..<4096)
+        // The new version: one media byte changed and 8 bytes of `free` at the end.
+        var changed = original
+        let file = try await MP4File.open(MemorySource(original))
+        let mdat = try #require(file.layout.boxes.first { $0.type == "mdat" })
+        changed[Int(mdat.offset) + 100] ^= 0xFF
+        changed += [0, 0, 0, 8] + Array("free".utf8)
+        FileSystem.write(changed, to: root + "/v.tmp")
+        rename(root + "/v.tmp", root + "/v.mp4")
+        // The old view's media cannot be read any more: an error, never bytes of the new file.
+        await #expect(throws: (any Error).self) { _ = try await first.read((oldLength - 20_000)..<oldLength) }
+
+        let directoryOut = directory + "/new.mp4"
+        FileSystem.write(changed, to: directory + "/new-input.mp4")
+        _ = try await FaststartRewriter.rewrite(input: directory + "/new-input.mp4", output: directoryOut)
+        let rewritten = try #require(FileSystem.read(directoryOut))
+        let second = try HTTPByteSource(url: viewURL)
+        let newTag = try await second.validator()
+        #expect(newTag != nil && newTag != oldTag)
+        #expect(try await second.read(0..<UInt64(rewritten.count)) == rewritten)
+
+        // A restarted proxy (same cache) gives the view the same ETag.
+        let restarted = CachingProxy(options: .init(cacheDirectory: directory))
+        try restarted.start()
+        defer { restarted.stop() }
+        let third = try HTTPByteSource(url: try #require(URL(string: restarted.url(for: origin, faststart: true))))
+        #expect(try await third.validator() == newTag)
+        #expect(try await third.read(0..<UInt64(rewritten.count)) == rewritten)
+    }
 }

@@ -26,6 +26,7 @@ import MP4TestSupport
         ["faststart", "SampleMedia/malformed/not-mp4.txt", "/nonexistent-dir/out.mp4"],
         ["check", "--policy", "SampleMedia/README.md", "SampleMedia/faststart.mp4"],
         ["--json", "--compact", "SampleMedia/malformed/not-mp4.txt"],
+        ["--json", "--compact", "SampleMedia/nope.mp4"],
     ]
 
     static func transcript() async -> String {

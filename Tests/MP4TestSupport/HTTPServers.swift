@@ -51,7 +51,7 @@ public final class NginxServer: Sendable {
 
     static let executables = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx", "/opt/homebrew/bin/nginx"]
 
-    static func start(root: String) -> NginxServer? {
+    public static func start(root: String) -> NginxServer? {
         guard let nginx = executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
         let directory = FileSystem.temporaryDirectory("mp4probe-nginx")
         let port = freeLoopbackPort()
@@ -82,18 +82,24 @@ public final class NginxServer: Sendable {
         NginxServer.stopAtExit(pid: process.processIdentifier)
         // Wait until it accepts connections (up to 5 s).
         for _ in 0..<100 {
-            if canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root) }
+            if canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root, pid: process.processIdentifier) }
             usleep(50_000)
         }
         kill(process.processIdentifier, SIGTERM)
         return nil
     }
 
-    private init(port: Int, directory: String, root: String) {
+    private init(port: Int, directory: String, root: String, pid: Int32) {
         self.port = port
         self.directory = directory
         self.root = root
+        self.pid = pid
     }
+
+    private let pid: Int32
+
+    /// Stops this nginx (a server started for one test).
+    public func stop() { kill(pid, SIGQUIT) }
 
     nonisolated(unsafe) private static var pids: [Int32] = []
 

@@ -46,6 +46,17 @@ public struct MP4Error: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file or URL the error is about, when the caller knows it (the command-line tool
     /// fills it in).
     public var subject: String?
+    /// What lies beneath an ``Kind/io`` failure, when known.
+    public var cause: Cause?
+
+    /// The cause of an ``Kind/io`` failure, for callers that act on it.
+    public enum Cause: Sendable, Hashable {
+        /// A system call failed with this `errno` (`ENOSPC`, `EACCES`...).
+        case system(errno: Int32)
+        /// The source is no longer the one that was opened (its validator or length changed
+        /// between two reads): open it again; bytes of the two versions are never mixed.
+        case sourceChanged
+    }
 
     /// Creates an error.
     public init(_ kind: Kind, _ message: String, offset: UInt64? = nil, path: BoxPath? = nil, limit: ParseLimits.Name? = nil) {
@@ -60,6 +71,13 @@ public struct MP4Error: Error, Sendable, Hashable, CustomStringConvertible {
     public func about(_ newSubject: String) -> MP4Error {
         var copy = self
         if copy.subject == nil { copy.subject = newSubject }
+        return copy
+    }
+
+    /// A copy with `cause`.
+    public func caused(by newCause: Cause) -> MP4Error {
+        var copy = self
+        copy.cause = newCause
         return copy
     }
 

@@ -251,10 +251,10 @@ public final class HTTPByteSource: ByteSource {
                 return
             }
             if let known = state.etag, let etag, known != etag {
-                throw MP4Error(.io, "\(name) changed on the server between two reads (ETag \(known) → \(etag)); open it again")
+                throw MP4Error(.io, "\(name) changed on the server between two reads (ETag \(known) → \(etag)); open it again").caused(by: .sourceChanged)
             }
             if state.etag == nil, let known = state.lastModified, let modified, known != modified {
-                throw MP4Error(.io, "\(name) changed on the server between two reads (Last-Modified \(known) → \(modified)); open it again")
+                throw MP4Error(.io, "\(name) changed on the server between two reads (Last-Modified \(known) → \(modified)); open it again").caused(by: .sourceChanged)
             }
         }
     }
@@ -308,14 +308,14 @@ public final class HTTPByteSource: ByteSource {
                             try learn(length: total)
                             wanted = wanted.lowerBound..<min(wanted.upperBound, total)
                         } else if let total = contentRange.total, total != state.withLock({ $0.length }) {
-                            throw MP4Error(.io, "\(name) changed on the server: its length went from \(state.withLock { $0.length ?? 0 }) to \(total) bytes")
+                            throw MP4Error(.io, "\(name) changed on the server: its length went from \(state.withLock { $0.length ?? 0 }) to \(total) bytes").caused(by: .sourceChanged)
                         }
                         // `last` may be anything up to 2^64-1 in a learning answer: no `last + 1`.
                         expected = Int(min(contentRange.last, wanted.upperBound - 1) + 1 - wanted.lowerBound)
                     case 200:
                         if !learning && (state.withLock { $0.etag != nil || $0.lastModified != nil }) && supportsRanges {
                             // If-Range did not match: the file is not the one we started reading.
-                            throw MP4Error(.io, "\(name) changed on the server between two reads (If-Range did not match); open it again")
+                            throw MP4Error(.io, "\(name) changed on the server between two reads (If-Range did not match); open it again").caused(by: .sourceChanged)
                         }
                         try validate(head, learning: learning)
                         let first = state.withLock { state -> Bool in
@@ -384,7 +384,7 @@ public final class HTTPByteSource: ByteSource {
                 state.withLock { $0.length = 0 }
                 return
             case 416:
-                throw MP4Error(.io, "\(name): 416 range \(wanted.lowerBound)-\(wanted.upperBound - 1) not satisfiable (the file is shorter than \(state.withLock { $0.length ?? 0 }) bytes: changed on the server?)", offset: wanted.lowerBound)
+                throw MP4Error(.io, "\(name): 416 range \(wanted.lowerBound)-\(wanted.upperBound - 1) not satisfiable (the file is shorter than \(state.withLock { $0.length ?? 0 }) bytes: changed on the server?)", offset: wanted.lowerBound).caused(by: .sourceChanged)
             case 429, 500...599:
                 let retryAfter = outcome.header("retry-after").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
                 try await retry(after: retryAfter, "HTTP \(outcome.status)")

@@ -91,7 +91,7 @@ public final class CachingProxy: @unchecked Sendable {
 /// Requests that arrive while a source is being opened wait for that opening instead of
 /// opening it again (players often start with two connections).
 actor SourceTable {
-    private var entries: [String: (opening: Task<any ByteSource, any Error>, used: UInt64)] = [:]
+    private var entries: [String: (opening: Task<any ByteSource, any Error>, used: UInt64, generation: UInt64)] = [:]
     private var clock: UInt64 = 0
     private let capacity = 64
 
@@ -105,14 +105,25 @@ actor SourceTable {
         if entries.count >= capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key {
             entries.removeValue(forKey: oldest)
         }
-        let opening = Task { try await Self.open(origin, faststart: faststart, options: options) }
-        entries[key] = (opening, clock)
+        let generation = clock
+        let opening = Task {
+            let opened = try await Self.open(origin, faststart: faststart, options: options)
+            // When a read finds the origin changed, the next request opens the new version
+            // (a new length, plan and ETag) instead of failing against the old one forever.
+            return WatchedSource(base: opened) { [weak self] in await self?.forget(key, generation: generation) } as any ByteSource
+        }
+        entries[key] = (opening, clock, generation)
         do {
             return try await opening.value
         } catch {
-            entries.removeValue(forKey: key)  // the next request tries again
+            forget(key, generation: generation)  // the next request tries again
             throw error
         }
+    }
+
+    /// Drops `key` if it is still the entry opened as `generation`.
+    func forget(_ key: String, generation: UInt64) {
+        if entries[key]?.generation == generation { entries.removeValue(forKey: key) }
     }
 
     private static func open(_ origin: String, faststart: Bool, options: CachingProxy.Options) async throws -> any ByteSource {
@@ -125,6 +136,33 @@ actor SourceTable {
         } catch let error as MP4Error where error.kind == .unsupported {
             // A file the rewrite refuses (cmov, several moov...) is served unchanged.
             return opened
+        }
+    }
+}
+
+/// A source that calls `changed` when a read finds that its origin is no longer the version
+/// it opened (``MP4Error/Cause/sourceChanged``); the error itself still reaches the reader, so
+/// no byte of the new version is mixed into a response about the old one.
+struct WatchedSource: ByteSource {
+    let base: any ByteSource
+    let changed: @Sendable () async -> Void
+
+    var name: String { base.name }
+    var preferredReadSize: Int { base.preferredReadSize }
+
+    func length() async throws -> UInt64 { try await watching { try await base.length() } }
+    func validator() async throws -> String? { try await watching { try await base.validator() } }
+    func read(_ range: Range<UInt64>) async throws -> [UInt8] { try await watching { try await base.read(range) } }
+    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await watching { try await base.read(range, into: consume) }
+    }
+
+    private func watching<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as MP4Error where error.cause == .sourceChanged {
+            await changed()
+            throw error
         }
     }
 }
