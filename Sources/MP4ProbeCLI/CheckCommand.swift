@@ -15,7 +15,7 @@ enum CheckCommand: Command {
         included), 4 when a file cannot be read.
         """,
         options: [
-            .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands, allowFragmented,\nmaxDuration, minResolution, maxResolution); unknown keys are errors; flags override it"),
+            .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands,\nallowFragmented, maxDuration, minResolution, maxResolution);\nunknown keys are errors; flags override it"),
             .flag("allow-moov-at-end", "do not require faststart"),
             .value("max-startup-bytes", "SIZE", "bytes a progressive player may need before playback"),
             .value("max-keyframe-interval", "S", "longest gap between keyframes, seconds"),

@@ -61,7 +61,21 @@ enum Help {
         }
         section("Options", command.options + [.flag("help", "this help")])
         for group in command.groups { section(group.title, group.options) }
-        text += "\nExit codes: " + command.exitCodes.map { "\($0.rawValue) \($0.summary)" }.joined(separator: ", ") + "\n"
+        text += "\n" + wrapped("Exit codes: " + command.exitCodes.map { "\($0.rawValue) \($0.summary)" }.joined(separator: ", "), width: 90) + "\n"
         return text
+    }
+
+    /// `text` broken at spaces into lines of at most `width` columns.
+    static func wrapped(_ text: String, width: Int) -> String {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = "  "
+            }
+            line += (line.isEmpty || line == "  " ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
     }
 }

@@ -19,7 +19,7 @@ enum ServeCommand: Command {
         """,
         options: [
             .value("port", "N", "port to listen on (default 0: a free port)"),
-            .value("host", "ADDRESS", "numeric address to bind (default 127.0.0.1; binding anything\\nbut loopback exposes the proxy to the network)"),
+            .value("host", "ADDRESS", "numeric address to bind (default 127.0.0.1; binding anything\nbut loopback exposes the proxy to the network)"),
             .value("origin", "URL", "print the proxy URL for this origin after the base URL (repeatable)"),
             .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import MP4ProbeCLI
+@testable import MP4ProbeCLI
 import MP4TestSupport
 
 /// Runs the CLI in-process and checks output, JSON schema and exit codes.
@@ -24,6 +24,20 @@ import MP4TestSupport
         #expect(fast.out.contains("avc1.64000D") && fast.out.contains("mp4a.40.2") && fast.out.contains("320x240"))
         let end = await Self.run(["info", Fixtures.sample("moov-at-end.mp4")])
         #expect(end.out.contains("Faststart:  NO — moov at end (offset 79,297, 2.8 KiB); a progressive player must download the whole 80.3 KiB before playback"))
+    }
+
+    /// Every command's help renders as text: no escaped newline left in an option's help, no
+    /// line wider than 100 columns.
+    @Test func everyHelpPageRenders() async {
+        for command in CommandTable.all {
+            let name = command.spec.name
+            let help = await Self.run([name, "--help"])
+            #expect(help.code == 0 && (help.out.hasPrefix("Usage: mp4probe \(name)") || help.out.hasPrefix("Usage: mp4probe [\(name)]")), "\(name)")
+            #expect(!help.out.contains("\\n") && !help.out.contains("\\t"), "an escape sequence in the help of \(name)")
+            for line in help.out.split(separator: "\n") {
+                #expect(line.count <= 100, "\(name): \(line)")
+            }
+        }
     }
 
     @Test func exitCodes() async {
