@@ -77,7 +77,60 @@ public final class CachedByteSource: ByteSource {
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return [] }
-        return try await entry.read(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
+        // Wholly cached (the common case once a file has been played): one read, one check.
+        if await entry.present.contains(range.lowerBound..<upper) {
+            return try await entry.read(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(upper - range.lowerBound))
+        try await read(range.lowerBound..<upper) { bytes += $0 }
+        return bytes
+    }
+
+    /// Streams `range` to `consume` as it becomes available: cached runs from the data file,
+    /// missing runs as they arrive from upstream (written to the cache and handed on at once,
+    /// not after the whole run is in). A read that finds a run already being fetched (another
+    /// player's request for the same bytes) follows that fetch instead of starting its own:
+    /// one upstream fetch per byte. When every reader of a fetch it started has gone (the
+    /// player closed the connection), the fetch stops, keeping what arrived.
+    public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        let upper = min(range.upperBound, totalLength)
+        var position = range.lowerBound
+        var fruitless = 0
+        let interval = max(options.commitInterval, 1)
+        while position < upper {
+            switch await entry.nextStep(at: position, upTo: upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: interval) {
+            case .cached(let run):
+                let bytes = try await entry.read(run, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: interval)
+                try await consume(bytes[...])
+                position = run.upperBound
+            case .inFlight(let run, let task, let progress):
+                let before = position
+                progress.follow()
+                do {
+                    while position < run.upperBound {
+                        let (written, finished) = await progress.wait(beyond: position)
+                        if written > position {
+                            let end = min(written, run.upperBound, position + streamPieceSize)
+                            let bytes = try await entry.readWritten(position..<end, by: progress)
+                            try await consume(bytes[...])
+                            position = end
+                        } else if finished {
+                            _ = try await task.value   // the fetch's failure, if it failed
+                            break                      // reset by another process: look again
+                        }
+                    }
+                } catch {
+                    if progress.unfollow() == 0 { task.cancel() }
+                    throw error
+                }
+                if progress.unfollow() == 0 && position < run.upperBound { task.cancel() }
+                fruitless = position == before ? fruitless + 1 : 0
+                guard fruitless <= 3 else {
+                    throw MP4Error(.io, "\(name): the cache entry was started again by another process during one read", offset: position)
+                }
+            }
+        }
     }
 
     /// Makes `range` present in the cache without reading it back: missing parts stream from
@@ -138,7 +191,7 @@ actor CacheEntry {
     private var lockFD: Int32
     private var table: CacheTable
     private(set) var statistics = CachedByteSource.Statistics()
-    private var inFlight: [(range: Range<UInt64>, task: Task<Bool, any Error>)] = []
+    private var inFlight: [(range: Range<UInt64>, task: Task<Bool, any Error>, progress: FillProgress)] = []
     /// Blocks whose checksum this process has checked (or computed): checked once each.
     private var verifiedBlocks: Set<UInt64> = []
 
@@ -278,6 +331,67 @@ actor CacheEntry {
         }
     }
 
+    /// How far ahead of a running fetch's progress a reader still waits for it rather than
+    /// starting a fetch of its own.
+    static let followDistance: UInt64 = 256 << 10
+
+    /// What a streaming read does next at `position`.
+    enum StreamStep {
+        /// Serve this run (starting at the position) from the data file.
+        case cached(Range<UInt64>)
+        /// Follow this fetch (started now or by another reader), which covers the position.
+        case inFlight(Range<UInt64>, Task<Bool, any Error>, FillProgress)
+    }
+
+    /// The next step of a streaming read at `position` (before `upper`): a cached run of at
+    /// most one stream piece, the fetch already running over the position, or a new fetch of
+    /// the missing run there (ending where another fetch begins).
+    func nextStep(at position: UInt64, upTo upper: UInt64, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) -> StreamStep {
+        Platform.touch(tablePath)
+        let missing = table.rangeSet.missing(in: position..<upper)
+        guard let first = missing.first, first.lowerBound == position else {
+            return .cached(position..<min(missing.first?.lowerBound ?? upper, position + streamPieceSize))
+        }
+        var end = first.upperBound
+        // Small cached gaps between missing parts are fetched again rather than paid for with
+        // another request.
+        for part in missing.dropFirst() {
+            guard part.lowerBound - end < bridgeGap else { break }
+            end = part.upperBound
+        }
+        if let index = inFlight.firstIndex(where: { $0.range.contains(position) }) {
+            let running = inFlight[index]
+            // Follow a fetch that is about to reach the position; one far behind it (the
+            // reader sought ahead, e.g. to a moov at the end) stops there instead, and a new
+            // fetch starts at the position: a seek never waits for a sequential download.
+            guard running.progress.written + Self.followDistance < position, running.progress.shrink(to: position) else {
+                return .inFlight(running.range, running.task, running.progress)
+            }
+            inFlight[index].range = running.range.lowerBound..<position
+            end = min(end, running.range.upperBound)
+        }
+        for other in inFlight where other.range.lowerBound > position && other.range.lowerBound < end { end = other.range.lowerBound }
+        let part = position..<end
+        let progress = FillProgress(part, fd: dataFD)
+        let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
+        inFlight.append((part, task, progress))
+        return .inFlight(part, task, progress)
+    }
+
+    /// Bytes a running fetch has written to the data file (not necessarily committed yet),
+    /// read back for the readers that follow it.
+    func readWritten(_ range: Range<UInt64>, by progress: FillProgress) throws -> [UInt8] {
+        // The descriptor the fetch writes to must still be this entry's (not reopened since).
+        guard progress.fd == dataFD, progress.valid else {
+            throw MP4Error(.io, "\(resource): the cache entry was started again during a read", offset: range.lowerBound)
+        }
+        let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
+        guard bytes.count == Int(range.count) else {
+            throw MP4Error(.io, "cache data file \(dataPath) is shorter than the bytes written to it", offset: range.lowerBound)
+        }
+        return bytes
+    }
+
     /// Makes every byte of `range` present: the missing parts are streamed from upstream
     /// straight into the data file (memory: one piece), committed every `commitInterval`
     /// bytes and at the end.
@@ -300,12 +414,16 @@ actor CacheEntry {
             let part = missing[0]
             if let running = inFlight.first(where: { $0.range.overlaps(part) }) {
                 // Someone is already fetching (part of) it: wait, then look again.
+                running.progress.follow()
+                defer { _ = running.progress.unfollow() }
                 _ = try await running.task.value
                 continue
             }
-            let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval) }
-            inFlight.append((part, task))
-            defer { inFlight.removeAll { $0.range == part } }
+            let progress = FillProgress(part, fd: dataFD)
+            let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
+            inFlight.append((part, task, progress))
+            progress.follow()
+            defer { _ = progress.unfollow() }
             if try await task.value == false {
                 // Another process started the entry again while we streamed: what we wrote
                 // was not claimed. Look again, a bounded number of times.
@@ -318,24 +436,28 @@ actor CacheEntry {
     /// Streams `part` from upstream into the data file, committing what arrived every
     /// `commitInterval` bytes, at the end, and when the stream fails (then rethrows). Returns
     /// false when the entry was started again by another process meanwhile (nothing claimed).
-    private func fetch(_ part: Range<UInt64>, from upstream: any ByteSource, commitInterval: UInt64) async throws -> Bool {
+    private func fetch(_ part: Range<UInt64>, from upstream: any ByteSource, commitInterval: UInt64, progress: FillProgress) async throws -> Bool {
         statistics.upstreamReads += 1
         let generation = table.generation
         // The stream runs outside the actor (the upstream is nonisolated): it writes with the
         // descriptor directly and comes back to the actor only to commit.
-        let progress = FillProgress(start: part.lowerBound)
-        let fd = dataFD, path = dataPath, name = resource
-        defer { statistics.upstreamBytes += progress.written - part.lowerBound }
+        let fd = progress.fd, path = dataPath, name = resource
+        defer {
+            statistics.upstreamBytes += progress.written - part.lowerBound
+            inFlight.removeAll { $0.progress === progress }
+            progress.finish()
+        }
         var failure: (any Error)?
         do {
             try await upstream.read(part, into: { @Sendable bytes in
-                guard progress.valid else { throw CancellationError() }
+                guard progress.valid, !Task.isCancelled else { throw CancellationError() }
                 // Never past the part, whatever the upstream sends.
                 guard UInt64(bytes.count) <= part.upperBound - progress.written else {
                     throw MP4Error(.io, "\(name): upstream sent more than the \(part.count) bytes asked for at \(part.lowerBound)", offset: part.lowerBound)
                 }
-                // A piece may span several commit points (`--block` smaller than a piece).
-                var rest = bytes
+                // A piece may span several commit points (`--block` smaller than a piece), and
+                // the fetch stops where a later fetch (a reader's seek ahead) took over.
+                var rest = bytes.prefix(Int(min(UInt64(bytes.count), progress.end - min(progress.end, progress.written))))
                 while !rest.isEmpty && progress.valid {
                     let room = commitInterval - (progress.written - progress.committed)
                     let chunk = rest.prefix(Int(min(UInt64(rest.count), room)))
@@ -347,10 +469,13 @@ actor CacheEntry {
                         progress.committed = progress.written
                     }
                 }
+                if progress.written >= progress.end && progress.end < part.upperBound { throw FillProgress.ReachedEnd() }
             })
             if progress.written != part.upperBound {
                 failure = MP4Error(.io, "\(resource): upstream returned \(progress.written - part.lowerBound) of \(part.count) bytes at \(part.lowerBound)", offset: part.lowerBound)
             }
+        } catch is FillProgress.ReachedEnd {
+            // Stopped where another fetch begins: this one is complete.
         } catch {
             failure = error
         }
@@ -386,18 +511,93 @@ actor CacheEntry {
     }
 }
 
-/// How far one streamed fetch got. Touched only by the stream that owns it, one piece at a
-/// time (the pieces of a read arrive in order, never concurrently).
-private final class FillProgress: @unchecked Sendable {
-    /// End of the bytes written to the data file.
-    var written: UInt64
-    /// End of the bytes claimed by the table.
+/// How far one streamed fetch got, and who follows it. The fetch (its owner) advances
+/// `written` and `committed` one piece at a time; readers that follow it wait for `written` to
+/// pass their position.
+final class FillProgress: @unchecked Sendable {
+    /// The range being fetched.
+    let part: Range<UInt64>
+    /// The data file descriptor the fetch writes to.
+    let fd: Int32
+    private let lock = NSLock()
+    private var _written: UInt64
+    private var _valid = true
+    private var finished = false
+    private var followers = 0
+    private var waiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    /// End of the bytes claimed by the table (the owner's alone).
     var committed: UInt64
-    /// False once a commit found the entry started again by another process.
-    var valid = true
 
-    init(start: UInt64) {
-        written = start
-        committed = start
+    init(_ part: Range<UInt64>, fd: Int32) {
+        self.part = part
+        self.fd = fd
+        _written = part.lowerBound
+        _end = part.upperBound
+        committed = part.lowerBound
     }
+
+    /// End of the bytes written to the data file.
+    var written: UInt64 {
+        get { lock.withLock { _written } }
+        set {
+            let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                _written = newValue
+                let ready = waiters.filter { $0.offset < newValue }.map(\.continuation)
+                waiters.removeAll { $0.offset < newValue }
+                return ready
+            }
+            for continuation in ready { continuation.resume() }
+        }
+    }
+
+    /// False once a commit found the entry started again by another process.
+    var valid: Bool {
+        get { lock.withLock { _valid } }
+        set { lock.withLock { _valid = newValue } }
+    }
+
+    /// Where the fetch stops: the end of its part, or earlier once another fetch took over.
+    var end: UInt64 { lock.withLock { _end } }
+    private var _end: UInt64 = .max
+
+    /// Makes the fetch stop at `offset`, unless it has already written past it.
+    func shrink(to offset: UInt64) -> Bool {
+        lock.withLock {
+            guard _written < offset, offset < _end else { return false }
+            _end = offset
+            return true
+        }
+    }
+
+    /// Thrown inside the fetch's stream when it reached ``end``.
+    struct ReachedEnd: Error {}
+
+    /// The fetch ended (done, failed or cancelled): wakes every waiter.
+    func finish() {
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            finished = true
+            defer { waiters = [] }
+            return waiters.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Waits until bytes past `offset` are written or the fetch has ended.
+    func wait(beyond offset: UInt64) async -> (written: UInt64, finished: Bool) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if _written > offset || finished { return true }
+                waiters.append((offset, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return lock.withLock { (_written, finished) }
+    }
+
+    /// A reader starts following the fetch.
+    func follow() { lock.withLock { followers += 1 } }
+
+    /// A reader stops following; returns how many still do.
+    func unfollow() -> Int { lock.withLock { followers -= 1; return followers } }
 }

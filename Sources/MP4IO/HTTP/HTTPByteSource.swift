@@ -338,8 +338,16 @@ public final class HTTPByteSource: ByteSource {
                 }, body: { bytes in
                     let take = bytes.prefix(max(0, expected - given))
                     given += take.count
-                    if !take.isEmpty { try await deliver(take) }
+                    guard !take.isEmpty else { return }
+                    do {
+                        try await deliver(take)
+                    } catch {
+                        throw ReaderFailure(error: error)
+                    }
                 })
+            } catch let failure as ReaderFailure {
+                // The reader's own error (it stopped taking bytes): passed on as it is.
+                throw failure.error
             } catch let error as URLError where error.code == .timedOut && pastDeadline() {
                 throw tooSlow()
             } catch let error as URLError where Self.isTransient(error) {
@@ -415,4 +423,10 @@ public final class HTTPByteSource: ByteSource {
     static func isTransient(_ error: URLError) -> Bool {
         [.networkConnectionLost, .timedOut, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed, .badServerResponse].contains(error.code)
     }
+}
+
+/// An error thrown by the reader of a streamed response (not by the transfer), carried through
+/// the client so that it reaches the caller unchanged, never retried or relabelled.
+struct ReaderFailure: Error {
+    let error: any Error
 }

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// Headless Chromium plays a moov-at-end film through the proxy from a slow origin (nginx
+/// pacing every response at 50 KB/s), plain and as the faststart view. The page reports
+/// when the video can play and when it has played a second; both must happen long before
+/// the whole file could have arrived (the plain URL plays early because Chromium reads the
+/// `moov` at the end with a range request of its own, and the proxy starts that range at
+/// once instead of queueing it behind the sequential download).
+@Suite(.serialized) struct BrowserPlaybackTests {
+    static let chromium = Executables.find("chromium") ?? Executables.find("chromium-browser") ?? Executables.find("google-chrome")
+    static let ffmpeg = Executables.find("ffmpeg")
+    static var ready: Bool { chromium != nil && ffmpeg != nil && NginxServer.sampleMedia != nil }
+
+    /// A page that plays `?src=` muted and logs its progress to the console, which Chromium
+    /// writes to standard error with `--enable-logging=stderr`.
+    static let page = """
+    <!doctype html><html><body><video id=v muted playsinline></video><script>
+    const v = document.getElementById('v');
+    const t0 = performance.now();
+    function log(what) { console.log('MP4PROBE ' + what + ' ' + Math.round(performance.now() - t0)); }
+    v.addEventListener('canplay', () => { log('canplay'); v.play().catch(() => log('playfailed')); });
+    v.addEventListener('error', () => log('error' + (v.error ? v.error.code : '')));
+    v.addEventListener('timeupdate', () => { if (v.currentTime > 1 && !window.done) { window.done = true; log('played1s'); } });
+    v.src = new URLSearchParams(location.search).get('src');
+    </script></body></html>
+    """
+
+    /// What the page reported, in milliseconds after it set `src`.
+    struct Playback: CustomStringConvertible {
+        var events: [String: Int] = [:]
+        var description: String { events.sorted { $0.value < $1.value }.map { "\($0.key) \($0.value) ms" }.joined(separator: ", ") }
+    }
+
+    /// Runs Chromium on `page` with `src` until the page reports `played1s` or an error, or
+    /// `timeout` seconds pass.
+    static func play(_ src: String, page: String, profile: String, timeout: Double) async -> Playback {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var playback = Playback()
+                defer { continuation.resume(returning: playback) }
+                guard let chromium else { return }
+                var allowed = CharacterSet.alphanumerics
+                allowed.insert(charactersIn: "-._~")
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: chromium)
+                process.arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                                     "--autoplay-policy=no-user-gesture-required", "--no-first-run", "--user-data-dir=" + profile,
+                                     "file://" + page + "?src=" + (src.addingPercentEncoding(withAllowedCharacters: allowed) ?? src)]
+                let pipe = Pipe()
+                process.standardError = pipe
+                process.standardOutput = FileHandle.nullDevice
+                do { try process.run() } catch { return }
+                let handle = pipe.fileHandleForReading
+                let deadline = Date().addingTimeInterval(timeout)
+                // Read stderr on its own thread; stop at the verdict or the deadline.
+                let lines = Locked<[String]>([])
+                let reader = Thread {
+                    var pending = Data()
+                    while true {
+                        let chunk = handle.availableData
+                        if chunk.isEmpty { return }
+                        pending += chunk
+                        while let newline = pending.firstIndex(of: 10) {
+                            let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                            pending = Data(pending[(newline + 1)...])
+                            if line.contains("MP4PROBE ") { lines.withLock { $0.append(line) } }
+                        }
+                    }
+                }
+                reader.start()
+                while Date() < deadline {
+                    let done = lines.withLock { $0.contains { $0.contains("played1s") || $0.contains("MP4PROBE error") } }
+                    if done { break }
+                    usleep(50_000)
+                }
+                process.terminate()
+                process.waitUntilExit()
+                for line in lines.withLock({ $0 }) {
+                    guard let range = line.range(of: #"MP4PROBE [a-z0-9]+ [0-9]+"#, options: .regularExpression) else { continue }
+                    let parts = line[range].split(separator: " ")
+                    if parts.count == 3, let ms = Int(parts[2]), playback.events[String(parts[1])] == nil { playback.events[String(parts[1])] = ms }
+                }
+            }.start()
+        }
+    }
+
+    @Test(.enabled(if: ready, "chromium, ffmpeg or nginx is not installed: the browser playback test is skipped (apt-get install -y chromium ffmpeg nginx)"),
+          .timeLimit(.minutes(5)))
+    func aMoovAtEndFilmPlaysEarlyThroughTheProxy() async throws {
+        let root = FileSystem.temporaryDirectory("mp4probe-browser")
+        defer { _ = Executables.run("/bin/rm", ["-rf", root]) }
+        // A 40 s film, moov at the end (ffmpeg's default), about 2 MB.
+        let movie = root + "/movie.mp4"
+        _ = await Executables.runOffPool(try #require(Self.ffmpeg), ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc=size=480x270:rate=25",
+                                                                  "-f", "lavfi", "-i", "sine=frequency=440", "-t", "40", "-c:v", "libx264", "-preset", "veryfast",
+                                                                  "-b:v", "300k", "-g", "50", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", movie])
+        let size = try #require(FileSystem.read(movie)).count
+        let layout = try await MP4File.open(try FileSource(path: movie)).layout
+        #expect(!layout.isFastStart, "ffmpeg wrote a faststart file: the test would prove nothing")
+        FileSystem.write(Array(Self.page.utf8), to: root + "/page.html")
+        let rate = 50_000
+        let nginx = try #require(NginxServer.start(root: root, limitRate: "50k"))
+        defer { nginx.stop() }
+        let wholeFile = Double(size) / Double(rate) * 1000
+
+        var results: [(String, Playback)] = []
+        for (label, faststart) in [("faststart view", true), ("plain", false)] {
+            let cache = root + "/cache-" + (faststart ? "view" : "plain")
+            let proxy = CachingProxy(options: .init(cacheDirectory: cache))
+            try proxy.start()
+            defer { proxy.stop() }
+            let playback = await Self.play(proxy.url(for: nginx.baseURL + "/movie.mp4", name: "movie.mp4", faststart: faststart),
+                                           page: root + "/page.html", profile: root + "/profile-" + label.replacingOccurrences(of: " ", with: "-"), timeout: 60)
+            results.append((label, playback))
+            #expect(playback.events.keys.allSatisfy { !$0.hasPrefix("error") }, "\(label): \(playback)")
+            let canplay = try #require(playback.events["canplay"], "\(label): never playable (\(playback))")
+            #expect(playback.events["played1s"] != nil, "\(label): did not play (\(playback))")
+            // Playable after moov and the first seconds: well before the whole file arrived.
+            #expect(Double(canplay) < wholeFile / 4, "\(label): canplay after \(canplay) ms; the whole file takes \(Int(wholeFile)) ms")
+        }
+        print("browser playback from a 50 KB/s origin, \(size) bytes (whole file \(Int(wholeFile)) ms): " + results.map { "\($0.0): \($0.1)" }.joined(separator: "; "))
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// An upstream that delivers its bytes in 16 KiB pieces, 10 ms apart (1.6 MB/s), and records
+/// what it was asked for and how much it sent: a slow origin without a network.
+final class PacedUpstream: ByteSource, @unchecked Sendable {
+    let bytes: [UInt8]
+    private let state = Locked<(requests: [Range<UInt64>], sent: UInt64)>(([], 0))
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var name: String { "paced://resource" }
+    var requests: [Range<UInt64>] { state.withLock { $0.requests } }
+    var sent: UInt64 { state.withLock { $0.sent } }
+
+    func length() async throws -> UInt64 { UInt64(bytes.count) }
+    func validator() async throws -> String? { "v1" }
+    func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        var out: [UInt8] = []
+        try await read(range) { out += $0 }
+        return out
+    }
+    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        state.withLock { $0.requests.append(range) }
+        var offset = range.lowerBound
+        let upper = min(range.upperBound, UInt64(bytes.count))
+        while offset < upper {
+            try await Task.sleep(nanoseconds: 10_000_000)
+            let end = min(upper, offset + 16_384)
+            state.withLock { $0.sent += end - offset }
+            try await consume(bytes[Int(offset)..<Int(end)])
+            offset = end
+        }
+    }
+}
+
+/// The cache's streamed reads, as the proxy uses them: bytes handed on as they arrive, a seek
+/// ahead that does not wait for a sequential fetch, one fetch for concurrent readers, and a
+/// fetch that stops when its readers leave.
+@Suite struct CacheStreamingTests {
+    static func source(_ size: Int) async throws -> (CachedByteSource, PacedUpstream, String) {
+        var random = SeededRandom(seed: UInt64(size))
+        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let upstream = PacedUpstream(bytes)
+        let directory = FileSystem.temporaryDirectory("mp4probe-stream")
+        return (try await CachedByteSource(upstream: upstream, directory: directory), upstream, directory)
+    }
+
+    @Test func missingBytesAreHandedOnAsTheyArrive() async throws {
+        let (cached, upstream, directory) = try await Self.source(1 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        var received: [UInt8] = []
+        var sentAtFirstPiece: UInt64?
+        try await cached.read(0..<(1 << 20)) { piece in
+            if sentAtFirstPiece == nil { sentAtFirstPiece = upstream.sent }
+            received += piece
+        }
+        #expect(received == upstream.bytes)
+        // The first bytes went on while most of the range was still on its way (before, the
+        // whole 1 MiB piece was fetched first).
+        #expect(try #require(sentAtFirstPiece) < (1 << 19), "\(sentAtFirstPiece ?? 0) of 1 MiB had arrived before the first piece went on")
+        // And it is cached: a second read costs the upstream nothing.
+        let requests = upstream.requests.count
+        #expect(try await cached.read(0..<(1 << 20)) == upstream.bytes)
+        #expect(upstream.requests.count == requests)
+    }
+
+    @Test func aSeekAheadDoesNotWaitForTheSequentialFetch() async throws {
+        let size = 4 << 20
+        let (cached, upstream, directory) = try await Self.source(size)
+        defer { FileSystem.removeDirectory(directory) }
+        let started = Locked(false)
+        let sequential = Task {
+            var received: [UInt8] = []
+            try await cached.read(0..<UInt64(size)) { piece in
+                received += piece
+                started.withLock { $0 = true }
+            }
+            return received
+        }
+        while !started.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
+        // A player jumps to the end (the moov of a moov-at-end file).
+        let tail = UInt64(size - 65_536)..<UInt64(size)
+        #expect(try await cached.read(tail) == Array(upstream.bytes[Int(tail.lowerBound)...]))
+        #expect(upstream.sent < UInt64(size / 2), "the end came only after \(upstream.sent) bytes of the sequential fetch")
+        #expect(upstream.requests.contains { $0.lowerBound == tail.lowerBound }, "\(upstream.requests)")
+        #expect(try await sequential.value == upstream.bytes)
+        // The sequential fetch stopped where the tail's began: no byte fetched twice.
+        #expect(upstream.sent == UInt64(size), "\(upstream.sent) bytes fetched for a \(size)-byte file")
+    }
+
+    @Test func concurrentReadersShareOneFetch() async throws {
+        let (cached, upstream, directory) = try await Self.source(1 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for start in [0, 4096, 100_000] {
+                group.addTask {
+                    var received: [UInt8] = []
+                    try await cached.read(UInt64(start)..<(1 << 20)) { received += $0 }
+                    return received
+                }
+            }
+            for try await received in group { #expect(upstream.bytes.suffix(received.count) == received[...]) }
+        }
+        #expect(upstream.sent == 1 << 20, "\(upstream.sent) bytes fetched for three readers of one 1 MiB range")
+    }
+
+    @Test func aFetchStopsWhenItsReaderLeaves() async throws {
+        let (cached, upstream, directory) = try await Self.source(4 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        struct PlayerWentAway: Error {}
+        await #expect(throws: PlayerWentAway.self) {
+            try await cached.read(0..<(4 << 20)) { _ in throw PlayerWentAway() }
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let sent = upstream.sent
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(upstream.sent == sent, "the fetch went on after its reader left")
+        #expect(sent < 1 << 20)
+        // What arrived is kept.
+        #expect(await cached.cachedRanges.contains(0..<16_384))
+    }
+}
