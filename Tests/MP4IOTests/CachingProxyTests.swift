@@ -9,6 +9,7 @@ import MP4TestSupport
 @Suite(.serialized) struct CachingProxyTests {
     static var hasNginx: Bool { NginxServer.sampleMedia != nil }
     static let ffmpeg = Executables.find("ffmpeg")
+    static let ffprobe = Executables.find("ffprobe")
 
     static func proxy() throws -> (CachingProxy, String) {
         let directory = FileSystem.temporaryDirectory("mp4probe-proxy")
@@ -163,5 +164,52 @@ import MP4TestSupport
         let third = try HTTPByteSource(url: try #require(URL(string: restarted.url(for: origin, faststart: true))))
         #expect(try await third.validator() == newTag)
         #expect(try await third.read(0..<UInt64(rewritten.count)) == rewritten)
+    }
+
+    /// What the view leaves alone passes through byte-identical: fragmented and faststart files,
+    /// and files the rewrite refuses (compressed `cmov`, two `moov`, a top-level `meta`).
+    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    func theViewPassesThroughWhatItDoesNotRewrite() async throws {
+        typealias B = BoxBuilder
+        let root = FileSystem.temporaryDirectory("mp4probe-origin")
+        defer { FileSystem.removeDirectory(root) }
+        let ftyp = B.box("ftyp", Array("qt  ".utf8) + B.u32(0) + Array("qt  ".utf8))
+        let mdat = B.box("mdat", [UInt8](repeating: 1, count: 100))
+        var files: [(String, [UInt8])] = [
+            ("cmov.mov", ftyp + mdat + B.box("moov", children: [B.box("cmov", children: [B.fullBox("dcom", Array("zlib".utf8))])])),
+            ("two-moov.mp4", ftyp + mdat + B.box("moov") + B.box("moov")),
+            ("top-meta.mp4", ftyp + B.fullBox("meta", B.box("iloc")) + mdat + B.box("moov")),
+        ]
+        for name in ["fragmented.mp4", "fragmented-sidx.mp4", "faststart.mp4"] {
+            files.append((name, try #require(FileSystem.read(Fixtures.sample(name)))))
+        }
+        for (name, bytes) in files { FileSystem.write(bytes, to: root + "/" + name) }
+        let nginx = try #require(NginxServer.start(root: root))
+        defer { nginx.stop() }
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        for (name, bytes) in files {
+            let view = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: nginx.baseURL + "/" + name, faststart: true))))
+            #expect(try await view.read(0..<UInt64(bytes.count) + 100) == bytes, "\(name)")
+        }
+    }
+
+    /// ffprobe's trace through the view: it parses `moov` before it reaches `mdat`, reading
+    /// from the start, as a progressive player does.
+    @Test(.enabled(if: hasNginx && ffprobe != nil, "nginx or ffprobe is not installed: the trace test is skipped"))
+    func ffprobeMeetsMoovBeforeMdatThroughTheView() async throws {
+        let nginx = try #require(NginxServer.sampleMedia), ffprobe = try #require(Self.ffprobe)
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        func order(_ url: String) async -> [String] {
+            let trace = await Executables.runOffPool(ffprobe, ["-v", "trace", "-i", url], stderrToStdout: true)
+            return trace.split(separator: "\n").compactMap { line in
+                ["moov", "mdat"].first { line.contains("type:'\($0)'") }
+            }
+        }
+        let plain = await order(proxy.url(for: nginx.baseURL + "/moov-at-end.mp4"))
+        let view = await order(proxy.url(for: nginx.baseURL + "/moov-at-end.mp4", faststart: true))
+        #expect(plain.first == "mdat", "the plain file should show mdat first: \(plain)")
+        #expect(view.first == "moov" && view.contains("mdat"), "\(view)")
     }
 }
