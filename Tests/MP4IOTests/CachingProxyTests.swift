@@ -212,4 +212,65 @@ import MP4TestSupport
         #expect(plain.first == "mdat", "the plain file should show mdat first: \(plain)")
         #expect(view.first == "moov" && view.contains("mdat"), "\(view)")
     }
+
+    /// A moov-at-end film whose last chunk sits just below 4 GiB (a sparse hole inside a
+    /// 64-bit `mdat`): moving `moov` first pushes it past 2^32, so the view promotes `stco` to
+    /// `co64`. ffmpeg decodes the last second through the proxy's view exactly as it decodes
+    /// the last second of the original film.
+    @Test(.enabled(if: hasNginx && ffmpeg != nil, "nginx or ffmpeg is not installed: the 4 GiB view decode test is skipped"))
+    func offsetsPushedPast4GiBDecodeThroughTheView() async throws {
+        let ffmpeg = try #require(Self.ffmpeg)
+        let original = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        let file = try await MP4File.open(MemorySource(original))
+        let mdat = try #require(file.layout.firstMediaDataBox), moovBox = try #require(file.layout.movieBox)
+        let moovNode = try #require(file.movieBox)
+        #expect(mdat.header.endOffset == moovBox.offset)
+        func chunkOffsetTables(_ node: BoxNode) -> [BoxNode] { (node.type == "stco" ? [node] : []) + node.children.flatMap(chunkOffsetTables) }
+        var moov = Array(original[Int(moovBox.offset)..<Int(moovBox.header.endOffset)])
+        var entries: [(index: Int, value: UInt32)] = []
+        for table in chunkOffsetTables(moovNode) {
+            let start = Int(table.header.payloadOffset - moovBox.offset) + 8
+            func word(_ i: Int) -> UInt32 {
+                var value: UInt32 = 0
+                for byte in moov[i..<(i + 4)] { value = value << 8 | UInt32(byte) }
+                return value
+            }
+            for k in 0..<Int(word(start - 4)) { entries.append((start + 4 * k, word(start + 4 * k))) }
+        }
+        let lastChunk = try #require(entries.map(\.value).max())
+        // The last chunk moves to 2^32 - 1: still an stco value in the input, past it after
+        // moov (a few KiB) goes in front.
+        let shift = UInt64(UInt32.max) - UInt64(lastChunk)
+        let hole = shift - 8   // the 64-bit mdat header is 8 bytes longer
+        for (index, value) in entries {
+            let moved = UInt32(UInt64(value) + shift)
+            moov.replaceSubrange(index..<(index + 4), with: BoxBuilder.u32(moved))
+        }
+        let payload = Array(original[Int(mdat.header.payloadOffset)..<Int(mdat.header.endOffset)])
+        let mdatStart = mdat.offset
+        let header = BoxBuilder.u32(1) + Array("mdat".utf8) + BoxBuilder.u64(16 + hole + UInt64(payload.count))
+        let payloadStart = mdatStart + 16 + hole
+        let moovStart = payloadStart + UInt64(payload.count)
+        let root = FileSystem.temporaryDirectory("mp4probe-origin")
+        defer { FileSystem.removeDirectory(root) }
+        let head = Array(original[0..<Int(mdatStart)])
+        let pieces: [(UInt64, [UInt8])] = [(0, head), (mdatStart, header), (payloadStart, payload), (moovStart, moov)]
+        let written = FileSystem.writeSparse(root + "/big.mp4", size: moovStart + UInt64(moov.count), pieces: pieces)
+        #expect(written)
+        let view = try await FaststartView.make(try FileSource(path: root + "/big.mp4"))
+        #expect(view.plan.promotedTableCount >= 1, "no stco was promoted: the test would prove nothing")
+
+        let nginx = try #require(NginxServer.start(root: root))
+        defer { nginx.stop() }
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        func lastSecond(_ input: String) async -> String {
+            await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-sseof", "-1", "-i", input, "-map", "0:v", "-f", "framemd5", "-"])
+        }
+        let expected = await lastSecond(Fixtures.sample("moov-at-end.mp4"))
+        #expect(expected.split(separator: "\n").filter { !$0.hasPrefix("#") }.count >= 5)
+        #expect(await lastSecond(proxy.url(for: nginx.baseURL + "/big.mp4", name: "big.mp4", faststart: true)) == expected)
+        // The cache holds what was read, not 4 GiB.
+        #expect(FileSystem.allocatedBytes(directory) < 64 << 20)
+    }
 }
