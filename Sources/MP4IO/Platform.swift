@@ -10,17 +10,18 @@ import Darwin
 import CSystem
 import MP4Core
 
-/// Thin, typed wrappers over the POSIX calls the I/O module uses.
-enum Platform {
+/// Thin, typed wrappers over the POSIX calls the I/O module uses (`package`: the test support
+/// uses them too, rather than copies).
+package enum Platform {
     /// Opens `path` read-only.
-    static func openForReading(_ path: String) throws -> Int32 {
+    package static func openForReading(_ path: String) throws -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw ioError("cannot open \(path)") }
         return fd
     }
 
     /// The size of the file behind `fd`, refusing directories and other non-files.
-    static func regularFileSize(_ fd: Int32, path: String) throws -> UInt64 {
+    package static func regularFileSize(_ fd: Int32, path: String) throws -> UInt64 {
         var info = stat()
         if fstat(fd, &info) != 0 { throw ioError("cannot stat \(path)") }
         let type = info.st_mode & S_IFMT
@@ -30,7 +31,7 @@ enum Platform {
     }
 
     /// Reads exactly `count` bytes at `offset` unless the file ends first.
-    static func readFully(_ fd: Int32, offset: UInt64, count: Int, path: String) throws -> [UInt8] {
+    package static func readFully(_ fd: Int32, offset: UInt64, count: Int, path: String) throws -> [UInt8] {
         var result = [UInt8](repeating: 0, count: count)
         var done = 0
         try result.withUnsafeMutableBytes { buffer in
@@ -49,7 +50,7 @@ enum Platform {
         return result
     }
 
-    static func closeFile(_ fd: Int32) { _ = close(fd) }
+    package static func closeFile(_ fd: Int32) { _ = close(fd) }
 
     /// Identity and state of an open file.
     struct FileStatus: Equatable {
@@ -104,12 +105,12 @@ enum Platform {
     }
 
     /// Writes all of `bytes` at `offset`.
-    static func writeFully(_ fd: Int32, _ bytes: [UInt8], offset: UInt64, path: String) throws {
+    package static func writeFully(_ fd: Int32, _ bytes: [UInt8], offset: UInt64, path: String) throws {
         try writeFully(fd, bytes[...], offset: offset, path: path)
     }
 
     /// Writes all of `bytes` at `offset`.
-    static func writeFully(_ fd: Int32, _ bytes: ArraySlice<UInt8>, offset: UInt64, path: String) throws {
+    package static func writeFully(_ fd: Int32, _ bytes: ArraySlice<UInt8>, offset: UInt64, path: String) throws {
         var done = 0
         try bytes.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -180,7 +181,7 @@ enum Platform {
         }
     }
 
-    static func truncate(_ fd: Int32, size: UInt64, path: String) throws {
+    package static func truncate(_ fd: Int32, size: UInt64, path: String) throws {
         if ftruncate(fd, off_t(size)) != 0 { throw ioError("cannot size \(path) to \(size) bytes") }
     }
 
@@ -214,7 +215,7 @@ enum Platform {
     static var processID: Int32 { getpid() }
 
     /// Opens (creating when missing) `path` for reading and writing.
-    static func openForUpdate(_ path: String, permissions: UInt32 = 0o644) throws -> Int32 {
+    package static func openForUpdate(_ path: String, permissions: UInt32 = 0o644) throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode_t(permissions))
         if fd < 0 { throw ioError("cannot open \(path)") }
         return fd
@@ -270,7 +271,7 @@ enum Platform {
     static func touch(_ path: String) { _ = utimes(path, nil) }
 
     /// Modification time (seconds) and bytes allocated on disk of `path`.
-    static func usage(_ path: String) -> (modified: Double, allocated: UInt64, size: UInt64)? {
+    package static func usage(_ path: String) -> (modified: Double, allocated: UInt64, size: UInt64)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         #if canImport(Darwin)
@@ -282,7 +283,7 @@ enum Platform {
     }
 
     /// Names in `directory`.
-    static func list(_ directory: String) -> [String] {
+    package static func list(_ directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []
@@ -303,7 +304,7 @@ enum Platform {
     static var standardErrorIsTerminal: Bool { isatty(2) == 1 }
 
     /// Wall-clock seconds, for progress rates.
-    static func now() -> Double {
+    package static func now() -> Double {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9

@@ -120,7 +120,9 @@ import MP4TestSupport
             let canplay = try #require(playback.events["canplay"], "\(label): never playable (\(playback))")
             #expect(playback.events["played1s"] != nil, "\(label): did not play (\(playback))")
             // Playable after moov and the first seconds: well before the whole file arrived.
-            #expect(Double(canplay) < wholeFile / 4, "\(label): canplay after \(canplay) ms; the whole file takes \(Int(wholeFile)) ms")
+            // (Unloaded: about 1.4 s of the 34.9 s; under the ASan suite's load 4.1 s; when
+            // the proxy waited for whole 1 MiB pieces, 60 % and 90 % of the whole-file time.)
+            #expect(Double(canplay) < wholeFile / 2.5, "\(label): canplay after \(canplay) ms; the whole file takes \(Int(wholeFile)) ms")
         }
         print("browser playback from a 50 KB/s origin, \(size) bytes (whole file \(Int(wholeFile)) ms): " + results.map { "\($0.0): \($0.1)" }.joined(separator: "; "))
     }

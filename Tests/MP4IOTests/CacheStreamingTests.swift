@@ -39,7 +39,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
 /// The cache's streamed reads, as the proxy uses them: bytes handed on as they arrive, a seek
 /// ahead that does not wait for a sequential fetch, one fetch for concurrent readers, and a
 /// fetch that stops when its readers leave.
-@Suite struct CacheStreamingTests {
+@Suite(.timeLimit(.minutes(2))) struct CacheStreamingTests {
     static func source(_ size: Int) async throws -> (CachedByteSource, PacedUpstream, String) {
         var random = SeededRandom(seed: UInt64(size))
         let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -105,6 +105,25 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
             for try await received in group { #expect(upstream.bytes.suffix(received.count) == received[...]) }
         }
         #expect(upstream.sent == 1 << 20, "\(upstream.sent) bytes fetched for three readers of one 1 MiB range")
+    }
+
+    /// A short read that follows a longer fetch gets its own bytes, not the rest of the fetch
+    /// (a proxy would write them past its Content-Length).
+    @Test func aReaderFollowingALongerFetchGetsOnlyItsRange() async throws {
+        let (cached, upstream, directory) = try await Self.source(1 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        let started = Locked(false)
+        let long = Task {
+            var count = 0
+            try await cached.read(0..<(1 << 20)) { count += $0.count; started.withLock { $0 = true } }
+            return count
+        }
+        while !started.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
+        var short: [UInt8] = []
+        try await cached.read(40_000..<41_000) { short += $0 }
+        #expect(short == Array(upstream.bytes[40_000..<41_000]))
+        #expect(try await long.value == 1 << 20)
+        #expect(upstream.requests.count == 1, "\(upstream.requests)")
     }
 
     @Test func aFetchStopsWhenItsReaderLeaves() async throws {

@@ -3,8 +3,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import MP4IO
 
-/// Minimal file helpers for tests (no Foundation in the core's test support).
+/// File helpers for tests, on the production wrappers of `MP4IO.Platform` (listing, reading,
+/// writing, sizes, the clock) rather than copies of them.
 public enum FileSystem {
     /// Whether `path` is a directory.
     public static func isDirectory(_ path: String) -> Bool {
@@ -22,16 +24,10 @@ public enum FileSystem {
 
     /// The whole file, or `nil`.
     public static func read(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n <= 0 { break }
-            bytes.append(contentsOf: buffer[0..<n])
-        }
-        return bytes
+        guard let fd = try? Platform.openForReading(path) else { return nil }
+        defer { Platform.closeFile(fd) }
+        guard let size = try? Platform.regularFileSize(fd, path: path) else { return nil }
+        return try? Platform.readFully(fd, offset: 0, count: Int(size), path: path)
     }
 
     /// Writes `bytes` to `path` (replacing it). Returns whether it worked.
@@ -44,15 +40,16 @@ public enum FileSystem {
     /// holes elsewhere (a multi-gigabyte file costs only the pieces' bytes on disk).
     @discardableResult
     public static func writeSparse(_ path: String, size: UInt64, pieces: [(UInt64, [UInt8])]) -> Bool {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        guard ftruncate(fd, off_t(size)) == 0 else { return false }
-        for (offset, bytes) in pieces {
-            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-            guard written == bytes.count else { return false }
+        guard let fd = try? Platform.openForUpdate(path) else { return false }
+        defer { Platform.closeFile(fd) }
+        do {
+            try Platform.truncate(fd, size: 0, path: path)
+            try Platform.truncate(fd, size: size, path: path)
+            for (offset, bytes) in pieces { try Platform.writeFully(fd, bytes, offset: offset, path: path) }
+            return true
+        } catch {
+            return false
         }
-        return true
     }
 
     /// A new empty directory under /tmp.
@@ -71,18 +68,7 @@ public enum FileSystem {
     }
 
     /// Every entry of `directory`, hidden ones included (files, links, directories).
-    public static func entries(_ directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
-    }
+    public static func entries(_ directory: String) -> [String] { Platform.list(directory) }
 
     /// Whether `path` exists.
     public static func exists(_ path: String) -> Bool {
@@ -91,11 +77,7 @@ public enum FileSystem {
     }
 
     /// Bytes the file occupies on disk (less than its size when sparse).
-    public static func allocatedBytes(_ path: String) -> UInt64 {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return 0 }
-        return UInt64(info.st_blocks) * 512
-    }
+    public static func allocatedBytes(_ path: String) -> UInt64 { Platform.usage(path)?.allocated ?? 0 }
 
     /// Permission bits of `path`.
     public static func permissions(_ path: String) -> UInt32 {
@@ -107,9 +89,5 @@ public enum FileSystem {
     public static func setPermissions(_ path: String, _ mode: UInt32) { chmod(path, mode_t(mode)) }
 
     /// A monotonic clock in seconds.
-    public static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    public static func now() -> Double { Platform.now() }
 }

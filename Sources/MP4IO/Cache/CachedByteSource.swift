@@ -106,12 +106,14 @@ public final class CachedByteSource: ByteSource {
                 position = run.upperBound
             case .inFlight(let run, let task, let progress):
                 let before = position
+                // A fetch started by another reader may go past this read's end.
+                let stop = min(run.upperBound, upper)
                 progress.follow()
                 do {
-                    while position < run.upperBound {
+                    while position < stop {
                         let (written, finished) = await progress.wait(beyond: position)
                         if written > position {
-                            let end = min(written, run.upperBound, position + streamPieceSize)
+                            let end = min(written, stop, position + streamPieceSize)
                             let bytes = try await entry.readWritten(position..<end, by: progress)
                             try await consume(bytes[...])
                             position = end
@@ -125,6 +127,9 @@ public final class CachedByteSource: ByteSource {
                     throw error
                 }
                 if progress.unfollow() == 0 && position < run.upperBound { task.cancel() }
+                // All of that fetch was read: let it finish (its last commit) before the read
+                // returns, so what a read returned is in the cache's table when it returns.
+                if position == run.upperBound { _ = try? await task.value }
                 fruitless = position == before ? fruitless + 1 : 0
                 guard fruitless <= 3 else {
                     throw MP4Error(.io, "\(name): the cache entry was started again by another process during one read", offset: position)
@@ -211,7 +216,11 @@ actor CacheEntry {
     deinit {
         Platform.closeFile(dataFD)
         Platform.closeFile(lockFD)
+        for fd in retiredDescriptors { Platform.closeFile(fd) }
     }
+
+    /// Data file descriptors replaced by a reopen, closed with the entry.
+    private var retiredDescriptors: [Int32] = []
 
     var present: ByteRangeSet { table.rangeSet }
 
@@ -222,8 +231,9 @@ actor CacheEntry {
             // The lock file was removed (`cache evict`) since it was opened: the lock taken on
             // the old file excludes nobody. Lock the file that is there now.
             Platform.unlock(lockFD)
+            let relocked = try Platform.openAndLock(lockPath)
             Platform.closeFile(lockFD)
-            lockFD = try Platform.openAndLock(lockPath)
+            lockFD = relocked
         }
         defer { Platform.unlock(lockFD) }
         return try body()
@@ -244,8 +254,11 @@ actor CacheEntry {
             Platform.status(path: dataPath).map { $0.inode == open.inode && $0.device == open.device } ?? false
         } ?? false
         if !dataIsThere {
-            Platform.closeFile(dataFD)
-            dataFD = try Platform.openForUpdate(dataPath)
+            // The old descriptor stays open (retired) until the entry goes: a fetch still
+            // writing through it must never write into whatever file reuses its number.
+            let reopened = try Platform.openForUpdate(dataPath)
+            retiredDescriptors.append(dataFD)
+            dataFD = reopened
         }
         if let onDisk, onDisk.resource == resource, onDisk.length == length, onDisk.validator == validator,
            dataIsThere, Platform.usage(dataPath)?.size == length {
