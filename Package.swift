@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
         .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI"]),
 
-        .target(name: "MP4TestSupport", dependencies: ["MP4Core", "MP4IO"], path: "Tests/MP4TestSupport"),
+        .target(name: "MP4TestSupport", dependencies: ["MP4Core", "MP4IO", "CSystem"], path: "Tests/MP4TestSupport"),
         // Benchmarks are executables, run by scripts in Tests/Benchmarks, never timed in tests.
         .executableTarget(name: "SeekBenchmark", dependencies: ["MP4Core", "MP4IO"], path: "Tests/Benchmarks/SeekBenchmark"),
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),

@@ -65,15 +65,17 @@ enum Help {
         return text
     }
 
-    /// `text` broken at spaces into lines of at most `width` columns.
+    /// `text` broken at spaces into lines of at most `width` columns, continuation lines
+    /// indented by two.
     static func wrapped(_ text: String, width: Int) -> String {
-        var lines: [String] = [], line = ""
+        var lines: [String] = []
+        var line = ""
         for word in text.split(separator: " ") {
             if !line.isEmpty && line.count + 1 + word.count > width {
                 lines.append(line)
-                line = "  "
+                line = " "   // with the separator below: an indent of two
             }
-            line += (line.isEmpty || line == "  " ? "" : " ") + word
+            line += (line.isEmpty ? "" : " ") + word
         }
         if !line.isEmpty { lines.append(line) }
         return lines.joined(separator: "\n")

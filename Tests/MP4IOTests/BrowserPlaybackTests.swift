@@ -11,9 +11,7 @@ import MP4TestSupport
 /// `moov` at the end with a range request of its own, and the proxy starts that range at
 /// once instead of queueing it behind the sequential download).
 @Suite(.serialized) struct BrowserPlaybackTests {
-    static let chromium = Executables.find("chromium") ?? Executables.find("chromium-browser") ?? Executables.find("google-chrome")
     static let ffmpeg = Executables.find("ffmpeg")
-    static var ready: Bool { chromium != nil && ffmpeg != nil && NginxServer.sampleMedia != nil }
 
     /// A page that plays `?src=` muted and logs its progress to the console, which Chromium
     /// writes to standard error with `--enable-logging=stderr`.
@@ -42,7 +40,7 @@ import MP4TestSupport
             Thread {
                 var playback = Playback()
                 defer { continuation.resume(returning: playback) }
-                guard let chromium else { return }
+                guard let chromium = Executables.chromium else { return }
                 var allowed = CharacterSet.alphanumerics
                 allowed.insert(charactersIn: "-._~")
                 let process = Process()
@@ -88,7 +86,7 @@ import MP4TestSupport
         }
     }
 
-    @Test(.enabled(if: ready, "chromium, ffmpeg or nginx is not installed: the browser playback test is skipped (apt-get install -y chromium ffmpeg nginx)"),
+    @Test(.requires("chromium", "ffmpeg", "nginx"),
           .timeLimit(.minutes(5)))
     func aMoovAtEndFilmPlaysEarlyThroughTheProxy() async throws {
         let root = FileSystem.temporaryDirectory("mp4probe-browser")

@@ -7,7 +7,6 @@ import MP4TestSupport
 /// The caching proxy with nginx as the origin and real clients: mp4probe's HTTP source (random
 /// ranges), ffmpeg (decoded frames), and the faststart view against the local rewrite.
 @Suite(.serialized) struct CachingProxyTests {
-    static var hasNginx: Bool { NginxServer.sampleMedia != nil }
     static let ffmpeg = Executables.find("ffmpeg")
     static let ffprobe = Executables.find("ffprobe")
 
@@ -19,7 +18,7 @@ import MP4TestSupport
     }
 
     /// 300 random ranges byte-exact; a second full read makes no origin request.
-    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    @Test(.requires("nginx"))
     func rangesAreByteExactAndASecondPlayIsFromTheCache() async throws {
         let nginx = try #require(NginxServer.sampleMedia)
         let (proxy, directory) = try Self.proxy()
@@ -28,14 +27,7 @@ import MP4TestSupport
         let origin = nginx.baseURL + "/moov-at-end.mp4?" + marker
         let file = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
         let client = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin, name: "movie.mp4"))))
-        #expect(try await client.length() == UInt64(file.count))
-        var random = SeededRandom(seed: 11)
-        for _ in 0..<300 {
-            let a = UInt64.random(in: 0..<UInt64(file.count), using: &random)
-            let b = min(UInt64(file.count), a + UInt64.random(in: 1...20_000, using: &random))
-            #expect(try await client.read(a..<b) == Array(file[Int(a)..<Int(b)]))
-        }
-        #expect(try await client.read(0..<UInt64(file.count)) == file)
+        try await expectRandomRanges(of: client, equal: file, count: 300, maxLength: 20_000, seed: 11)
         let before = nginx.requests(containing: marker).count
         let again = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin, name: "movie.mp4"))))
         #expect(try await again.read(0..<UInt64(file.count)) == file)
@@ -44,7 +36,7 @@ import MP4TestSupport
 
     /// Eight players asking for one new URL at once: the origin is opened once (one head
     /// request), not once per request that arrived while it was being opened.
-    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    @Test(.requires("nginx"))
     func concurrentFirstRequestsOpenTheOriginOnce() async throws {
         let nginx = try #require(NginxServer.sampleMedia)
         let (proxy, directory) = try Self.proxy()
@@ -67,7 +59,7 @@ import MP4TestSupport
     }
 
     /// `&faststart=1` serves exactly the bytes `mp4probe faststart` writes, with its own ETag.
-    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    @Test(.requires("nginx"))
     func faststartViewEqualsTheRewrite() async throws {
         let nginx = try #require(NginxServer.sampleMedia)
         let (proxy, directory) = try Self.proxy()
@@ -99,7 +91,7 @@ import MP4TestSupport
     }
 
     /// ffmpeg decodes through the proxy (plain and faststart) exactly what it decodes locally.
-    @Test(.enabled(if: hasNginx && ffmpeg != nil, "nginx or ffmpeg is not installed: the decode-through-proxy test is skipped"))
+    @Test(.requires("nginx", "ffmpeg"))
     func ffmpegDecodesTheSameFramesThroughTheProxy() async throws {
         let nginx = try #require(NginxServer.sampleMedia), ffmpeg = try #require(Self.ffmpeg)
         let (proxy, directory) = try Self.proxy()
@@ -120,7 +112,7 @@ import MP4TestSupport
     /// The origin changes under an open view: the old view is never mixed with new bytes (the
     /// read fails), the next request gets the new file's view with a new ETag, and that ETag is
     /// the same from a restarted proxy.
-    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    @Test(.requires("nginx"))
     func aChangedOriginIsNeverMixedIntoAView() async throws {
         let root = FileSystem.temporaryDirectory("mp4probe-origin")
         defer { FileSystem.removeDirectory(root) }
@@ -168,7 +160,7 @@ import MP4TestSupport
 
     /// What the view leaves alone passes through byte-identical: fragmented and faststart files,
     /// and files the rewrite refuses (compressed `cmov`, two `moov`, a top-level `meta`).
-    @Test(.enabled(if: hasNginx, "nginx is not installed: the proxy tests are skipped (apt-get install -y nginx)"))
+    @Test(.requires("nginx"))
     func theViewPassesThroughWhatItDoesNotRewrite() async throws {
         typealias B = BoxBuilder
         let root = FileSystem.temporaryDirectory("mp4probe-origin")
@@ -196,7 +188,7 @@ import MP4TestSupport
 
     /// ffprobe's trace through the view: it parses `moov` before it reaches `mdat`, reading
     /// from the start, as a progressive player does.
-    @Test(.enabled(if: hasNginx && ffprobe != nil, "nginx or ffprobe is not installed: the trace test is skipped"))
+    @Test(.requires("nginx", "ffprobe"))
     func ffprobeMeetsMoovBeforeMdatThroughTheView() async throws {
         let nginx = try #require(NginxServer.sampleMedia), ffprobe = try #require(Self.ffprobe)
         let (proxy, directory) = try Self.proxy()
@@ -217,7 +209,7 @@ import MP4TestSupport
     /// 64-bit `mdat`): moving `moov` first pushes it past 2^32, so the view promotes `stco` to
     /// `co64`. ffmpeg decodes the last second through the proxy's view exactly as it decodes
     /// the last second of the original film.
-    @Test(.enabled(if: hasNginx && ffmpeg != nil, "nginx or ffmpeg is not installed: the 4 GiB view decode test is skipped"))
+    @Test(.requires("nginx", "ffmpeg"))
     func offsetsPushedPast4GiBDecodeThroughTheView() async throws {
         let ffmpeg = try #require(Self.ffmpeg)
         let original = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))

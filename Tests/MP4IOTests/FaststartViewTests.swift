@@ -23,16 +23,7 @@ import MP4TestSupport
         let written = try #require(FileSystem.read(output))
         let view = try await FaststartView.make(try FileSource(path: input))
         #expect(view.plan.verdict == result.plan.verdict)
-        #expect(try await view.length() == UInt64(written.count))
-        #expect(try await view.read(0..<UInt64(written.count)) == written, "\(input)")
-        var random = SeededRandom(seed: UInt64(written.count))
-        for _ in 0..<50 {
-            let a = UInt64.random(in: 0...UInt64(written.count), using: &random)
-            let b = min(UInt64(written.count), a + UInt64.random(in: 0...70_000, using: &random))
-            #expect(try await view.read(a..<b) == Array(written[Int(a)..<Int(b)]), "\(input) \(a)..<\(b)")
-        }
-        // Past the end: clamped like every source.
-        #expect(try await view.read(UInt64(written.count)..<UInt64(written.count) + 10).isEmpty)
+        try await expectRandomRanges(of: view, equal: written, count: 50, maxLength: 70_000, seed: UInt64(written.count))
         if let validator = try await FileSource(path: input).validator() {
             #expect(try await view.validator() == validator + ";faststart-v1")
         }

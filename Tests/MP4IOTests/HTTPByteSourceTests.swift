@@ -9,10 +9,6 @@ import MP4TestSupport
 /// small loopback server written for the tests.
 @Suite struct HTTPByteSourceTests {
     static let nginx = NginxServer.sampleMedia
-    static var hasNginx: Bool {
-        if nginx == nil { print("HTTPByteSourceTests: nginx is not installed; the real-server tests are skipped (apt-get install -y nginx)") }
-        return nginx != nil
-    }
 
     /// A URL for `name` with a unique query, so that its requests can be found in the log.
     static func url(_ name: String) throws -> (URL, String) {
@@ -21,7 +17,7 @@ import MP4TestSupport
         return (try #require(URL(string: "\(server.baseURL)/\(name)?\(marker)")), marker)
     }
 
-    @Test(.enabled(if: hasNginx)) func moovAtEndInTwoOrThreeRequests() async throws {
+    @Test(.requires("nginx")) func moovAtEndInTwoOrThreeRequests() async throws {
         let (url, marker) = try Self.url("moov-at-end.mp4")
         let source = try HTTPByteSource(url: url)
         let file = try await MP4File.open(source)
@@ -39,7 +35,7 @@ import MP4TestSupport
         #expect(file.layout == local.layout && file.movie == local.movie)
     }
 
-    @Test(.enabled(if: hasNginx)) func faststartAndFragmentedFilesInFewRequests() async throws {
+    @Test(.requires("nginx")) func faststartAndFragmentedFilesInFewRequests() async throws {
         for (name, most) in [("faststart.mp4", 1), ("fragmented-sidx.mp4", 2), ("hevc.mp4", 2)] {
             let (url, marker) = try Self.url(name)
             let file = try await MP4File.open(try HTTPByteSource(url: url))
@@ -49,7 +45,7 @@ import MP4TestSupport
         }
     }
 
-    @Test(.enabled(if: hasNginx)) func seekOverHTTPFetchesMoovOnceThenOnlyThePlannedRanges() async throws {
+    @Test(.requires("nginx")) func seekOverHTTPFetchesMoovOnceThenOnlyThePlannedRanges() async throws {
         let (url, marker) = try Self.url("moov-at-end.mp4")
         let source = try HTTPByteSource(url: url)
         let file = try await MP4File.open(source)
@@ -86,18 +82,11 @@ import MP4TestSupport
         #expect(located_.reduce(0) { $0 + $1.bodyBytes } <= everything.reduce(0) { $0 + $1.bodyBytes })
     }
 
-    @Test(.enabled(if: hasNginx)) func randomReadsEqualTheFile() async throws {
+    @Test(.requires("nginx")) func randomReadsEqualTheFile() async throws {
         let (url, _) = try Self.url("quicktime.mov")
         let source = try HTTPByteSource(url: url)
         let local = try #require(FileSystem.read(Fixtures.sample("quicktime.mov")))
-        #expect(try await source.length() == UInt64(local.count))
-        var random = SeededRandom(seed: 7)
-        for _ in 0..<20 {
-            let a = UInt64.random(in: 0..<UInt64(local.count), using: &random)
-            let b = min(UInt64(local.count), a + UInt64.random(in: 1...200_000, using: &random))
-            #expect(try await source.read(a..<b) == Array(local[Int(a)..<Int(b)]))
-        }
-        #expect(try await source.read(UInt64(local.count)..<UInt64(local.count + 10)).isEmpty)
+        try await expectRandomRanges(of: source, equal: local, count: 20, maxLength: 200_000, seed: 7)
         let base = try #require(Self.nginx).baseURL
         let missing = try HTTPByteSource(url: try #require(URL(string: "\(base)/no-such-file.mp4")))
         await #expect(throws: MP4Error.self) { try await missing.length() }

@@ -26,14 +26,8 @@ import Glibc
     }
 
     static func blockingExchange(_ port: Int, _ request: String) throws -> Exchange {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = connectLoopback(port) else { throw MP4Error(.io, "connect failed") }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard connected == 0 else { throw MP4Error(.io, "connect failed") }
         var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let bytes = Array(request.utf8)
@@ -131,14 +125,8 @@ import Glibc
         let outcome: (refused: Int, cutAfter: Double) = try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
-                    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                    guard let fd = connectLoopback(port) else { throw MP4Error(.io, "connect failed") }
                     defer { close(fd) }
-                    var address = sockaddr_in()
-                    address.sin_family = sa_family_t(AF_INET)
-                    address.sin_port = in_port_t(UInt16(port).bigEndian)
-                    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                    let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-                    guard connected == 0 else { throw MP4Error(.io, "connect failed") }
                     let start = Date()
                     _ = Array("GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     usleep(200_000)
@@ -170,13 +158,7 @@ import Glibc
         let server = try Self.server()
         defer { server.stop() }
         let source = try HTTPByteSource(url: try #require(URL(string: server.baseURL + "/x.mp4")))
-        #expect(try await source.length() == UInt64(Self.body.count))
-        var random = SeededRandom(seed: 7)
-        for _ in 0..<200 {
-            let a = UInt64.random(in: 0..<UInt64(Self.body.count), using: &random)
-            let b = min(UInt64(Self.body.count), a + UInt64.random(in: 1...50_000, using: &random))
-            #expect(try await source.read(a..<b) == Array(Self.body[Int(a)..<Int(b)]))
-        }
+        try await expectRandomRanges(of: source, equal: Self.body, count: 200, maxLength: 50_000, seed: 7)
         #expect(source.statistics.retries == 0)
     }
 }

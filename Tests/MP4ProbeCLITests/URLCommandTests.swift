@@ -4,9 +4,7 @@ import MP4TestSupport
 
 /// Every read-only command takes http(s) URLs (against nginx on 127.0.0.1 when installed).
 @Suite struct URLCommandTests {
-    static var hasNginx: Bool { NginxServer.sampleMedia != nil }
-
-    @Test(.enabled(if: hasNginx)) func commandsTakeURLs() async throws {
+    @Test(.requires("nginx")) func commandsTakeURLs() async throws {
         let base = try #require(NginxServer.sampleMedia).baseURL
         let info = await CommandTests.run(["info", "--stats", base + "/moov-at-end.mp4"])
         #expect(info.code == 0 && info.out.contains("Faststart:  NO"), "\(info)")
@@ -33,7 +31,7 @@ import MP4TestSupport
 
     /// `faststart URL OUT` downloads through the faststart view (moov first) and writes exactly
     /// what the local rewrite writes; `--verify` re-reads both; `--in-place URL` is a usage error.
-    @Test(.enabled(if: hasNginx)) func faststartFromAURLEqualsTheLocalRewrite() async throws {
+    @Test(.requires("nginx")) func faststartFromAURLEqualsTheLocalRewrite() async throws {
         let base = try #require(NginxServer.sampleMedia).baseURL
         let directory = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(directory) }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Finding and running the external tools the end-to-end tests use.
 public enum Executables {
@@ -41,5 +42,32 @@ public enum Executables {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension Executables {
+    /// Chromium under any of its usual names, or `nil`.
+    public static let chromium: String? = find("chromium") ?? find("chromium-browser") ?? find("google-chrome")
+
+    /// Whether `program` can be used: `nginx` means the nginx serving SampleMedia started,
+    /// `chromium` any of its names, anything else an executable on `PATH`.
+    public static func available(_ program: String) -> Bool {
+        switch program {
+        case "nginx": return NginxServer.sampleMedia != nil
+        case "chromium": return chromium != nil
+        default: return find(program) != nil
+        }
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only when every program named is available (``Executables/available(_:)``);
+    /// otherwise Swift Testing reports it as skipped, with the programs and how to install
+    /// them (`.ci/run` does).
+    public static func requires(_ programs: String...) -> Self {
+        let packages = programs.map { $0 == "ffprobe" ? "ffmpeg" : $0 }
+        return .enabled(Comment(rawValue: "needs \(programs.joined(separator: ", ")): skipped without (apt-get install -y \(packages.joined(separator: " ")))")) {
+            programs.allSatisfy(Executables.available)
+        }
     }
 }

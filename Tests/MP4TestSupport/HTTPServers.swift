@@ -1,4 +1,5 @@
 import Foundation
+import CSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,6 +14,16 @@ private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: In
 private let streamSocket = SOCK_STREAM
 private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(fd, pointer, count, 0) }
 #endif
+
+/// A blocking TCP connection to 127.0.0.1:`port`, made by the production connect (CSystem),
+/// or `nil`. Blocking, unlike mp4probe's own sockets: tests use plain `send` and `recv`.
+public func connectLoopback(_ port: Int) -> Int32? {
+    var failure: Int32 = 0
+    let fd = mp4probe_tcp_connect("127.0.0.1", Int32(port), 5_000, &failure)
+    guard fd >= 0 else { return nil }
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+    return fd
+}
 
 /// A free TCP port on 127.0.0.1 (bound to port 0, read back, released).
 public func freeLoopbackPort() -> Int {
@@ -113,13 +124,9 @@ public final class NginxServer: Sendable {
     }
 
     static func canConnect(port: Int) -> Bool {
-        let fd = socket(AF_INET, streamSocket, 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+        guard let fd = connectLoopback(port) else { return false }
+        close(fd)
+        return true
     }
 
     /// Requests whose request line contains `marker` (e.g. a unique query string).

@@ -1,4 +1,5 @@
 import MP4Core
+import Testing
 
 /// Wraps a source and records every read, to prove what a parse reads.
 public actor ReadLog {
@@ -115,4 +116,21 @@ public enum BoxBuilder {
 
     /// A minimal `ftyp`.
     public static let ftyp = box("ftyp", Array("isom".utf8) + u32(512) + Array("isomiso2mp41".utf8))
+}
+
+/// Reads `count` seeded random ranges of `source` (starting anywhere, 1 to `maxLength` bytes,
+/// clamped to the end) and expects each to equal the same slice of `bytes`, the whole of it
+/// too; a read past the end must be empty.
+public func expectRandomRanges(of source: some ByteSource, equal bytes: [UInt8], count: Int, maxLength: UInt64, seed: UInt64,
+                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let size = UInt64(bytes.count)
+    #expect(try await source.length() == size, sourceLocation: sourceLocation)
+    var random = SeededRandom(seed: seed)
+    for _ in 0..<count where size > 0 {
+        let a = UInt64.random(in: 0..<size, using: &random)
+        let b = min(size, a + UInt64.random(in: 1...max(maxLength, 1), using: &random))
+        #expect(try await source.read(a..<b) == Array(bytes[Int(a)..<Int(b)]), "\(source.name) \(a)..<\(b)", sourceLocation: sourceLocation)
+    }
+    #expect(try await source.read(0..<size) == bytes, "\(source.name) whole", sourceLocation: sourceLocation)
+    #expect(try await source.read(size..<(size + 10)).isEmpty, sourceLocation: sourceLocation)
 }

@@ -79,10 +79,11 @@ public final class CachedByteSource: ByteSource {
         guard range.lowerBound < upper else { return [] }
         // Wholly cached (the common case once a file has been played): one read, one check.
         if await entry.present.contains(range.lowerBound..<upper) {
+            await entry.markUsed()
             return try await entry.read(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
         }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(upper - range.lowerBound))
+        bytes.reserveCapacity(Int(min(upper - range.lowerBound, 64 << 20)))  // the length is the server's word
         try await read(range.lowerBound..<upper) { bytes += $0 }
         return bytes
     }
@@ -98,6 +99,7 @@ public final class CachedByteSource: ByteSource {
         var position = range.lowerBound
         var fruitless = 0
         let interval = max(options.commitInterval, 1)
+        await entry.markUsed()
         while position < upper {
             switch await entry.nextStep(at: position, upTo: upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: interval) {
             case .cached(let run):
@@ -145,6 +147,7 @@ public final class CachedByteSource: ByteSource {
     public func fill(_ range: Range<UInt64>) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
+        await entry.markUsed()
         try await entry.fill(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
     }
 
@@ -348,6 +351,9 @@ actor CacheEntry {
     /// starting a fetch of its own.
     static let followDistance: UInt64 = 256 << 10
 
+    /// Marks the entry as used now (its table's modification time orders eviction).
+    func markUsed() { Platform.touch(tablePath) }
+
     /// What a streaming read does next at `position`.
     enum StreamStep {
         /// Serve this run (starting at the position) from the data file.
@@ -360,7 +366,6 @@ actor CacheEntry {
     /// most one stream piece, the fetch already running over the position, or a new fetch of
     /// the missing run there (ending where another fetch begins).
     func nextStep(at position: UInt64, upTo upper: UInt64, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) -> StreamStep {
-        Platform.touch(tablePath)
         let missing = table.rangeSet.missing(in: position..<upper)
         guard let first = missing.first, first.lowerBound == position else {
             return .cached(position..<min(missing.first?.lowerBound ?? upper, position + streamPieceSize))
@@ -409,7 +414,6 @@ actor CacheEntry {
     /// straight into the data file (memory: one piece), committed every `commitInterval`
     /// bytes and at the end.
     func fill(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) async throws {
-        Platform.touch(tablePath)
         var resets = 0
         while true {
             var missing = table.rangeSet.missing(in: range)

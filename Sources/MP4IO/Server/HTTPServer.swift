@@ -188,12 +188,14 @@ public final class HTTPServer: @unchecked Sendable {
         let idle = WaitLimit(idle: options.idleTimeout, deadline: nil)
         while !state.withLock({ $0.stopped }) {
             // The head: the first byte may take the idle timeout, the whole head at most
-            // headTimeout after that.
+            // headTimeout after that. A timer outside the task pool enforces the second bound
+            // by ending the connection (a busy pool must not let a client that trickles its
+            // head hold a slot for longer).
             var scanned = 0
             var end: Int?
-            var deadline: ContinuousClock.Instant?
             let readingHead = Locked(true)
             defer { readingHead.withLock { $0 = false } }
+            var timed = false
             while true {
                 end = HTTPMessage.headEnd(connection.available, scanned: scanned)
                 if end != nil { break }
@@ -202,19 +204,13 @@ public final class HTTPServer: @unchecked Sendable {
                     await send(.text(431, "request head too large"), to: connection, head: false, keepAlive: false)
                     return
                 }
-                let limit = deadline.map { WaitLimit(idle: options.idleTimeout, deadline: $0) } ?? idle
-                guard let received = try? await connection.fill(timeout: limit), received > 0 else { return }
-                if deadline == nil {
-                    deadline = ContinuousClock.now + .milliseconds(Int64(options.headTimeout * 1000))
-                    // A timer outside the task pool ends the connection at the deadline even
-                    // when this task is not scheduled in time (a busy pool must not let a
-                    // client that trickles its head hold a slot for longer).
-                    let reading = readingHead
-                    DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) {
-                        if reading.withLock({ $0 }) { connection.shutdown() }
+                guard let received = try? await connection.fill(timeout: idle), received > 0 else { return }
+                if !timed {
+                    timed = true
+                    DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) { [readingHead] in
+                        if readingHead.withLock({ $0 }) { connection.shutdown() }
                     }
                 }
-                if let deadline, ContinuousClock.now > deadline { return }
             }
             readingHead.withLock { $0 = false }
             guard let headEnd = end else { return }
