@@ -141,8 +141,8 @@ public struct TrackFragmentRandomAccessBox: Sendable, Hashable, Codable {
         var entries: [Entry] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {
-            let time = version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32())
-            let offset = version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+            let time = try reader.readUInt(wide: version == 1)
+            let offset = try reader.readUInt(wide: version == 1)
             entries.append(Entry(time: time, moofOffset: offset, trafNumber: try readN(trafBytes, &reader), trunNumber: try readN(trunBytes, &reader), sampleNumber: try readN(sampleBytes, &reader)))
         }
         return TrackFragmentRandomAccessBox(trackID: trackID, entries: entries)
@@ -217,10 +217,10 @@ public struct MovieExtendsHeaderBox: WritableBoxModel {
     public var isWide: Bool
     public init(fragmentDuration: UInt64, isWide: Bool) { self.fragmentDuration = fragmentDuration; self.isWide = isWide }
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MovieExtendsHeaderBox {
-        MovieExtendsHeaderBox(fragmentDuration: version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32()), isWide: version == 1)
+        MovieExtendsHeaderBox(fragmentDuration: try reader.readUInt(wide: version == 1), isWide: version == 1)
     }
     public var fields: [(name: String, value: FieldValue)] { [("fragmentDuration", .uint(fragmentDuration))] }
-    public func write(to writer: inout ByteWriter) { if isWide { writer.u64(fragmentDuration) } else { writer.u32(UInt32(truncatingIfNeeded: fragmentDuration)) } }
+    public func write(to writer: inout ByteWriter) { writer.uint(fragmentDuration, wide: isWide) }
 }
 
 /// `mfhd` (8.8.5): a movie fragment's sequence number.
@@ -245,10 +245,10 @@ public struct TrackFragmentDecodeTimeBox: WritableBoxModel {
     public var isWide: Bool
     public init(baseMediaDecodeTime: UInt64, isWide: Bool = true) { self.baseMediaDecodeTime = baseMediaDecodeTime; self.isWide = isWide }
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> TrackFragmentDecodeTimeBox {
-        TrackFragmentDecodeTimeBox(baseMediaDecodeTime: version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32()), isWide: version == 1)
+        TrackFragmentDecodeTimeBox(baseMediaDecodeTime: try reader.readUInt(wide: version == 1), isWide: version == 1)
     }
     public var fields: [(name: String, value: FieldValue)] { [("baseMediaDecodeTime", .uint(baseMediaDecodeTime))] }
-    public func write(to writer: inout ByteWriter) { if isWide { writer.u64(baseMediaDecodeTime) } else { writer.u32(UInt32(truncatingIfNeeded: baseMediaDecodeTime)) } }
+    public func write(to writer: inout ByteWriter) { writer.uint(baseMediaDecodeTime, wide: isWide) }
 }
 
 /// `mfro` (8.8.11): the size of the enclosing `mfra`, so a reader can find it from the end.

@@ -13,7 +13,7 @@ public struct MediaHeaderBox: Sendable, Hashable, Codable {
         let wide = version == 1
         try reader.skip(wide ? 16 : 8)
         let timescale = try reader.readUInt32()
-        var duration = wide ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+        var duration = try reader.readUInt(wide: wide)
         if !wide && duration == UInt64(UInt32.max) { duration = UInt64.max }
         let packed = try reader.readUInt16()
         // pre_defined (QuickTime: quality); tolerated when missing.

@@ -18,10 +18,10 @@ public struct MovieHeaderBox: Sendable, Hashable, Codable {
     /// Parses the payload after version and flags.
     public static func parse(_ reader: inout ByteReader, version: UInt8) throws -> MovieHeaderBox {
         let wide = version == 1
-        let creation = wide ? try reader.readUInt64() : UInt64(try reader.readUInt32())
-        let modification = wide ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+        let creation = try reader.readUInt(wide: wide)
+        let modification = try reader.readUInt(wide: wide)
         let timescale = try reader.readUInt32()
-        var duration = wide ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+        var duration = try reader.readUInt(wide: wide)
         if !wide && duration == UInt64(UInt32.max) { duration = UInt64.max }
         let rate = Double(try reader.readInt32()) / 65536
         let volume = Double(try reader.readInt16()) / 256

@@ -25,7 +25,7 @@ public struct TrackHeaderBox: Sendable, Hashable, Codable {
         try reader.skip(wide ? 16 : 8)  // creation, modification
         let trackID = try reader.readUInt32()
         try reader.skip(4)
-        var duration = wide ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+        var duration = try reader.readUInt(wide: wide)
         if !wide && duration == UInt64(UInt32.max) { duration = UInt64.max }
         try reader.skip(8)
         let layer = try reader.readInt16()

@@ -78,6 +78,11 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a big-endian 64-bit unsigned integer.
+    /// A 64-bit value when `wide` (a version-1 full box), else a 32-bit one.
+    public mutating func readUInt(wide: Bool) throws -> UInt64 {
+        wide ? try readUInt64() : UInt64(try readUInt32())
+    }
+
     public mutating func readUInt64() throws -> UInt64 {
         try need(8, "u64")
         let high = try readUInt32()

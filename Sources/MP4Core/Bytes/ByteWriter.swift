@@ -33,6 +33,9 @@ public struct ByteWriter: Sendable {
     public mutating func u24(_ value: UInt32) { append(UInt64(value & 0xFF_FFFF), width: 3) }
     public mutating func u32(_ value: UInt32) { append(value, width: 4) }
     public mutating func u64(_ value: UInt64) { append(value, width: 8) }
+    /// 64 bits when `wide` (a version-1 full box), else the low 32: the inverse of
+    /// ``ByteReader/readUInt(wide:)``.
+    public mutating func uint(_ value: UInt64, wide: Bool) { append(value, width: wide ? 8 : 4) }
     public mutating func i32(_ value: Int32) { u32(UInt32(bitPattern: value)) }
     public mutating func fourCC(_ code: FourCC) { u32(code.rawValue) }
     public mutating func append(_ more: some Sequence<UInt8>) { bytes.append(contentsOf: more) }

@@ -110,7 +110,6 @@ public final class CachedByteSource: ByteSource {
                 let before = position
                 // A fetch started by another reader may go past this read's end.
                 let stop = min(run.upperBound, upper)
-                progress.follow()
                 do {
                     while position < stop {
                         let (written, finished) = await progress.wait(beyond: position)
@@ -364,7 +363,9 @@ actor CacheEntry {
 
     /// The next step of a streaming read at `position` (before `upper`): a cached run of at
     /// most one stream piece, the fetch already running over the position, or a new fetch of
-    /// the missing run there (ending where another fetch begins).
+    /// the missing run there (ending where another fetch begins). An in-flight step is
+    /// returned already followed by the caller (counted here, on the actor, so that no other
+    /// reader leaving in between can cancel it); the caller unfollows it when done.
     func nextStep(at position: UInt64, upTo upper: UInt64, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) -> StreamStep {
         let missing = table.rangeSet.missing(in: position..<upper)
         guard let first = missing.first, first.lowerBound == position else {
@@ -383,6 +384,7 @@ actor CacheEntry {
             // reader sought ahead, e.g. to a moov at the end) stops there instead, and a new
             // fetch starts at the position: a seek never waits for a sequential download.
             guard running.progress.written + Self.followDistance < position, running.progress.shrink(to: position) else {
+                running.progress.follow()
                 return .inFlight(running.range, running.task, running.progress)
             }
             inFlight[index].range = running.range.lowerBound..<position
@@ -393,6 +395,7 @@ actor CacheEntry {
         let progress = FillProgress(part, fd: dataFD)
         let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
         inFlight.append((part, task, progress))
+        progress.follow()
         return .inFlight(part, task, progress)
     }
 
