@@ -123,7 +123,7 @@ public struct MP4File: Sendable {
             }
             let bytes = try await window.load(box.offset..<box.availableEnd)
             let node = try parser.parse(bytes, at: box.offset, path: path)
-            if isFirstFtyp, case .fileType(let ftyp) = node.content { fileType = ftyp }
+            if isFirstFtyp, let ftyp = node.model(FileTypeBox.self) { fileType = ftyp }
             nodes.append(node)
         }
         findings += parser.findings

@@ -91,7 +91,7 @@ enum InfoReport {
             ("originalFormat", .optional(entry.originalFormat) { .string($0.description) }),
             ("protectionScheme", .optional(entry.protectionScheme) { .string($0.description) }),
         ]
-        members.append(("configuration", .optional(entry.configuration) { .object(BoxFields.configurationFields($0)) }))
+        members.append(("configuration", .optional(entry.configuration) { .object($0.fields.map { ($0.name, BoxFields.jsonValue($0.value)) }) }))
         return .object(members)
     }
 

@@ -108,7 +108,7 @@ enum DocExamples {
         let file = try await MP4File.open(source, options: .init(loadsAllBoxes: true))
         for node in file.topLevelNodes {
             node.walk(path: BoxPath()) { box, path in
-                if case .table(let table) = box.content, table.kind == .chunkOffset {
+                if let table = box.sampleTable, table.kind == .chunkOffset {
                     print(path, "has", table.entryCount, "chunk offsets")
                 }
                 return .descend                          // or .skipChildren, .stop

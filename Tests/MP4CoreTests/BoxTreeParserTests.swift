@@ -73,7 +73,7 @@ import MP4TestSupport
         let ctts = B.fullBox("ctts", version: 1, B.u32(1) + B.u32(3) + B.u32(UInt32(bitPattern: -1024)))
         let stz2 = B.fullBox("stz2", [0, 0, 0, 4] + B.u32(3) + [0xAB, 0xC0])
         let (node, _) = try parse(B.box("stbl", stts + ctts + stz2))
-        guard case .table(let t) = node.children[0].content, case .table(let c) = node.children[1].content, case .table(let z) = node.children[2].content else {
+        guard let t = node.children[0].sampleTable, let c = node.children[1].sampleTable, let z = node.children[2].sampleTable else {
             Issue.record("tables not parsed"); return
         }
         #expect(t.entryCount == 2 && t.entry(at: 1) == [1, 256] && t.describedSampleCount == 11)

@@ -15,7 +15,7 @@ import MP4TestSupport
             let file = try await MP4File.open(source, options: .init(loadsAllBoxes: true))
             for node in file.topLevelNodes {
                 node.walk(path: BoxPath()) { child, _ in
-                    if case .table(let table) = child.content {
+                    if let table = child.sampleTable {
                         // Touch the first and last entries: decoding must stay within the box.
                         if table.entryCount > 0 { _ = table.entry(at: 0); _ = table.entry(at: table.entryCount - 1) }
                     }

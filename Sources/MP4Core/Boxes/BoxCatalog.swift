@@ -39,6 +39,12 @@ public enum BoxCatalog {
         TrackFragmentDecodeTimeBox.self, TrackRunBox.self, SegmentIndexBox.self, TrackFragmentRandomAccessBox.self,
         MovieFragmentRandomAccessOffsetBox.self,
         PixelAspectRatioBox.self, BitRateBox.self, ColourInformationBox.self,
+        FileTypeBox.self, SegmentTypeBox.self,
+        TimeToSampleBox.self, CompositionOffsetBox.self, SyncSampleBox.self, SampleToChunkBox.self, SampleSizeBox.self,
+        CompactSampleSizeBox.self, ChunkOffsetBox.self, ChunkLargeOffsetBox.self, SampleDependencyTypeBox.self,
+        AVCConfigurationBox.self, HEVCConfigurationBox.self, AV1CodecConfigurationBox.self, VPCodecConfigurationBox.self,
+        ESDBox.self, OpusSpecificBox.self, AC3SpecificBox.self, EC3SpecificBox.self, ALACSpecificBox.self, FLACSpecificBox.self,
+        OriginalFormatBox.self, SchemeTypeBox.self,
     ]
 
     /// The model declared for `type`, if any.
@@ -64,25 +70,20 @@ public enum BoxCatalog {
         add("stsd", "SampleDescriptionBox", .sampleDescription)
         add("dref", "DataReferenceBox", .dataReference)
         for (type, name) in [
-            ("stts", "TimeToSampleBox"), ("ctts", "CompositionOffsetBox"), ("stss", "SyncSampleBox"),
-            ("stsc", "SampleToChunkBox"), ("stsz", "SampleSizeBox"), ("stz2", "CompactSampleSizeBox"), ("stco", "ChunkOffsetBox"),
-            ("co64", "ChunkLargeOffsetBox"), ("sdtp", "SampleDependencyTypeBox"), ("vmhd", "VideoMediaHeaderBox"),
+            ("vmhd", "VideoMediaHeaderBox"),
             ("smhd", "SoundMediaHeaderBox"), ("nmhd", "NullMediaHeaderBox"), ("sthd", "SubtitleMediaHeaderBox"), ("url ", "DataEntryUrlBox"),
-            ("urn ", "DataEntryUrnBox"), ("schm", "SchemeTypeBox"), ("tenc", "TrackEncryptionBox"), ("pssh", "ProtectionSystemSpecificHeaderBox"),
+            ("urn ", "DataEntryUrnBox"), ("tenc", "TrackEncryptionBox"), ("pssh", "ProtectionSystemSpecificHeaderBox"),
             ("senc", "SampleEncryptionBox"), ("saio", "SampleAuxiliaryInformationOffsetsBox"), ("saiz", "SampleAuxiliaryInformationSizesBox"),
             ("sbgp", "SampleToGroupBox"), ("sgpd", "SampleGroupDescriptionBox"), ("iloc", "ItemLocationBox"), ("iinf", "ItemInfoBox"),
             ("pitm", "PrimaryItemBox"), ("cslg", "CompositionToDecodeBox"), ("subs", "SubSampleInformationBox"), ("emsg", "DASHEventMessageBox"),
             ("prft", "ProducerReferenceTimeBox"), ("elng", "ExtendedLanguageBox"), ("kind", "KindBox"), ("cprt", "CopyrightBox"),
-            ("esds", "ESDBox"), ("vpcC", "VPCodecConfigurationBox"), ("dfLa", "FLACSpecificBox"), ("alac", "ALACSpecificBox"),
             ("ssix", "SubsegmentIndexBox"), ("leva", "LevelAssignmentBox"), ("trep", "TrackExtensionPropertiesBox"), ("stdp", "DegradationPriorityBox"),
             ("padb", "PaddingBitsBox"), ("stsh", "ShadowSyncSampleBox"), ("ID32", "ID3v2Box"),
         ] as [(FourCC, String)] { add(type, name, .fullLeaf) }
         for (type, name) in [
-            ("ftyp", "FileTypeBox"), ("styp", "SegmentTypeBox"), ("mdat", "MediaDataBox"), ("free", "FreeSpaceBox"), ("skip", "FreeSpaceBox"),
-            ("wide", "QuickTimeWideAtom"), ("uuid", "UserExtensionBox"), ("avcC", "AVCConfigurationBox"), ("hvcC", "HEVCConfigurationBox"),
-            ("av1C", "AV1CodecConfigurationBox"), ("dOps", "OpusSpecificBox"), ("dac3", "AC3SpecificBox"), ("dec3", "EC3SpecificBox"),
-            ("clap", "CleanApertureBox"),
-            ("frma", "OriginalFormatBox"), ("cmov", "QuickTimeCompressedMovie"), ("chan", "QuickTimeChannelLayout"), ("fiel", "QuickTimeFieldHandling"),
+            ("mdat", "MediaDataBox"), ("free", "FreeSpaceBox"), ("skip", "FreeSpaceBox"),
+            ("wide", "QuickTimeWideAtom"), ("uuid", "UserExtensionBox"), ("clap", "CleanApertureBox"),
+            ("cmov", "QuickTimeCompressedMovie"), ("chan", "QuickTimeChannelLayout"), ("fiel", "QuickTimeFieldHandling"),
             ("ftab", "FontTableBox"), ("vttC", "WebVTTConfigurationBox"), ("vlab", "WebVTTSourceLabelBox"), ("data", "iTunesDataBox"),
             ("mean", "iTunesMeanBox"), ("name", "iTunesNameBox"), ("mdcv", "MasteringDisplayColourVolumeBox"), ("clli", "ContentLightLevelBox"),
             ("dvcC", "DOVIConfigurationBox"), ("dvvC", "DOVIConfigurationBox"), ("chpl", "NeroChapterList"),

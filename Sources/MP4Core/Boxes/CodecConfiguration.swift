@@ -24,9 +24,9 @@ public enum CodecConfiguration: Sendable, Hashable {
     /// FLAC `dfLa` STREAMINFO.
     case flac(sampleRate: UInt32, channelCount: UInt8, bitsPerSample: UInt8)
 
-    /// Parses the configuration box `type` from its payload (after the box header, including
-    /// version and flags for full boxes), or returns `nil` for a type that is not a codec
-    /// configuration.
+    /// Parses the configuration box `type` from its payload (after the box header, and after
+    /// version and flags for the full boxes `vpcC`, `esds`, `alac`, `dfLa`), or returns `nil`
+    /// for a type that is not a codec configuration.
     /// - Throws: ``MP4Error`` when the payload is too short or inconsistent.
     public static func parse(_ type: FourCC, _ reader: inout ByteReader) throws -> CodecConfiguration? {
         switch type {
@@ -47,14 +47,11 @@ public enum CodecConfiguration: Sendable, Hashable {
             let high = b2 & 0x40 != 0, twelve = b2 & 0x20 != 0
             return .av1(profile: b1 >> 5, level: b1 & 0x1F, tier: b2 >> 7, bitDepth: twelve ? 12 : (high ? 10 : 8), monochrome: b2 & 0x10 != 0)
         case .vpcC:
-            let version = try reader.readUInt8()
-            try reader.skip(3)
             let profile = try reader.readUInt8()
             let level = try reader.readUInt8()
             let b = try reader.readUInt8()
-            return .vp(profile: profile, level: level, bitDepth: version >= 1 ? b >> 4 : b >> 4)
+            return .vp(profile: profile, level: level, bitDepth: b >> 4)
         case .esds:
-            try reader.skip(4)
             return try parseESDescriptor(&reader)
         case .dOps:
             try reader.skip(1)
@@ -86,7 +83,6 @@ public enum CodecConfiguration: Sendable, Hashable {
             }
             return .eac3(dataRateKbps: word >> 3, independentSubstreams: UInt8(word & 0x7) + 1, channelCount: channels)
         case .alac:
-            try reader.skip(4)  // full box header of the inner 'alac'
             try reader.skip(4 + 1)  // frameLength, compatibleVersion
             let depth = try reader.readUInt8()
             try reader.skip(3)
@@ -94,7 +90,6 @@ public enum CodecConfiguration: Sendable, Hashable {
             try reader.skip(2 + 4 + 4)
             return .alac(bitDepth: depth, channelCount: channels, sampleRate: try reader.readUInt32())
         case .dfLa:
-            try reader.skip(4)
             let blockHeader = try reader.readUInt32()
             guard blockHeader >> 24 & 0x7F == 0, blockHeader & 0xFF_FFFF >= 18 else {
                 throw MP4Error(.malformed, "dfLa does not start with a STREAMINFO block", offset: reader.fileOffset)

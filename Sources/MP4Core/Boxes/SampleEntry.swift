@@ -172,29 +172,39 @@ public struct SampleEntry: Sendable, Hashable {
         return size >= 8 && UInt64(size) <= UInt64(probe.remaining + 8) && type.isPrintable
     }
 
-    /// Fills in the codec configuration and protection info from the entry's parsed children.
+    /// Fills in the codec configuration and protection info from the entry's parsed children
+    /// (the configuration box, possibly inside QuickTime's `wave`; `sinf/frma`, `sinf/schm`).
     mutating func complete(children: [BoxNode]) {
         for child in children {
-            switch child.content {
-            case .codecConfiguration(let configuration):
+            if let configuration = child.codecConfiguration {
                 if self.configuration == nil { self.configuration = configuration }
-            case .container where child.type == .sinf || child.type == .wave:
+            } else if child.type == .sinf || child.type == .wave {
                 for inner in child.children {
-                    if inner.type == .frma, inner.payload.count >= 4 {
-                        var r = ByteReader(Array(inner.payload.prefix(4)))
-                        if child.type == .sinf { originalFormat = try? r.readFourCC() }
-                    } else if inner.type == .schm, inner.payload.count >= 8 {
-                        var r = ByteReader(Array(inner.payload.prefix(8)))
-                        try? r.skip(4)
-                        protectionScheme = try? r.readFourCC()
-                    } else if case .codecConfiguration(let configuration) = inner.content, self.configuration == nil {
+                    if let frma = inner.model(OriginalFormatBox.self) {
+                        if child.type == .sinf { originalFormat = frma.dataFormat }
+                    } else if let schm = inner.model(SchemeTypeBox.self) {
+                        protectionScheme = schm.schemeType
+                    } else if let configuration = inner.codecConfiguration, self.configuration == nil {
                         self.configuration = configuration
                     }
                 }
-            default:
-                break
             }
         }
+    }
+
+    /// The fields a dump shows (`mp4probe boxes`), in order.
+    public var fields: [(name: String, value: FieldValue)] {
+        var fields: [(name: String, value: FieldValue)] = [("codec", .string(codecString)), ("dataReferenceIndex", .uint(UInt64(dataReferenceIndex)))]
+        if let width, let height { fields += [("width", .uint(UInt64(width))), ("height", .uint(UInt64(height)))] }
+        if let compressorName, !compressorName.isEmpty { fields.append(("compressorName", .string(compressorName))) }
+        if let channelCount { fields.append(("channelCount", .uint(UInt64(channelCount)))) }
+        if let sampleSize { fields.append(("sampleSize", .uint(UInt64(sampleSize)))) }
+        if let sampleRate { fields.append(("sampleRate", .double(sampleRate))) }
+        if let soundVersion, soundVersion > 0 { fields.append(("soundVersion", .uint(UInt64(soundVersion)))) }
+        if let originalFormat { fields.append(("originalFormat", .string(originalFormat.description))) }
+        if let protectionScheme { fields.append(("protectionScheme", .string(protectionScheme.description))) }
+        if let textNamespace { fields.append(("namespace", .string(textNamespace))) }
+        return fields
     }
 }
 

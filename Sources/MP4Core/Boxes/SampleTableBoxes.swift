@@ -140,3 +140,130 @@ public struct SampleTableData: Sendable, Hashable {
         }
     }
 }
+
+extension SampleTableData {
+    /// The fields a dump shows: the entry count, and for `stsz`/`stz2` the constant size or
+    /// field size and the sample count.
+    public var fields: [(name: String, value: FieldValue)] {
+        var fields: [(name: String, value: FieldValue)] = [("entryCount", .uint(UInt64(entryCount)))]
+        switch kind {
+        case .sampleSize: fields += [("sampleSize", .uint(UInt64(constantSampleSize))), ("sampleCount", .uint(UInt64(sampleCount)))]
+        case .compactSampleSize: fields += [("fieldSize", .uint(UInt64(fieldSize))), ("sampleCount", .uint(UInt64(sampleCount)))]
+        default: break
+        }
+        return fields
+    }
+
+    /// Writes the payload after version and flags: ``parse(_:_:version:)`` of it gives this table.
+    public func write(to writer: inout ByteWriter) {
+        switch kind {
+        case .sampleSize:
+            writer.u32(constantSampleSize)
+            writer.u32(sampleCount)
+        case .compactSampleSize:
+            writer.u24(0)
+            writer.u8(UInt8(truncatingIfNeeded: fieldSize))
+            writer.u32(sampleCount)
+        case .sampleDependency:
+            break
+        default:
+            writer.u32(UInt32(truncatingIfNeeded: entryCount))
+        }
+        writer.append(entryBytes)
+    }
+}
+
+/// The nine sample-table boxes as ``BoxModel``s: one declaration each below, the shared parser,
+/// dump, `--full` entries and writer here. ``BoxNode/sampleTable`` gives a node's table.
+public protocol SampleTableBoxModel: WritableBoxModel, TabularBoxModel {
+    /// Which table the box is.
+    static var kind: SampleTableData.Kind { get }
+    /// The entries, kept as the box's bytes.
+    var table: SampleTableData { get }
+    init(table: SampleTableData)
+}
+
+extension SampleTableBoxModel {
+    public static var type: FourCC { FourCC(stringLiteral: kind.rawValue) }
+    public static var isFullBox: Bool { true }
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> Self {
+        Self(table: try SampleTableData.parse(kind, &reader, version: version))
+    }
+    public var fields: [(name: String, value: FieldValue)] { table.fields }
+    public func write(to writer: inout ByteWriter) { table.write(to: &writer) }
+    public static var entryFieldNames: [String] { kind.fieldNames }
+    public var entryCount: Int { table.entryCount }
+    public func entryFields(at index: Int) -> [FieldValue] { table.entry(at: index).map { .int($0) } }
+}
+
+/// `stts` (§8.6.1.2): runs of samples with one decode duration.
+public struct TimeToSampleBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.timeToSample
+    public static let specName = "TimeToSampleBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `ctts` (§8.6.1.3): runs of samples with one composition offset.
+public struct CompositionOffsetBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.compositionOffset
+    public static let specName = "CompositionOffsetBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `stss` (§8.6.2): the sync samples; absent when every sample is one.
+public struct SyncSampleBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.syncSample
+    public static let specName = "SyncSampleBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `stsc` (§8.7.4): runs of chunks with one sample count and sample description.
+public struct SampleToChunkBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.sampleToChunk
+    public static let specName = "SampleToChunkBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `stsz` (§8.7.3.2): one size per sample, or one size for all.
+public struct SampleSizeBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.sampleSize
+    public static let specName = "SampleSizeBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `stz2` (§8.7.3.3): sample sizes in 4, 8 or 16 bits.
+public struct CompactSampleSizeBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.compactSampleSize
+    public static let specName = "CompactSampleSizeBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `stco` (§8.7.5): 32-bit absolute file offsets of chunks.
+public struct ChunkOffsetBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.chunkOffset
+    public static let specName = "ChunkOffsetBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `co64` (§8.7.5): 64-bit absolute file offsets of chunks.
+public struct ChunkLargeOffsetBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.chunkLargeOffset
+    public static let specName = "ChunkLargeOffsetBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}
+
+/// `sdtp` (§8.6.4): one dependency byte per sample.
+public struct SampleDependencyTypeBox: SampleTableBoxModel {
+    public static let kind = SampleTableData.Kind.sampleDependency
+    public static let specName = "SampleDependencyTypeBox"
+    public var table: SampleTableData
+    public init(table: SampleTableData) { self.table = table }
+}

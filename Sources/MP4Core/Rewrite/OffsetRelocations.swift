@@ -63,7 +63,7 @@ struct OffsetRelocations {
             let contentStart = start + node.header.headerSize + 4  // after version and flags
             switch node.type {
             case .stco, .co64:
-                guard !external, case .table(let table) = node.content else { break }
+                guard !external, let table = node.sampleTable else { break }
                 let entryBytes = node.type == .stco ? 4 : 8
                 let entries = contentStart + 4
                 guard entries + table.entryCount * entryBytes <= bytes.count else {

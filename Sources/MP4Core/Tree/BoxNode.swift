@@ -5,13 +5,10 @@ public enum BoxContent: Sendable, Hashable {
     case container
     /// A box the library keeps as raw bytes.
     case raw
-    case fileType(FileTypeBox)
     /// `stsd`: the entries are the children.
     case sampleDescription(declaredEntryCount: UInt32)
     /// A child of `stsd`.
     case sampleEntry(SampleEntry)
-    case codecConfiguration(CodecConfiguration)
-    case table(SampleTableData)
     /// `dref`: the entries are the children.
     case dataReference(declaredEntryCount: UInt32)
     /// A box declared as a ``BoxModel`` (``BoxCatalog/models``).
@@ -65,8 +62,36 @@ public struct BoxNode: Sendable, Hashable {
     public func all(_ type: FourCC) -> [BoxNode] { children.filter { $0.type == type } }
 
     /// The sample table of child `type` (`stts`, `stsz`, `stco`, ...), when present and parsed.
-    public func table(_ type: FourCC) -> SampleTableData? {
-        if case .table(let table)? = first(type)?.content { return table }
+    public func table(_ type: FourCC) -> SampleTableData? { first(type)?.sampleTable }
+
+    /// This box's table, when it is a parsed sample-table box (``SampleTableBoxModel``).
+    public var sampleTable: SampleTableData? {
+        if case .model(let model) = content { return (model.base as? any SampleTableBoxModel)?.table }
+        return nil
+    }
+
+    /// This box's decoder configuration, when it is a parsed ``CodecConfigurationBoxModel``.
+    public var codecConfiguration: CodecConfiguration? {
+        if case .model(let model) = content { return (model.base as? any CodecConfigurationBoxModel)?.configuration }
+        return nil
+    }
+
+    /// The fields a dump shows (`mp4probe boxes`, text and JSON), in order: the model's, the
+    /// sample entry's, the declared entry count of `stsd`/`dref`, or why the payload did not
+    /// parse. Empty for containers and raw boxes.
+    public var fields: [(name: String, value: FieldValue)] {
+        switch content {
+        case .container, .raw: return []
+        case .model(let model): return model.base.fields
+        case .sampleEntry(let entry): return entry.fields
+        case .sampleDescription(let count), .dataReference(let count): return [("entryCount", .uint(UInt64(count)))]
+        case .invalid(let error): return [("error", .string(error.message))]
+        }
+    }
+
+    /// The box's entries for a `--full` dump, when its model is a ``TabularBoxModel``.
+    public var tabularModel: (any TabularBoxModel)? {
+        if case .model(let model) = content { return model.base as? any TabularBoxModel }
         return nil
     }
 

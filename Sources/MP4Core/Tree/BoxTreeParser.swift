@@ -94,13 +94,10 @@ public struct BoxTreeParser: Sendable {
                 let declared = try reader.readUInt32()
                 node.content = descriptor.structure == .sampleDescription ? .sampleDescription(declaredEntryCount: declared) : .dataReference(declaredEntryCount: declared)
             case .fullLeaf:
-                var payload = reader
+                // Known, kept raw: version and flags are shown.
                 try readVersionAndFlags(&node, &reader)
-                node.content = try Self.parseLeaf(header.type, &reader, payload: &payload, version: node.version ?? 0, flags: node.flags ?? 0)
                 return node
             case .leaf:
-                var payload = reader
-                node.content = try Self.parseLeaf(header.type, &reader, payload: &payload, version: 0, flags: 0)
                 return node
             }
         } catch let error as MP4Error where error.kind != .limitExceeded {
@@ -205,19 +202,5 @@ public struct BoxTreeParser: Sendable {
         var r = ByteReader(storage: storage, range: hdlr, baseOffset: 0)
         try? r.skip(8)
         return try? r.readFourCC()
-    }
-
-    /// Parses the payload of a known leaf box. `reader` is past version/flags for full boxes;
-    /// `payload` starts at the payload (for configuration boxes that read their own header).
-    static func parseLeaf(_ type: FourCC, _ reader: inout ByteReader, payload: inout ByteReader, version: UInt8, flags: UInt32) throws -> BoxContent {
-        switch type {
-        case .ftyp, .styp: return .fileType(try FileTypeBox.parse(&reader))
-        case .stts, .ctts, .stss, .stsc, .stsz, .stz2, .stco, .co64, .sdtp:
-            guard let kind = SampleTableData.Kind(rawValue: type.description) else { return .raw }
-            return .table(try SampleTableData.parse(kind, &reader, version: version))
-        default:
-            if let configuration = try CodecConfiguration.parse(type, &payload) { return .codecConfiguration(configuration) }
-            return .raw
-        }
     }
 }

@@ -48,7 +48,7 @@ let rssAfterIndex = peakResidentBytes()
 
 var tableBytes = 0
 file.movieBox?.walk(path: BoxPath()) { node, _ in
-    if case .table(let table) = node.content { tableBytes += table.entryBytes.count }
+    if let table = node.sampleTable { tableBytes += table.entryBytes.count }
     return .descend
 }
 let samples = planner.tracks.map(\.samples.sampleCount)
