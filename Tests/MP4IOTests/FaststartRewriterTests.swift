@@ -286,6 +286,15 @@ import MP4TestSupport
             ("truncated", ftyp + mdat + B.box("moov") + B.u32(500) + Array("udta".utf8) + [UInt8](repeating: 0, count: 10), "truncated"),
             ("top-meta", ftyp + B.fullBox("meta", B.box("iloc")) + mdat + B.box("moov"), "top-level meta"),
         ]
+        // A box that holds offsets but does not parse is refused, never copied unrelocated
+        // (an stco whose count overruns it used to be skipped silently).
+        let brokenStco = ftyp + mdat + B.box("moov", children: [B.box("trak", children: [B.box("mdia", children: [B.box("minf", children: [B.box("stbl", children: [B.fullBox("stco", B.u32(2) + B.u32(20))])])])])])
+        for (name, bytes) in [("broken-stco", brokenStco), ("broken-saio", ftyp + mdat + B.box("moov", children: [B.fullBox("saio", B.u32(9) + B.u32(20))]))] {
+            let input = directory + "/\(name).mp4", output = directory + "/\(name)-out.mp4"
+            FileSystem.write(bytes, to: input)
+            await #expect(throws: MP4Error.self, "\(name)") { _ = try await FaststartRewriter.rewrite(input: input, output: output) }
+            #expect(!FileSystem.exists(output) && FileSystem.read(input) == bytes)
+        }
         for (name, bytes, reason) in cases {
             let input = directory + "/\(name).mp4", output = directory + "/\(name)-out.mp4"
             FileSystem.write(bytes, to: input)

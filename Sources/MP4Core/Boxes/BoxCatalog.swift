@@ -44,7 +44,7 @@ public enum BoxCatalog {
         CompactSampleSizeBox.self, ChunkOffsetBox.self, ChunkLargeOffsetBox.self, SampleDependencyTypeBox.self,
         AVCConfigurationBox.self, HEVCConfigurationBox.self, AV1CodecConfigurationBox.self, VPCodecConfigurationBox.self,
         ESDBox.self, OpusSpecificBox.self, AC3SpecificBox.self, EC3SpecificBox.self, ALACSpecificBox.self, FLACSpecificBox.self,
-        OriginalFormatBox.self, SchemeTypeBox.self,
+        OriginalFormatBox.self, SchemeTypeBox.self, SampleAuxiliaryInformationOffsetsBox.self, ItemLocationBox.self,
     ]
 
     /// The model declared for `type`, if any.
@@ -73,8 +73,8 @@ public enum BoxCatalog {
             ("vmhd", "VideoMediaHeaderBox"),
             ("smhd", "SoundMediaHeaderBox"), ("nmhd", "NullMediaHeaderBox"), ("sthd", "SubtitleMediaHeaderBox"), ("url ", "DataEntryUrlBox"),
             ("urn ", "DataEntryUrnBox"), ("tenc", "TrackEncryptionBox"), ("pssh", "ProtectionSystemSpecificHeaderBox"),
-            ("senc", "SampleEncryptionBox"), ("saio", "SampleAuxiliaryInformationOffsetsBox"), ("saiz", "SampleAuxiliaryInformationSizesBox"),
-            ("sbgp", "SampleToGroupBox"), ("sgpd", "SampleGroupDescriptionBox"), ("iloc", "ItemLocationBox"), ("iinf", "ItemInfoBox"),
+            ("senc", "SampleEncryptionBox"), ("saiz", "SampleAuxiliaryInformationSizesBox"),
+            ("sbgp", "SampleToGroupBox"), ("sgpd", "SampleGroupDescriptionBox"), ("iinf", "ItemInfoBox"),
             ("pitm", "PrimaryItemBox"), ("cslg", "CompositionToDecodeBox"), ("subs", "SubSampleInformationBox"), ("emsg", "DASHEventMessageBox"),
             ("prft", "ProducerReferenceTimeBox"), ("elng", "ExtendedLanguageBox"), ("kind", "KindBox"), ("cprt", "CopyrightBox"),
             ("ssix", "SubsegmentIndexBox"), ("leva", "LevelAssignmentBox"), ("trep", "TrackExtensionPropertiesBox"), ("stdp", "DegradationPriorityBox"),

@@ -1,6 +1,6 @@
-/// The absolute file offsets inside a `moov` that a rewrite must relocate, found once and
-/// patched into a copy of the `moov` bytes: `stco`/`co64` (with `stco` → `co64` promotion),
-/// `saio` of progressive tracks and `iloc` extents stored in the same file.
+/// The absolute file offsets inside a `moov` that a rewrite must relocate, found once (every
+/// ``FileOffsetBox``: `stco`/`co64` with `stco` → `co64` promotion, `saio` of progressive
+/// tracks, `iloc` extents stored in the same file) and patched into a copy of the `moov` bytes.
 ///
 /// Positions are indices into the `moov` bytes. Every count was validated against the box
 /// bytes by the parser, and is re-checked here against the buffer before any access.
@@ -44,101 +44,61 @@ struct OffsetRelocations {
     var promotedCount: Int { tables.filter(\.promoted).count }
     var offsetCount: Int { tables.reduce(0) { $0 + $1.count } + items.count }
 
-    /// Finds every offset table under `moov` (whose bytes start at file offset `movieOffset`).
+    /// Finds every offset under `moov` (whose bytes start at file offset `movieOffset`): one
+    /// walk, asking each ``FileOffsetBox`` where its offsets are.
     static func collect(_ moov: BoxNode, movieOffset: UInt64, bytes: [UInt8], notes: inout [String]) throws -> OffsetRelocations {
         var result = OffsetRelocations(original: bytes)
         func index(_ node: BoxNode) -> Int { Int(node.header.offset - movieOffset) }
-        func visit(_ node: BoxNode, path: BoxPath, ancestors: [Int], external: Bool) throws {
-            var external = external
-            if node.type == .trak, let dref = node.descendant(.mdia, .minf, .dinf, .dref) {
-                // A track whose data lives in another file keeps its offsets.
-                if dref.children.contains(where: { ($0.flags ?? 1) & 1 == 0 }) {
-                    external = true
-                    notes.append("\(path): data is in another file (dref); its offsets are left unchanged")
+        // The header indices of the boxes above the one visited, and the depth of a track
+        // whose data lives in another file (its offsets are left as they are).
+        var ancestors: [(depth: Int, start: Int)] = []
+        var externalDepth: Int?
+        try moov.walk(path: .top(.moov)) { node, path in
+            let depth = path.components.count
+            while let last = ancestors.last, last.depth >= depth { ancestors.removeLast() }
+            if let external = externalDepth, depth <= external { externalDepth = nil }
+            defer { ancestors.append((depth, index(node))) }
+            if node.type == .trak, let dref = node.descendant(.mdia, .minf, .dinf, .dref),
+               dref.children.contains(where: { ($0.flags ?? 1) & 1 == 0 }) {
+                externalDepth = depth
+                notes.append("\(path): data is in another file (dref); its offsets are left unchanged")
+            }
+            guard externalDepth == nil else { return .descend }
+            let fields: [FileOffsetField]
+            if case .model(let model) = node.content, let holder = model.base as? any FileOffsetBox {
+                do {
+                    fields = try holder.fileOffsetFields(version: node.version ?? 0, flags: node.flags ?? 0)
+                } catch let error as MP4Error {
+                    throw error.at(path: path)
                 }
+            } else if BoxCatalog.model(for: node.type) is any FileOffsetBox.Type {
+                // A box that holds offsets but did not parse: the rewrite cannot keep it right.
+                throw MP4Error(.malformed, "'\(node.type)' holds file offsets but could not be read", offset: node.header.offset, path: path)
+            } else {
+                return .descend
             }
             let start = index(node)
             // The bytes the box really has in moov (its header may claim more).
             let size = min(Int(clamping: node.header.size), bytes.count - start)
-            let contentStart = start + node.header.headerSize + 4  // after version and flags
-            switch node.type {
-            case .stco, .co64:
-                guard !external, let table = node.sampleTable else { break }
-                let entryBytes = node.type == .stco ? 4 : 8
-                let entries = contentStart + 4
-                guard entries + table.entryCount * entryBytes <= bytes.count else {
-                    throw MP4Error(.malformed, "'\(node.type)' entries run past moov", offset: node.header.offset, path: path)
+            let payload = start + node.header.headerSize + (node.version == nil ? 0 : 4)
+            let boxAncestors = ancestors.map(\.start)
+            for field in fields {
+                switch field {
+                case let .run(position, count, width):
+                    guard payload + position + count * width <= start + size else {
+                        throw MP4Error(.malformed, "'\(node.type)' offsets run past the box", offset: node.header.offset, path: path)
+                    }
+                    result.tables.append(Table(type: node.type, boxStart: start, boxSize: size, entriesStart: payload + position, count: count, entryBytes: width, ancestors: boxAncestors, path: path))
+                case let .base(position, width, value, decides):
+                    guard payload + position + width <= start + size else {
+                        throw MP4Error(.malformed, "'\(node.type)' offsets run past the box", offset: node.header.offset, path: path)
+                    }
+                    result.items.append(ItemField(position: payload + position, byteCount: width, absolute: decides, value: value, path: path))
                 }
-                result.tables.append(Table(type: node.type, boxStart: start, boxSize: size, entriesStart: entries, count: table.entryCount, entryBytes: entryBytes, ancestors: ancestors, path: path))
-            case .saio:
-                guard !external, let flags = node.flags, let version = node.version else { break }
-                var position = contentStart + (flags & 1 != 0 ? 8 : 0)
-                guard position + 4 <= bytes.count else { throw MP4Error(.malformed, "saio is cut short", offset: node.header.offset, path: path) }
-                let count = Int(Self.read(bytes, position, 4))
-                position += 4
-                let entryBytes = version == 0 ? 4 : 8
-                guard count <= (size - (position - start)) / entryBytes else {
-                    throw MP4Error(.malformed, "saio declares \(count) offsets that do not fit in the box", offset: node.header.offset, path: path)
-                }
-                result.tables.append(Table(type: .saio, boxStart: start, boxSize: size, entriesStart: position, count: count, entryBytes: entryBytes, ancestors: ancestors, path: path))
-            case .iloc:
-                guard !external else { break }
-                result.items += try Self.itemFields(node, start: start, contentStart: contentStart, bytes: bytes, path: path)
-            default:
-                break
             }
-            let childPaths = BoxNode.childPaths(node.children, parent: path)
-            for (child, childPath) in zip(node.children, childPaths) {
-                try visit(child, path: childPath, ancestors: ancestors + [start], external: external)
-            }
+            return .descend
         }
-        try visit(moov, path: .top(.moov), ancestors: [], external: false)
         return result
-    }
-
-    /// Reads the `iloc` offset fields that point into this file (construction method 0, data
-    /// reference 0), ISO/IEC 14496-12 §8.11.3.
-    static func itemFields(_ node: BoxNode, start: Int, contentStart: Int, bytes: [UInt8], path: BoxPath) throws -> [ItemField] {
-        let version = Int(node.version ?? 0)
-        guard node.header.size <= UInt64(bytes.count - start) else { throw MP4Error(.malformed, "iloc runs past moov", offset: node.header.offset, path: path) }
-        let end = start + Int(node.header.size)
-        var p = contentStart
-        func take(_ n: Int) throws -> UInt64 {
-            guard n >= 0, p + n <= end else { throw MP4Error(.malformed, "iloc is cut short", offset: node.header.offset, path: path) }
-            defer { p += n }
-            return Self.read(bytes, p, n)
-        }
-        let sizes = try take(2)
-        let offsetSize = Int(sizes >> 12 & 0xF), lengthSize = Int(sizes >> 8 & 0xF), baseSize = Int(sizes >> 4 & 0xF)
-        let indexSize = version >= 1 ? Int(sizes & 0xF) : 0
-        for size in [offsetSize, lengthSize, baseSize, indexSize] where ![0, 4, 8].contains(size) {
-            throw MP4Error(.malformed, "iloc field size \(size) is not 0, 4 or 8", offset: node.header.offset, path: path)
-        }
-        let itemCount = try take(version < 2 ? 2 : 4)
-        var fields: [ItemField] = []
-        for _ in 0..<itemCount {
-            _ = try take(version < 2 ? 2 : 4)  // item_ID
-            let method = version >= 1 ? try take(2) & 0xF : 0
-            let reference = try take(2)
-            let basePosition = p
-            let base = try take(baseSize)
-            let extentCount = try take(2)
-            var extents: [(position: Int, value: UInt64)] = []
-            for _ in 0..<extentCount {
-                _ = try take(indexSize)
-                extents.append((p, try take(offsetSize)))
-                _ = try take(lengthSize)
-            }
-            guard method == 0 && reference == 0 else { continue }
-            if baseSize > 0 {
-                fields.append(ItemField(position: basePosition, byteCount: baseSize, absolute: extents.isEmpty ? [base] : extents.map { base &+ $0.value }, value: base, path: path))
-            } else if offsetSize > 0 {
-                for extent in extents { fields.append(ItemField(position: extent.position, byteCount: offsetSize, absolute: [extent.value], value: extent.value, path: path)) }
-            } else if !extents.isEmpty {
-                throw MP4Error(.unsupported, "an iloc item has neither base nor extent offsets to relocate", offset: node.header.offset, path: path)
-            }
-        }
-        return fields
     }
 
     static func read(_ bytes: [UInt8], _ at: Int, _ n: Int) -> UInt64 {
