@@ -53,6 +53,9 @@ public struct MP4File: Sendable {
     public var findings: [Finding]
     /// What opening the file read from the source.
     public var statistics: ReadStatistics
+    /// The bytes of the first `moov` as read (what ``movieBox`` was parsed from, shared with
+    /// its payloads, not a copy): a rewrite patches them without reading `moov` again.
+    public var movieBytes: [UInt8]?
 
     /// The parsed first `moov`.
     public var movieBox: BoxNode? { topLevelNodes.first { $0.type == .moov } }
@@ -85,7 +88,7 @@ public struct MP4File: Sendable {
             error.leadingBytes = []
             throw error
         }
-        var window = ReadWindow(source: source, length: length)
+        var window = ReadWindow(loader: SourceLoader(source: source, limits: options.limits), length: length)
         let layout = try await TopLevelScanner.scan(&window, limits: options.limits)
         guard layout.boxes.contains(where: { BoxCatalog.descriptor(for: $0.type) != nil }) else {
             let prefix = Array(try await window.load(0..<min(length, UInt64(FileSignature.prefixLength))))
@@ -96,9 +99,9 @@ public struct MP4File: Sendable {
         var parser = BoxTreeParser(limits: options.limits)
         var nodes: [BoxNode] = []
         var findings = layout.findings
-        var loadedOther: UInt64 = 0
         var seenTypes: [FourCC: Int] = [:]
         var fileType: FileTypeBox?
+        var movieBytes: [UInt8]?
         for box in layout.boxes {
             seenTypes[box.type, default: 0] += 1
             let path = BoxPath.top(box.type)
@@ -106,11 +109,12 @@ public struct MP4File: Sendable {
             let isFirstFtyp = box.type == .ftyp && seenTypes[.ftyp] == 1
             var shouldLoad = isFirstMoov || isFirstFtyp
             if options.loadsAllBoxes && !shouldLoad && ![.mdat, .free, .skip, .wide].contains(box.type) {
-                if box.availableSize > options.limits.maxOtherBoxSize || loadedOther + box.availableSize > options.limits.maxMetadataBytes {
-                    findings.append(Finding(.boxNotLoaded, message: "'\(box.type)' (\(box.size) bytes) was not loaded: larger than the limit for boxes other than moov (\(options.limits.maxOtherBoxSize) bytes each, \(options.limits.maxMetadataBytes) in all)", offset: box.offset, path: path))
-                } else {
+                // Over the budget, a box is left out with a finding rather than failing the open.
+                do {
+                    try window.charge(box.availableSize, what: "'\(box.type)'", offset: box.offset, path: path)
                     shouldLoad = true
-                    loadedOther += box.availableSize
+                } catch {
+                    findings.append(Finding(.boxNotLoaded, message: "'\(box.type)' (\(box.size) bytes) was not loaded: larger than the limit for boxes other than moov (\(options.limits.maxOtherBoxSize) bytes each, \(options.limits.maxMetadataBytes) in all)", offset: box.offset, path: path))
                 }
             }
             if isFirstMoov && box.availableSize > options.limits.maxMovieBoxSize {
@@ -123,6 +127,7 @@ public struct MP4File: Sendable {
             }
             let bytes = try await window.load(box.offset..<box.availableEnd)
             let node = try parser.parse(bytes, at: box.offset, path: path)
+            if isFirstMoov { movieBytes = bytes }
             if isFirstFtyp, let ftyp = node.model(FileTypeBox.self) { fileType = ftyp }
             nodes.append(node)
         }
@@ -136,7 +141,7 @@ public struct MP4File: Sendable {
             findings += summary.findings
             movie = summary
         }
-        return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics)
+        return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics, movieBytes: movieBytes)
     }
 
     /// A copy whose fragmented tracks carry the facts their movie fragments hold: sample count,

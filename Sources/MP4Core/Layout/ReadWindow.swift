@@ -5,30 +5,31 @@
 /// and often a whole front `moov`, arrive in one read. Whole boxes are then taken from the
 /// window when they are already in it, and only their missing tail is read otherwise.
 struct ReadWindow {
-    let source: any ByteSource
+    /// Reads go through the loader (counted, short reads refused).
+    private(set) var loader: SourceLoader
     let length: UInt64
     private(set) var start: UInt64 = 0
     private(set) var bytes: [UInt8] = []
-    private(set) var statistics = ReadStatistics()
+    var statistics: ReadStatistics { loader.statistics }
+    var source: any ByteSource { loader.source }
     /// The first read at offset 0, kept so that boxes at the head (`ftyp`, a front `moov`)
     /// need no second read after the scan has moved on to the end of the file.
     private var head: [UInt8] = []
 
-    init(source: any ByteSource, length: UInt64) {
-        self.source = source
+    init(loader: SourceLoader, length: UInt64) {
+        self.loader = loader
         self.length = length
     }
 
     private var end: UInt64 { start + UInt64(bytes.count) }
 
+    /// Charges a box other than `moov` to the loader's budget.
+    mutating func charge(_ count: UInt64, what: String, offset: UInt64, path: BoxPath) throws {
+        try loader.charge(count, what: what, offset: offset, path: path)
+    }
+
     private mutating func fetch(_ range: Range<UInt64>) async throws -> [UInt8] {
-        let data = try await source.read(range)
-        statistics.readCount += 1
-        statistics.byteCount += UInt64(data.count)
-        if data.count != Int(range.count) {
-            throw MP4Error(.io, "\(source.name): asked for \(range.count) bytes at \(range.lowerBound), got \(data.count)", offset: range.lowerBound)
-        }
-        return data
+        try await loader.read(range)
     }
 
     /// Up to `count` bytes at `offset` (fewer only at the end of the source).

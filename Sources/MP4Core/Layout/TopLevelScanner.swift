@@ -10,7 +10,7 @@ public enum TopLevelScanner {
     ///   boxes without reading them twice.
     /// - Throws: ``MP4Error`` of kind ``MP4Error/Kind/io`` when the source fails.
     public static func scan(_ source: some ByteSource, limits: ParseLimits = .default) async throws -> FileLayout {
-        var window = ReadWindow(source: source, length: try await source.length())
+        var window = ReadWindow(loader: SourceLoader(source: source, limits: limits), length: try await source.length())
         return try await scan(&window, limits: limits)
     }
 

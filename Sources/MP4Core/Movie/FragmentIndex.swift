@@ -25,13 +25,17 @@ public struct FragmentIndex: Sendable {
     /// - Throws: ``MP4Error`` `.io` when the source fails, `.limitExceeded` when the `moof`s
     ///   exceed ``ParseLimits/maxMetadataBytes`` or the box tree exceeds its bounds.
     public static func load(_ file: MP4File, from source: some ByteSource, byteRange: Range<UInt64>? = nil, limits: ParseLimits = .default) async throws -> FragmentIndex {
+        var loader = SourceLoader(source: source, limits: limits)
         var cache: [UInt64: BoxNode] = [:]
-        return try await load(file, from: source, byteRange: byteRange, limits: limits, cache: &cache)
+        return try await load(file, with: &loader, byteRange: byteRange, cache: &cache)
     }
 
-    /// As ``load(_:from:byteRange:limits:)``, taking parsed `moof`s from `cache` (by offset)
-    /// and adding the ones it reads, so that widening a load reads each `moof` once.
-    static func load(_ file: MP4File, from source: some ByteSource, byteRange: Range<UInt64>?, limits: ParseLimits, cache: inout [UInt64: BoxNode]) async throws -> FragmentIndex {
+    /// As ``load(_:from:byteRange:limits:)``, reading through `loader` (each `moof` read is
+    /// charged to its budget once), taking parsed `moof`s from `cache` (by offset) and adding
+    /// the ones it reads, so that widening a load reads each `moof` once.
+    static func load(_ file: MP4File, with loader: inout SourceLoader, byteRange: Range<UInt64>?, cache: inout [UInt64: BoxNode]) async throws -> FragmentIndex {
+        let limits = loader.limits
+        let before = loader.statistics
         var defaults: [UInt32: TrackExtendsBox] = [:]
         for trex in file.movieBox?.first(.mvex)?.all(.trex) ?? [] {
             if let box = trex.model(TrackExtendsBox.self) { defaults[box.trackID] = box }
@@ -51,27 +55,15 @@ public struct FragmentIndex: Sendable {
             }
         }
         var findings: [Finding] = []
-        var statistics = ReadStatistics()
         var parser = BoxTreeParser(limits: limits)
-        var loaded: UInt64 = 0
         let length = file.layout.fileSize
         for (number, moof) in allMoofs.enumerated() where byteRange?.contains(moof.offset) ?? true {
             let path = BoxPath.top(.moof, ordinalNumber: allMoofs.count > 1 ? number + 1 : nil)
-            guard moof.availableSize <= limits.maxOtherBoxSize, loaded + moof.availableSize <= limits.maxMetadataBytes else {
-                throw MP4Error(.limitExceeded, "the movie fragments (moof) add up to more than the \(limits.maxMetadataBytes)-byte limit for boxes other than moov (or one is larger than \(limits.maxOtherBoxSize) bytes)", offset: moof.offset, path: path, limit: moof.availableSize > limits.maxOtherBoxSize ? .maxOtherBoxSize : .maxMetadataBytes)
-            }
-            loaded += moof.availableSize
             let node: BoxNode
             if let cached = cache[moof.offset] {
                 node = cached
             } else {
-                let bytes = try await source.read(moof.offset..<moof.availableEnd)
-                statistics.readCount += 1
-                statistics.byteCount += UInt64(bytes.count)
-                guard bytes.count == Int(moof.availableSize) else {
-                    throw MP4Error(.io, "\(source.name): asked for \(moof.availableSize) bytes at \(moof.offset), got \(bytes.count)", offset: moof.offset, path: path)
-                }
-                node = try parser.parse(bytes, at: moof.offset, path: path)
+                node = try await loader.loadBox(moof.offset..<moof.availableEnd, path: path, what: "the movie fragments (moof)", parser: &parser)
                 cache[moof.offset] = node
             }
             var implicitBase = moof.offset
@@ -105,6 +97,9 @@ public struct FragmentIndex: Sendable {
             findings += builder.findings
             tables[id] = builder.build()
         }
+        var statistics = loader.statistics
+        statistics.readCount -= before.readCount
+        statistics.byteCount -= before.byteCount
         return FragmentIndex(tables: tables, fragments: moofs, coversWholeFile: moofs.count == allMoofs.count, findings: findings, statistics: statistics, hasAbsoluteTimes: absolute)
     }
 }

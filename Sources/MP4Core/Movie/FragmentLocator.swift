@@ -34,48 +34,47 @@ public struct FragmentLocator: Sendable, Hashable {
     /// track): a top-level `sidx` (nested ones followed up to a depth of 8), else `mfra`.
     /// Returns `nil` when the file has neither or they are unusable.
     public static func load(_ file: MP4File, from source: some ByteSource, trackID: UInt32, limits: ParseLimits = .default) async throws -> FragmentLocator? {
-        var budget = Budget(limits: limits)
+        var loader = SourceLoader(source: source, limits: limits)
+        return try await load(file, with: &loader, trackID: trackID)
+    }
+
+    /// As ``load(_:from:trackID:limits:)``, reading through `loader` (index boxes are charged
+    /// to its budget).
+    static func load(_ file: MP4File, with loader: inout SourceLoader, trackID: UInt32) async throws -> FragmentLocator? {
+        var reader = IndexReader(loader: loader)
+        defer { loader = reader.loader }
         var fromIndex: [FragmentLocator] = []
         for box in file.layout.boxes where box.type == .sidx {
-            guard let node = try await budget.load(box.offset..<box.availableEnd, from: source, path: .top(.sidx)),
-                  let sidx = node.model(SegmentIndexBox.self), sidx.timescale > 0 else { continue }
+            guard let sidx = try await reader.load(box.offset..<box.availableEnd, path: .top(.sidx)).model(SegmentIndexBox.self), sidx.timescale > 0 else { continue }
             var entries: [Entry] = []
-            try await expand(sidx, end: box.availableEnd, rootTimescale: sidx.timescale, source: source, budget: &budget, depth: 0, into: &entries)
+            try await expand(sidx, end: box.availableEnd, rootTimescale: sidx.timescale, length: file.layout.fileSize, reader: &reader, depth: 0, into: &entries)
             if !entries.isEmpty { fromIndex.append(FragmentLocator(origin: .segmentIndex, trackID: sidx.referenceID, timescale: sidx.timescale, entries: entries)) }
             if sidx.referenceID == trackID { break }
         }
         if let match = fromIndex.first(where: { $0.trackID == trackID }) ?? fromIndex.first { return match }
-        return try await loadRandomAccess(file, from: source, trackID: trackID, budget: &budget)
+        return try await loadRandomAccess(file, trackID: trackID, reader: &reader)
     }
 
-    /// Bounds the reads a locator may make.
-    struct Budget {
-        let limits: ParseLimits
-        var bytes: UInt64 = 0
-        var entries = 0
+    /// The loader and parser of the index boxes, and the count of entries they reference.
+    struct IndexReader {
+        var loader: SourceLoader
         var parser: BoxTreeParser
+        var entries = 0
 
-        init(limits: ParseLimits) {
-            self.limits = limits
-            self.parser = BoxTreeParser(limits: limits)
+        init(loader: SourceLoader) {
+            self.loader = loader
+            self.parser = BoxTreeParser(limits: loader.limits)
         }
 
-        mutating func load(_ range: Range<UInt64>, from source: some ByteSource, path: BoxPath) async throws -> BoxNode? {
-            guard UInt64(range.count) <= limits.maxOtherBoxSize, bytes + UInt64(range.count) <= limits.maxMetadataBytes else {
-                throw MP4Error(.limitExceeded, "the index boxes (sidx, mfra) are larger than the \(limits.maxOtherBoxSize)-byte limit for boxes other than moov", offset: range.lowerBound, path: path, limit: UInt64(range.count) > limits.maxOtherBoxSize ? .maxOtherBoxSize : .maxMetadataBytes)
-            }
-            bytes += UInt64(range.count)
-            let data = try await source.read(range)
-            guard data.count == range.count else { return nil }
-            return try parser.parse(data, at: range.lowerBound, path: path)
+        mutating func load(_ range: Range<UInt64>, path: BoxPath) async throws -> BoxNode {
+            try await loader.loadBox(range, path: path, what: "the index boxes (sidx, mfra)", parser: &parser)
         }
     }
 
     /// Appends the subsegments of `sidx` (which ends at `end`), reading referenced `sidx`
     /// boxes for hierarchical indexes.
-    private static func expand(_ sidx: SegmentIndexBox, end: UInt64, rootTimescale: UInt32, source: some ByteSource, budget: inout Budget, depth: Int, into entries: inout [Entry]) async throws {
+    private static func expand(_ sidx: SegmentIndexBox, end: UInt64, rootTimescale: UInt32, length: UInt64, reader: inout IndexReader, depth: Int, into entries: inout [Entry]) async throws {
         guard depth < 8 else { throw MP4Error(.limitExceeded, "sidx references nest deeper than 8 levels", offset: end) }
-        let length = try await source.length()
         let (first, overflow) = end.addingReportingOverflow(sidx.firstOffset)
         guard !overflow, first <= length else { return }
         var offset = first
@@ -83,18 +82,16 @@ public struct FragmentLocator: Sendable, Hashable {
         for reference in sidx.references {
             let next = offset + UInt64(reference.referencedSize)  // offset ≤ length < 2^63: no overflow
             guard next <= length else { return }
-            budget.entries += 1
-            guard budget.entries <= budget.limits.maxFragmentSamples else { throw MP4Error(.limitExceeded, "the sidx boxes reference more than \(budget.limits.maxFragmentSamples) segments", limit: .maxFragmentSamples) }
+            reader.entries += 1
+            guard reader.entries <= reader.loader.limits.maxFragmentSamples else { throw MP4Error(.limitExceeded, "the sidx boxes reference more than \(reader.loader.limits.maxFragmentSamples) segments", limit: .maxFragmentSamples) }
             if reference.referencesIndex {
                 // A referenced index starts with its own sidx: read its header and table.
                 let headerEnd = min(next, offset + 16)
-                let header = try BoxHeader.parse(try await source.read(offset..<headerEnd)[...], at: offset, containerEnd: next)
-                guard header.type == .sidx,
-                      offset + header.size <= next,
-                      let node = try await budget.load(offset..<(offset + header.size), from: source, path: .top(.sidx)),
-                      let child = node.model(SegmentIndexBox.self), child.timescale > 0
+                let header = try BoxHeader.parse(try await reader.loader.read(offset..<headerEnd, path: .top(.sidx))[...], at: offset, containerEnd: next)
+                guard header.type == .sidx, offset + header.size <= next,
+                      let child = try await reader.load(offset..<(offset + header.size), path: .top(.sidx)).model(SegmentIndexBox.self), child.timescale > 0
                 else { return }
-                try await expand(child, end: offset + header.size, rootTimescale: rootTimescale, source: source, budget: &budget, depth: depth + 1, into: &entries)
+                try await expand(child, end: offset + header.size, rootTimescale: rootTimescale, length: length, reader: &reader, depth: depth + 1, into: &entries)
             } else {
                 // Times of a nested index in another time scale are converted to the root's.
                 let rootTime = sidx.timescale == rootTimescale ? time : Timeline.clampedInt64(Double(time) * Double(rootTimescale) / Double(sidx.timescale))
@@ -106,10 +103,10 @@ public struct FragmentLocator: Sendable, Hashable {
     }
 
     /// Entries from `mfra/tfra` for `trackID`, located through `mfro` at the end of the file.
-    private static func loadRandomAccess(_ file: MP4File, from source: some ByteSource, trackID: UInt32, budget: inout Budget) async throws -> FragmentLocator? {
-        guard let mfra = file.layout.boxes.last(where: { $0.type == .mfra }),
-              let node = try await budget.load(mfra.offset..<mfra.availableEnd, from: source, path: .top(.mfra)),
-              let timescale = file.movie?.tracks.first(where: { $0.trackID == trackID })?.timescale, timescale > 0
+    private static func loadRandomAccess(_ file: MP4File, trackID: UInt32, reader: inout IndexReader) async throws -> FragmentLocator? {
+        guard let mfra = file.layout.boxes.last(where: { $0.type == .mfra }) else { return nil }
+        let node = try await reader.load(mfra.offset..<mfra.availableEnd, path: .top(.mfra))
+        guard let timescale = file.movie?.tracks.first(where: { $0.trackID == trackID })?.timescale, timescale > 0
         else { return nil }
         var table: TrackFragmentRandomAccessBox?
         for child in node.all(.tfra) {

@@ -27,82 +27,154 @@ extension SeekPlanner {
             return try SeekPlanner(file: file, limits: limits).plan(at: time, duration: duration, alignment: alignment)
         }
         let tracks = file.movie?.tracks ?? []
+        var loader = SourceLoader(source: source, limits: limits)
         guard time.isFinite, time >= 0, duration.isFinite, duration >= 0,
               let main = tracks.first(where: { $0.kind == .video }) ?? tracks.first(where: { $0.kind == .audio }) ?? tracks.first,
-              let timescale = main.timescale, timescale > 0,
-              let locator = try await FragmentLocator.load(file, from: source, trackID: main.trackID, limits: limits),
-              locator.entries.count > 1
+              let locator = try await FragmentLocator.load(file, with: &loader, trackID: main.trackID),
+              var search = FragmentSeekSearch(file: file, locator: locator, time: time, duration: duration, alignment: alignment, limits: limits)
         else {
             return try await index(file, from: source, limits: limits).plan(at: time, duration: duration, alignment: alignment)
         }
+        // The driver: the search says which fragments it needs, this reads them (each moof once).
+        var cache: [UInt64: BoxNode] = [:]
+        var step = search.start()
+        while true {
+            switch step {
+            case .load(let range):
+                step = try search.feed(try await FragmentIndex.load(file, with: &loader, byteRange: range, cache: &cache))
+            case .planned(let plan):
+                return plan
+            case .indexWholeFile:
+                return try await index(file, from: source, limits: limits).plan(at: time, duration: duration, alignment: alignment)
+            }
+        }
+    }
+}
+
+/// The search for the fragments a seek in a fragmented file needs, when `sidx` or `mfra`
+/// locate them: a state machine without I/O. It says which byte range of fragments it needs
+/// next (``Step/load(_:)``), is fed the ``FragmentIndex`` of that range, and ends with a plan,
+/// or with ``Step/indexWholeFile`` when partial loads cannot answer (no `tfdt`, or still
+/// uncertain after 8 widenings). Any driver can run it: ``SeekPlanner/plan(_:from:at:duration:alignment:limits:)``
+/// over a source, or a proxy that prefetches what a seek will need.
+public struct FragmentSeekSearch: Sendable {
+    /// What the search needs next, or its answer.
+    public enum Step: Sendable {
+        /// The index of the fragments whose `moof` starts in this byte range.
+        case load(Range<UInt64>)
+        /// Partial loads cannot answer: index every fragment.
+        case indexWholeFile
+        /// The plan.
+        case planned(SeekPlan)
+    }
+
+    let file: MP4File
+    let locator: FragmentLocator
+    let time: Double, duration: Double
+    let alignment: SeekPlan.Alignment
+    let limits: ParseLimits
+    /// The window in the locator's time scale.
+    let startTime: Int64, endTime: Int64
+    /// Fragments added before and after the window's own.
+    var before = 0, after: Int
+    var attempts = 0
+    /// The entries of the load asked for last.
+    var entries = 0...0
+
+    /// Each widening adds one fragment on one side; a few are enough for real files.
+    static let maximumAttempts = 8
+
+    /// A search for the window `[time, time + duration]`, or `nil` when the locator cannot
+    /// narrow it (one entry, no main track time scale).
+    public init?(file: MP4File, locator: FragmentLocator, time: Double, duration: Double, alignment: SeekPlan.Alignment, limits: ParseLimits) {
+        let tracks = file.movie?.tracks ?? []
+        guard locator.entries.count > 1,
+              let main = tracks.first(where: { $0.kind == .video }) ?? tracks.first(where: { $0.kind == .audio }) ?? tracks.first,
+              let timescale = main.timescale, timescale > 0
+        else { return nil }
         let timeline = Timeline(editList: main.editList, movieTimescale: file.movie?.header?.timescale ?? 0, mediaTimescale: timescale)
         func locatorTime(_ seconds: Double) -> Int64 {
             Timeline.clampedInt64(Double(timeline.mediaTime(atPresentation: seconds)) * Double(locator.timescale) / Double(timescale))
         }
-        let start = locatorTime(time), end = locatorTime(time + duration)
-        var before = 0, after = alignment == .nextSync ? 1 : 0
-        var cache: [UInt64: BoxNode] = [:]
-        // Each widening adds one fragment on one side; a few are enough for real files, after
-        // which the whole file is indexed.
-        for _ in 0..<8 {
-            let entries = locator.entryRange(from: start, to: end, extraBefore: before, extraAfter: after)
-            let atFirst = entries.lowerBound == 0, atLast = entries.upperBound == locator.entries.count - 1
-            // The first and last entries extend to the ends of the file: an index need not
-            // cover every fragment (another track's last fragment, say).
-            let lower = atFirst ? 0 : locator.entries[entries.lowerBound].byteRange.lowerBound
-            let upper = atLast ? file.layout.fileSize : locator.entries[entries.upperBound].byteRange.upperBound
-            let bytes = lower..<max(lower, upper)
-            let fragments = try await FragmentIndex.load(file, from: source, byteRange: bytes, limits: limits, cache: &cache)
-            guard fragments.hasAbsoluteTimes else { break }
-            if fragments.coversWholeFile { return try SeekPlanner(file: file, fragments: fragments, limits: limits).plan(at: time, duration: duration, alignment: alignment) }
-            let planner = SeekPlanner(file: file, fragments: fragments, limits: limits)
-            let plan: SeekPlan
-            do {
-                plan = try planner.plan(at: time, duration: duration, alignment: alignment)
-            } catch let error as MP4Error where error.kind != .limitExceeded {
-                // No sync sample, or the time past the loaded samples: widen, or give up.
-                if atFirst && atLast { throw error }
-                if !atFirst { before += 1 }
-                if !atLast { after += 1 }
+        self.file = file
+        self.locator = locator
+        self.time = time
+        self.duration = duration
+        self.alignment = alignment
+        self.limits = limits
+        self.startTime = locatorTime(time)
+        self.endTime = locatorTime(time + duration)
+        self.after = alignment == .nextSync ? 1 : 0
+    }
+
+    /// The first step.
+    public mutating func start() -> Step { request() }
+
+    private var atFirst: Bool { entries.lowerBound == 0 }
+    private var atLast: Bool { entries.upperBound == locator.entries.count - 1 }
+
+    private mutating func request() -> Step {
+        guard attempts < Self.maximumAttempts else { return .indexWholeFile }
+        attempts += 1
+        entries = locator.entryRange(from: startTime, to: endTime, extraBefore: before, extraAfter: after)
+        // The first and last entries extend to the ends of the file: an index need not cover
+        // every fragment (another track's last fragment, say).
+        let lower = atFirst ? 0 : locator.entries[entries.lowerBound].byteRange.lowerBound
+        let upper = atLast ? file.layout.fileSize : locator.entries[entries.upperBound].byteRange.upperBound
+        return .load(lower..<max(lower, upper))
+    }
+
+    /// Takes the index of the range asked for and says what comes next.
+    public mutating func feed(_ fragments: FragmentIndex) throws -> Step {
+        guard fragments.hasAbsoluteTimes else { return .indexWholeFile }
+        if fragments.coversWholeFile { return .planned(try SeekPlanner(file: file, fragments: fragments, limits: limits).plan(at: time, duration: duration, alignment: alignment)) }
+        let planner = SeekPlanner(file: file, fragments: fragments, limits: limits)
+        let plan: SeekPlan
+        do {
+            plan = try planner.plan(at: time, duration: duration, alignment: alignment)
+        } catch let error as MP4Error where error.kind != .limitExceeded {
+            // No sync sample, or the time past the loaded samples: widen, or give up.
+            if atFirst && atLast { throw error }
+            if !atFirst { before += 1 }
+            if !atLast { after += 1 }
+            return request()
+        }
+        // The loaded fragments must hold everything the plan needs: the keyframe at or
+        // before the time, and on every track the samples from the keyframe's decode time
+        // until past the window. A track without loaded samples may have some just outside.
+        var needsEarlier = !atFirst && alignment != .nextSync && plan.keyframeTime > time + 1e-9
+        var needsLater = false
+        // The sample shown at the time may have been decoded in an earlier fragment (B
+        // frames): an exact start needs the load to begin at a sync sample shown no later.
+        if alignment == .exactSample, !atFirst, let main = planner.mainTrack,
+           !main.samples.isSync(0) || main.presentationTime(of: 0) > plan.keyframeTime + 1e-9 {
+            needsEarlier = true
+        }
+        // A track whose needed samples touch the first (or last) loaded sample may need
+        // samples from the fragment before (after): its pre-roll, the sample playing at
+        // the keyframe time, or the samples presented until the window end.
+        var planned: [UInt32: SeekPlan.TrackRange] = [:]
+        for range in plan.tracks { planned[range.trackID] = range }
+        for indexed in planner.tracks {
+            let count = indexed.samples.sampleCount
+            guard count > 0 else {
+                needsEarlier = needsEarlier || !atFirst
+                needsLater = needsLater || !atLast
                 continue
             }
-            // The loaded fragments must hold everything the plan needs: the keyframe at or
-            // before the time, and on every track the samples from the keyframe's decode time
-            // until past the window. A track without loaded samples may have some just outside.
-            var needsEarlier = !atFirst && alignment != .nextSync && plan.keyframeTime > time + 1e-9
-            var needsLater = false
-            // The sample shown at the time may have been decoded in an earlier fragment (B
-            // frames): an exact start needs the load to begin at a sync sample shown no later.
-            if alignment == .exactSample, !atFirst, let main = planner.mainTrack,
-               !main.samples.isSync(0) || main.presentationTime(of: 0) > plan.keyframeTime + 1e-9 {
-                needsEarlier = true
+            if let range = planned[indexed.track.trackID] {
+                if !atFirst && range.firstSampleIndex == 0 { needsEarlier = true }
+                if !atLast && range.lastSampleIndex == count - 1 { needsLater = true }
+            } else {
+                // Not in the plan: all its loaded samples are after the window, or before
+                // the keyframe time; a track that may be playing then must be proven.
+                if !atFirst && indexed.presentationTime(of: 0) > plan.keyframeTime + 1e-9 { needsEarlier = true }
+                if !atLast && indexed.decodePresentationTime(of: count - 1) <= plan.windowEnd + 1e-9 { needsLater = true }
             }
-            // A track whose needed samples touch the first (or last) loaded sample may need
-            // samples from the fragment before (after): its pre-roll, the sample playing at
-            // the keyframe time, or the samples presented until the window end.
-            var planned: [UInt32: SeekPlan.TrackRange] = [:]
-            for range in plan.tracks { planned[range.trackID] = range }
-            for indexed in planner.tracks {
-                let count = indexed.samples.sampleCount
-                guard count > 0 else {
-                    needsEarlier = needsEarlier || !atFirst
-                    needsLater = needsLater || !atLast
-                    continue
-                }
-                if let range = planned[indexed.track.trackID] {
-                    if !atFirst && range.firstSampleIndex == 0 { needsEarlier = true }
-                    if !atLast && range.lastSampleIndex == count - 1 { needsLater = true }
-                } else {
-                    // Not in the plan: all its loaded samples are after the window, or before
-                    // the keyframe time; a track that may be playing then must be proven.
-                    if !atFirst && indexed.presentationTime(of: 0) > plan.keyframeTime + 1e-9 { needsEarlier = true }
-                    if !atLast && indexed.decodePresentationTime(of: count - 1) <= plan.windowEnd + 1e-9 { needsLater = true }
-                }
-            }
-            if !needsEarlier && !needsLater { return plan }
-            if needsEarlier { before += 1 }
-            if needsLater { after += 1 }
         }
-        return try await index(file, from: source, limits: limits).plan(at: time, duration: duration, alignment: alignment)
+        if !needsEarlier && !needsLater { return .planned(plan) }
+        if needsEarlier { before += 1 }
+        if needsLater { after += 1 }
+        return request()
     }
 }

@@ -73,7 +73,8 @@ public struct FaststartPlan: Sendable {
     /// Notes for the user (dropped padding, tracks with external data left alone).
     public var notes: [String]
 
-    /// Plans the rewrite of `file`, reading its `moov` again from `source`.
+    /// Plans the rewrite of `file` from the `moov` bytes it kept (``MP4File/movieBytes``;
+    /// read again from `source` only when the file lacks them).
     /// - Throws: ``MP4Error`` — `.unsupported` for what cannot be rewritten safely (`cmov`,
     ///   several `moov`, an offset outside every box, a truncated input...), `.io` when the
     ///   source fails.
@@ -122,9 +123,13 @@ public struct FaststartPlan: Sendable {
         let leadingCount = order.count
         for (i, box) in layout.boxes.enumerated() where i >= firstMedia && box.type != .moov { keep(box) }
         if dropped > 0 { plan.notes.append("dropped \(dropped) free/skip box(es)") }
-        let inputMovie = try await source.read(moovBox.offset..<moovBox.availableEnd)
-        guard inputMovie.count == Int(moovBox.availableSize) else {
-            throw MP4Error(.io, "\(source.name): could not read moov again", offset: moovBox.offset, path: .top(.moov))
+        // The bytes opening the file read (a file opened elsewhere may lack them: read again).
+        let inputMovie: [UInt8]
+        if let kept = file.movieBytes, kept.count == Int(moovBox.availableSize) {
+            inputMovie = kept
+        } else {
+            var loader = SourceLoader(source: source)
+            inputMovie = try await loader.read(moovBox.offset..<moovBox.availableEnd, path: .top(.moov))
         }
         var relocations = try OffsetRelocations.collect(moov, movieOffset: moovBox.offset, bytes: inputMovie, notes: &plan.notes)
 

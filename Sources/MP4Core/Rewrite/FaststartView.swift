@@ -16,6 +16,9 @@ public struct FaststartView: ByteSource {
     public let input: any ByteSource
     /// The plan the view executes.
     public let plan: FaststartPlan
+    /// The input as opened to plan the view (``make(_:limits:options:)``), so that what
+    /// follows (a verification) need not open it again.
+    public private(set) var inputFile: MP4File?
     /// The pieces of the output (the whole input when the plan leaves it alone).
     public let pieces: [FaststartPlan.Piece]
     /// Where each piece starts in the output; one more entry, the total length.
@@ -37,7 +40,9 @@ public struct FaststartView: ByteSource {
     public static func make(_ input: any ByteSource, limits: ParseLimits = .default, options: FaststartPlan.Options = FaststartPlan.Options()) async throws -> FaststartView {
         let file = try await MP4File.open(input, options: MP4File.Options(limits: limits))
         let plan = try await FaststartPlan.make(file, source: input, options: options)
-        return FaststartView(input: input, plan: plan)
+        var view = FaststartView(input: input, plan: plan)
+        view.inputFile = file
+        return view
     }
 
     public var name: String { input.name }
