@@ -4,7 +4,8 @@
 /// and data offsets resolved from `tfhd`/`trun` as the standard says.
 ///
 /// The result is the same compact table a progressive track has: durations and composition
-/// offsets run-length coded, one chunk per `trun`, 4 bytes per sample for sizes. A `trun`
+/// offsets run-length coded, one chunk per `trun`, 4 bytes per sample for sizes, held as plain
+/// columns (``SampleColumn``) rather than packed into boxes. A `trun`
 /// without per-sample fields can claim billions of samples in 20 bytes; the total is bounded by
 /// ``ParseLimits/maxFragmentSamples``.
 struct FragmentTableBuilder {
@@ -24,8 +25,8 @@ struct FragmentTableBuilder {
     private var nextDecodeTime: Int64 = 0
     private var offsetRuns: [(count: Int, offset: Int32)] = []
     private var hasCompositionOffsets = false
-    private var sizes = ByteWriter()
-    private var chunkOffsets = ByteWriter()
+    private var sizes: [UInt32] = []
+    private var chunkOffsets: [UInt64] = []
     private var chunkCount = 0
     private var chunkRuns: [SampleTable.ChunkRun] = []
     /// Sync sample indices, only once a non-sync sample was seen (until then every sample is
@@ -98,7 +99,7 @@ struct FragmentTableBuilder {
                 let p = records.startIndex + sample * run.recordSize + at
                 return UInt32(records[p]) << 24 | UInt32(records[p + 1]) << 16 | UInt32(records[p + 2]) << 8 | UInt32(records[p + 3])
             }
-            sizes.reserveCapacity(sizes.count + run.sampleCount * 4)
+            sizes.reserveCapacity(sizes.count + run.sampleCount)
             for i in 0..<run.sampleCount {
                 let duration = Int64(durationColumn >= 0 ? u32(i, durationColumn) : defaultDuration)
                 let size = sizeColumn >= 0 ? u32(i, sizeColumn) : defaultSize
@@ -166,7 +167,7 @@ struct FragmentTableBuilder {
         let sync = allSamplesSync || isSync
         if !sync && syncIndices == nil { syncIndices = Array(0..<index) }
         if sync { syncIndices?.append(index) }
-        sizes.u32(size)
+        sizes.append(size)
     }
 
     private mutating func appendTime(_ duration: Int64, sample: Int) {
@@ -179,7 +180,7 @@ struct FragmentTableBuilder {
     }
 
     private mutating func appendChunk(offset: UInt64, samples: Int, description: UInt32) {
-        chunkOffsets.u64(offset)
+        chunkOffsets.append(offset)
         if let last = chunkRuns.last, last.perChunk == UInt32(samples), last.descriptionNumber == description {
             chunkRuns[chunkRuns.count - 1].chunkCount += 1
         } else {
@@ -191,22 +192,19 @@ struct FragmentTableBuilder {
     /// The finished table.
     func build() -> SampleTable {
         var offsetRunStarts: [Int] = []
-        var compositionOffsets: SampleTableData?
+        var compositionOffsets: SampleColumn?
         if hasCompositionOffsets {
-            var writer = ByteWriter(capacity: offsetRuns.count * 8)
+            var values: [Int32] = []
+            values.reserveCapacity(offsetRuns.count)
             var start = 0
             for run in offsetRuns {
                 offsetRunStarts.append(start)
                 start += run.count
-                writer.u32(UInt32(clamping: run.count))
-                writer.i32(run.offset)
+                values.append(run.offset)
             }
-            let bytes = writer.bytes
             offsetRunStarts.append(start)
-            compositionOffsets = SampleTableData(kind: .compositionOffset, version: 1, entryCount: offsetRuns.count, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: bytes[...])
+            compositionOffsets = .compositionOffsets(values)
         }
-        let sizeTable = SampleTableData(kind: .sampleSize, version: 0, entryCount: sampleCount, constantSampleSize: 0, sampleCount: UInt32(clamping: sampleCount), fieldSize: 0, entryBytes: sizes.bytes[...])
-        let offsetTable = SampleTableData(kind: .chunkLargeOffset, version: 0, entryCount: chunkCount, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: chunkOffsets.bytes[...])
-        return SampleTable(sampleCount: sampleCount, findings: findings, timeRuns: timeRuns, offsetRunStarts: offsetRunStarts, compositionOffsets: compositionOffsets, syncIndices: syncIndices, chunkRuns: chunkRuns, sizes: sizeTable, constantSize: 0, chunkOffsets: offsetTable)
+        return SampleTable(sampleCount: sampleCount, findings: findings, timeRuns: timeRuns, offsetRunStarts: offsetRunStarts, compositionOffsets: compositionOffsets, syncIndices: syncIndices, chunkRuns: chunkRuns, sizes: .sizes(sizes), constantSize: 0, chunkOffsets: .offsets(chunkOffsets))
     }
 }

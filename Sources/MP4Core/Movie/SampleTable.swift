@@ -56,16 +56,17 @@ public struct SampleTable: Sendable {
     /// First sample of each `ctts` entry (cumulative counts); offsets are read from
     /// ``compositionOffsets`` in place, so the index costs 8 bytes per entry.
     let offsetRunStarts: [Int]
-    let compositionOffsets: SampleTableData?
+    let compositionOffsets: SampleColumn?
     /// 0-based sync sample indices, ascending; `nil` when every sample is a sync sample.
     let syncIndices: [Int]?
     let chunkRuns: [ChunkRun]
-    let sizes: SampleTableData?
+    let sizes: SampleColumn?
     let constantSize: UInt32
-    let chunkOffsets: SampleTableData?
+    let chunkOffsets: SampleColumn?
 
-    /// A table from prepared parts (movie fragments, see `FragmentTableBuilder`).
-    init(sampleCount: Int, findings: [Finding], timeRuns: [TimeRun], offsetRunStarts: [Int], compositionOffsets: SampleTableData?, syncIndices: [Int]?, chunkRuns: [ChunkRun], sizes: SampleTableData?, constantSize: UInt32, chunkOffsets: SampleTableData?) {
+    /// A table from prepared parts (movie fragments, see `FragmentTableBuilder`: plain
+    /// columns, no packed boxes).
+    init(sampleCount: Int, findings: [Finding], timeRuns: [TimeRun], offsetRunStarts: [Int], compositionOffsets: SampleColumn?, syncIndices: [Int]?, chunkRuns: [ChunkRun], sizes: SampleColumn?, constantSize: UInt32, chunkOffsets: SampleColumn?) {
         self.sampleCount = sampleCount
         self.findings = findings
         self.timeRuns = timeRuns
@@ -86,9 +87,9 @@ public struct SampleTable: Sendable {
         let chunkOffsets = table(.stco) ?? table(.co64)
         let stsc = table(.stsc)
         let stts = table(.stts)
-        self.sizes = sizes
+        self.sizes = sizes.map { .packed($0, column: 0) }
         self.constantSize = sizes.map { $0.kind == .sampleSize ? $0.constantSampleSize : 0 } ?? 0
-        self.chunkOffsets = chunkOffsets
+        self.chunkOffsets = chunkOffsets.map { .packed($0, column: 0) }
         var limit = Int(clamping: sizes?.sampleCount ?? 0)
         if sizes == nil { findings.append(Finding(.missingSampleSizes, message: "stbl has no stsz/stz2: the track has no usable samples", path: path)) }
         if chunkOffsets == nil { findings.append(Finding(.missingChunkOffsets, message: "stbl has no stco/co64: the track has no usable samples", path: path)); limit = 0 }
@@ -212,7 +213,7 @@ public struct SampleTable: Sendable {
         self.sampleCount = limit
         self.timeRuns = timeRuns
         self.offsetRunStarts = offsetRunStarts
-        self.compositionOffsets = ctts
+        self.compositionOffsets = ctts.map { .packed($0, column: 1) }
         self.syncIndices = syncIndices
         self.chunkRuns = chunkRuns
         self.findings = findings
@@ -242,23 +243,19 @@ public struct SampleTable: Sendable {
 
     /// Composition offset of sample `index`. O(log runs).
     public func compositionOffset(of index: Int) -> Int64 {
-        guard let table = compositionOffsets, offsetRunStarts.count > 1,
-              let r = Self.lastRun(offsetRunStarts, atOrBefore: index, key: { $0 }), r < offsetRunStarts.count - 1, r < table.entryCount
+        guard let column = compositionOffsets, offsetRunStarts.count > 1,
+              let r = Self.lastRun(offsetRunStarts, atOrBefore: index, key: { $0 }), r < offsetRunStarts.count - 1, r < column.count
         else { return 0 }
-        var offset = table.field(r, 1)
-        if table.version == 0 && offset > Int64(Int32.max) { offset = Int64(Int32(truncatingIfNeeded: offset)) }  // negative v0 values in the wild
-        return offset
+        return column.compositionOffset(r)
     }
 
     /// The smallest composition offset of any sample (0 without `ctts`), negative when the
     /// track uses negative offsets (`ctts` v1). O(`ctts` entries).
     public var smallestCompositionOffset: Int64 {
-        guard let table = compositionOffsets, offsetRunStarts.count > 1 else { return 0 }
+        guard let column = compositionOffsets, offsetRunStarts.count > 1 else { return 0 }
         var smallest: Int64 = 0
-        for r in 0..<min(offsetRunStarts.count - 1, table.entryCount) where offsetRunStarts[r + 1] > offsetRunStarts[r] && offsetRunStarts[r] < sampleCount {
-            var offset = table.field(r, 1)
-            if table.version == 0 && offset > Int64(Int32.max) { offset = Int64(Int32(truncatingIfNeeded: offset)) }
-            smallest = min(smallest, offset)
+        for r in 0..<min(offsetRunStarts.count - 1, column.count) where offsetRunStarts[r + 1] > offsetRunStarts[r] && offsetRunStarts[r] < sampleCount {
+            smallest = min(smallest, column.compositionOffset(r))
         }
         return smallest
     }
@@ -272,13 +269,13 @@ public struct SampleTable: Sendable {
 
     func size(of index: Int) -> UInt32 {
         if constantSize != 0 { return constantSize }
-        guard let sizes, index < sizes.entryCount else { return 0 }
-        return UInt32(truncatingIfNeeded: sizes.field(index, 0))
+        guard let sizes, index < sizes.count else { return 0 }
+        return UInt32(truncatingIfNeeded: sizes.value(index))
     }
 
     func chunkOffset(_ chunk: Int) -> UInt64 {
-        guard let chunkOffsets, chunk < chunkOffsets.entryCount else { return 0 }
-        return UInt64(bitPattern: chunkOffsets.field(chunk, 0))
+        guard let chunkOffsets, chunk < chunkOffsets.count else { return 0 }
+        return UInt64(bitPattern: chunkOffsets.value(chunk))
     }
 
     /// Sample `index` (0-based), or `nil` when out of range. O(log runs + samples before it in
@@ -383,4 +380,46 @@ public struct SampleTable: Sendable {
     /// All sync sample indices (every sample when there is no `stss`), for callers that
     /// search by presentation time.
     public var syncSampleIndices: [Int]? { syncIndices }
+}
+
+/// One column of a ``SampleTable``: the entries of a box, read in place from its bytes
+/// (`stsz`, `stco`, `ctts`: no copy of a table of millions), or plain values built from movie
+/// fragments (no fake boxes packed only to be decoded again).
+enum SampleColumn: Sendable {
+    /// Field `column` of a box's entries.
+    case packed(SampleTableData, column: Int)
+    /// Sizes of fragment samples.
+    case sizes([UInt32])
+    /// Chunk offsets of fragment runs.
+    case offsets([UInt64])
+    /// Composition offsets of fragment runs.
+    case compositionOffsets([Int32])
+
+    var count: Int {
+        switch self {
+        case .packed(let table, _): return table.entryCount
+        case .sizes(let values): return values.count
+        case .offsets(let values): return values.count
+        case .compositionOffsets(let values): return values.count
+        }
+    }
+
+    /// Entry `index` (< ``count``).
+    @inline(__always)
+    func value(_ index: Int) -> Int64 {
+        switch self {
+        case .packed(let table, let column): return table.field(index, column)
+        case .sizes(let values): return Int64(values[index])
+        case .offsets(let values): return Int64(bitPattern: values[index])
+        case .compositionOffsets(let values): return Int64(values[index])
+        }
+    }
+
+    /// Entry `index` as a composition offset: a version-0 `ctts` value above 2^31 is read as
+    /// negative (such files exist in the wild).
+    func compositionOffset(_ index: Int) -> Int64 {
+        let offset = value(index)
+        if case .packed(let table, _) = self, table.version == 0, offset > Int64(Int32.max) { return Int64(Int32(truncatingIfNeeded: offset)) }
+        return offset
+    }
 }
