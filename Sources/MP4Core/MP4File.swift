@@ -132,6 +132,7 @@ public struct MP4File: Sendable {
             nodes.append(node)
         }
         findings += parser.findings
+        for (i, ordinal) in BoxNode.ordinalNumbers(of: nodes.map(\.type)).enumerated() { nodes[i].ordinalNumber = ordinal }
         var movie: Movie?
         if let moov = nodes.first(where: { $0.type == .moov }) {
             if moov.isTruncated {

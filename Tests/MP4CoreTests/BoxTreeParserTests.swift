@@ -102,5 +102,7 @@ import MP4TestSupport
         var stopped: [String] = []
         let finished = node.walk(path: .top(.moov)) { box, path in stopped.append(path.description); return box.type == .edts ? .stop : .descend }
         #expect(!finished && stopped.last == "moov/trak[2]/edts" && !stopped.contains("moov/udta"))
+        // Siblings are numbered once, by the parser: the walk reads the numbers from the nodes.
+        #expect(node.children.map(\.ordinalNumber) == [1, 2, nil])
     }
 }

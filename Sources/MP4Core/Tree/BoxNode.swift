@@ -40,6 +40,9 @@ public struct BoxNode: Sendable, Hashable {
     public var isTruncated: Bool
     /// The payload bytes after the header that are actually present.
     public var payload: ArraySlice<UInt8>
+    /// The box's number among its siblings of the same type, from 1, when there are several
+    /// (`trak[2]`); `nil` when it is the only one. Set once, where the box is parsed.
+    public var ordinalNumber: Int?
 
     /// Creates a node.
     public init(header: BoxHeader, version: UInt8? = nil, flags: UInt32? = nil, content: BoxContent, children: [BoxNode] = [], isTruncated: Bool = false, payload: ArraySlice<UInt8> = []) {
@@ -127,15 +130,20 @@ public struct BoxNode: Sendable, Hashable {
         return true
     }
 
-    /// The paths of `children` under `parent`, numbering types that occur more than once.
+    /// The paths of `children` under `parent`, from their ``ordinalNumber``s.
     public static func childPaths(_ children: [BoxNode], parent: BoxPath) -> [BoxPath] {
+        children.map { parent.appending($0.type, ordinalNumber: $0.ordinalNumber) }
+    }
+
+    /// The ordinal numbers of boxes of `types`, in order: types that occur more than once are
+    /// numbered from 1, the others have none. The one place siblings are numbered.
+    public static func ordinalNumbers(of types: [FourCC]) -> [Int?] {
         var totals: [FourCC: Int] = [:]
-        for child in children { totals[child.type, default: 0] += 1 }
+        for type in types { totals[type, default: 0] += 1 }
         var seen: [FourCC: Int] = [:]
-        return children.map { child in
-            seen[child.type, default: 0] += 1
-            let ordinal = (totals[child.type] ?? 0) > 1 ? seen[child.type] : nil
-            return parent.appending(child.type, ordinalNumber: ordinal)
+        return types.map { type in
+            seen[type, default: 0] += 1
+            return (totals[type] ?? 0) > 1 ? seen[type] : nil
         }
     }
 }

@@ -164,16 +164,14 @@ public struct BoxTreeParser: Sendable {
                 throw MP4Error(.limitExceeded, "more than \(limits.maxBoxCount) boxes", offset: header.offset, path: parentPath, limit: .maxBoxCount)
             }
         }
-        var totals: [FourCC: Int] = [:]
-        for (header, _) in headers { totals[header.type, default: 0] += 1 }
-        var seen: [FourCC: Int] = [:]
+        let ordinals = BoxNode.ordinalNumbers(of: headers.map(\.0.type))
         var children: [BoxNode] = []
         children.reserveCapacity(headers.count)
-        for (header, childRange) in headers {
-            seen[header.type, default: 0] += 1
-            let ordinal = (totals[header.type] ?? 0) > 1 ? seen[header.type] : nil
+        for ((header, childRange), ordinal) in zip(headers, ordinals) {
             let path = parentPath.appending(header.type, ordinalNumber: ordinal)
-            children.append(try parseBox(header: header, storage: storage, range: childRange, baseOffset: baseOffset, path: path, depth: depth + 1, context: context))
+            var child = try parseBox(header: header, storage: storage, range: childRange, baseOffset: baseOffset, path: path, depth: depth + 1, context: context)
+            child.ordinalNumber = ordinal
+            children.append(child)
         }
         return children
     }
