@@ -19,6 +19,45 @@ import MP4TestSupport
         return FileSystem.list(docs).filter { $0.hasSuffix(".md") }.sorted().map { docs + "/" + $0 } + [Fixtures.packageRoot + "/README.md"]
     }()
 
+    /// docs/architecture.md stays true: every Swift name it puts in backticks (a type, or
+    /// `Type.member`) exists in Sources, so a rename or a removal fails here until the page
+    /// follows.
+    @Test func architectureNamesExist() throws {
+        let page = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/docs/architecture.md")), as: UTF8.self)
+        // What Sources and Tests declare: type names and member names.
+        var types: Set<String> = [], members: Set<String> = [], directories: Set<String> = []
+        let declaration = try NSRegularExpression(pattern: "\\b(struct|enum|protocol|actor|class|typealias|extension|var|let|func|case) +([A-Za-z_][A-Za-z0-9_]*)")
+        for top in ["Sources", "Tests"] {
+            let root = Fixtures.packageRoot + "/" + top
+            for case let relative as String in FileManager.default.enumerator(atPath: root)?.allObjects ?? [] {
+                if !relative.contains(".") { directories.insert(String(relative.split(separator: "/").last ?? "")) }
+                guard relative.hasSuffix(".swift"), let bytes = FileSystem.read(root + "/" + relative) else { continue }
+                let text = String(decoding: bytes, as: UTF8.self)
+                for match in declaration.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    guard let kind = Range(match.range(at: 1), in: text), let name = Range(match.range(at: 2), in: text) else { continue }
+                    if ["var", "let", "func", "case"].contains(String(text[kind])) { members.insert(String(text[name])) } else { types.insert(String(text[name])) }
+                }
+            }
+        }
+        let reference = try NSRegularExpression(pattern: "`([A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)(?:\\.([a-z][A-Za-z0-9]+))?`")
+        var missing: [String] = []
+        var checked = 0
+        for match in reference.matches(in: page, range: NSRange(page.startIndex..., in: page)) {
+            guard let typeRange = Range(match.range(at: 1), in: page) else { continue }
+            let type = String(page[typeRange])
+            // Spec words in backticks (`MovieBox`) and module or target names are not types.
+            if ["MovieBox"].contains(type) || directories.contains(type) { continue }
+            checked += 1
+            if !types.contains(type) { missing.append(type); continue }
+            if let memberRange = Range(match.range(at: 2), in: page) {
+                let member = String(page[memberRange])
+                if member != "swift" && !members.contains(member) { missing.append(type + "." + member) }
+            }
+        }
+        #expect(checked > 50, "only \(checked) names found: the pattern no longer matches the page")
+        #expect(missing.isEmpty, "docs/architecture.md names what Sources and Tests lack: \(missing)")
+    }
+
     static func blocks() -> [Block] {
         var result: [Block] = []
         for page in pages {
