@@ -145,6 +145,61 @@ public struct MP4File: Sendable {
         return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics, movieBytes: movieBytes)
     }
 
+    /// A copy whose MP3 tracks carry the channel mode of their first frame header: MP4
+    /// writers often leave the sample entry's channel count at the placeholder 2 for mono MP3,
+    /// and `esds` says nothing about channels for MPEG-1/2 audio. One read of 4 bytes per such
+    /// track (counted in ``statistics``).
+    public func probingFirstFrames(from source: some ByteSource, limits: ParseLimits = .default) async throws -> MP4File {
+        guard var movie else { return self }
+        var loader = SourceLoader(source: source, limits: limits)
+        for (position, track) in movie.tracks.enumerated() {
+            guard var entry = track.sampleEntries.first, entry.isMPEGAudio, let stbl = track.sampleTableBox,
+                  let first = SampleTable(stbl: stbl, path: track.sampleTablePath).sample(at: 0), first.byteCount >= 4,
+                  first.byteOffset <= layout.fileSize, layout.fileSize - first.byteOffset >= 4 else { continue }
+            let header = try await loader.read(first.byteOffset..<(first.byteOffset + 4))
+            // 11 sync bits, then version, layer, ...; the channel mode is the top two bits of
+            // the fourth byte (3: single channel).
+            guard header[0] == 0xFF, header[1] & 0xE0 == 0xE0, header[1] & 0x06 != 0 else { continue }
+            entry.frameHeaderChannelCount = header[3] >> 6 == 3 ? 1 : 2
+            movie.tracks[position].sampleEntries[0] = entry
+        }
+        guard loader.statistics.readCount > 0 else { return self }
+        var copy = self
+        copy.movie = movie
+        copy.statistics.readCount += loader.statistics.readCount
+        copy.statistics.byteCount += loader.statistics.byteCount
+        return copy
+    }
+
+    /// A copy whose duration, when neither `mvhd` nor `mehd` gives one, is what the segment
+    /// index (`sidx`) declares: an initialisation segment with an index (DASH on-demand) has
+    /// no fragments to measure. One read of the index; nothing when it is absent.
+    public func completingDuration(from source: some ByteSource, limits: ParseLimits = .default) async throws -> MP4File {
+        guard var movie, isFragmented, (movie.durationSeconds ?? 0) == 0, layout.boxes.contains(where: { $0.type == .sidx }) else { return self }
+        let main = movie.tracks.first { $0.kind == .video } ?? movie.tracks.first { $0.kind == .audio } ?? movie.tracks.first
+        var loader = SourceLoader(source: source, limits: limits)
+        var parser = BoxTreeParser(limits: limits)
+        // The first top-level index of the main track (or the first index): its subsegment
+        // durations cover the presentation, wherever their bytes are (an init segment's index
+        // points into other files).
+        let indexes = layout.boxes.filter { $0.type == .sidx }
+        var chosen: SegmentIndexBox?
+        for box in indexes {
+            guard let sidx = try await loader.loadBox(box.offset..<box.availableEnd, path: .top(.sidx), what: "the index boxes (sidx)", parser: &parser).model(SegmentIndexBox.self), sidx.timescale > 0 else { continue }
+            if chosen == nil || sidx.referenceID == main?.trackID { chosen = sidx }
+            if sidx.referenceID == main?.trackID { break }
+        }
+        guard let chosen else { return self }
+        var total: UInt64 = 0
+        for reference in chosen.references { total &+= UInt64(reference.subsegmentDuration) }
+        movie.indexedDurationSeconds = Double(total) / Double(chosen.timescale)
+        var copy = self
+        copy.movie = movie
+        copy.statistics.readCount += loader.statistics.readCount
+        copy.statistics.byteCount += loader.statistics.byteCount
+        return copy
+    }
+
     /// A copy whose fragmented tracks carry the facts their movie fragments hold: sample count,
     /// bytes, sync samples and duration (the presentation span of their samples), as ffprobe
     /// reports them. `planner` is ``SeekPlanner/index(_:from:limits:)`` of this file (it read
@@ -175,7 +230,7 @@ public struct MP4File: Sendable {
            let measured = movie.tracks.compactMap(\.fragmentDurationSeconds).max() {
             let seconds = Double(declared) / Double(scale)
             if abs(seconds - measured) > max(1, 0.1 * measured) {
-                copy.findings.append(Finding(.fragmentDurationMismatch, message: "mehd declares \(seconds) s but the movie fragments hold \((measured * 1000).rounded() / 1000) s of samples; the duration shown is mehd's", path: .top(.moov).appending(.mvex).appending(.mehd)))
+                copy.findings.append(Finding(.fragmentDurationMismatch, message: "mehd declares \(seconds) s but the movie fragments hold \((measured * 1000).rounded() / 1000) s of samples; the duration shown is what they hold", path: .top(.moov).appending(.mvex).appending(.mehd)))
             }
         }
         copy.movie = movie

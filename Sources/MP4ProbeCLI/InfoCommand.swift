@@ -28,6 +28,9 @@ enum InfoCommand: Command {
            let planner = try? await SeekPlanner.index(file, from: source, limits: limits) {
             file = file.completingFragments(with: planner)
         }
+        // Facts the header boxes leave open: an index's duration, an MP3 track's channels.
+        file = try await file.completingDuration(from: source, limits: limits)
+        file = try await file.probingFirstFrames(from: source, limits: limits)
         if scanner.flag("json") {
             output.write(InfoReport.json(file).rendered(pretty: !scanner.flag("compact")) + "\n")
         } else {

@@ -60,12 +60,12 @@ enum InfoReport {
             ("handlerName", .optional(track.handlerName, JSONValue.string)),
             ("codec", .optional(entry?.codingFormat) { .string($0.description) }),
             ("codecString", .optional(entry?.codecString, JSONValue.string)),
-            ("width", .optional(entry?.width) { .uint(UInt64($0)) }),
-            ("height", .optional(entry?.height) { .uint(UInt64($0)) }),
+            ("width", .optional(track.width) { .uint(UInt64($0)) }),
+            ("height", .optional(track.height) { .uint(UInt64($0)) }),
             ("displayWidth", .optional(track.kind == .video ? track.header?.width : nil, JSONValue.double)),
             ("displayHeight", .optional(track.kind == .video ? track.header?.height : nil, JSONValue.double)),
             ("rotation", .optional(track.kind == .video ? track.header?.rotationDegrees : nil) { .int(Int64($0)) }),
-            ("sampleRate", .optional(entry?.sampleRate, JSONValue.double)),
+            ("sampleRate", .optional(entry?.effectiveSampleRate, JSONValue.double)),
             ("channelCount", .optional(entry?.effectiveChannelCount) { .uint(UInt64($0)) }),
             ("timescale", .optional(track.timescale) { .uint(UInt64($0)) }),
             ("durationSeconds", .optional(track.durationSeconds, JSONValue.double)),
@@ -207,7 +207,7 @@ enum InfoReport {
                 }
             }
             if track.kind == .audio || entry.kind == .audio {
-                if let rate = entry.sampleRate { parts.append("\(Format.fixed(rate, 0)) Hz") }
+                if let rate = entry.effectiveSampleRate { parts.append("\(Format.fixed(rate, 0)) Hz") }
                 if let channels = entry.effectiveChannelCount { parts.append("\(channels) ch") }
             }
         } else {

@@ -43,7 +43,7 @@ public enum BoxCatalog {
         TimeToSampleBox.self, CompositionOffsetBox.self, SyncSampleBox.self, SampleToChunkBox.self, SampleSizeBox.self,
         CompactSampleSizeBox.self, ChunkOffsetBox.self, ChunkLargeOffsetBox.self, SampleDependencyTypeBox.self,
         AVCConfigurationBox.self, HEVCConfigurationBox.self, AV1CodecConfigurationBox.self, VPCodecConfigurationBox.self,
-        ESDBox.self, OpusSpecificBox.self, AC3SpecificBox.self, EC3SpecificBox.self, ALACSpecificBox.self, FLACSpecificBox.self,
+        ESDBox.self, OpusSpecificBox.self, AC3SpecificBox.self, EC3SpecificBox.self, ALACSpecificBox.self, FLACSpecificBox.self, MLPSpecificBox.self, IAConfigurationBox.self,
         OriginalFormatBox.self, SchemeTypeBox.self, SampleAuxiliaryInformationOffsetsBox.self, ItemLocationBox.self,
     ]
 

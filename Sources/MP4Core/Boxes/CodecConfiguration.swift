@@ -23,6 +23,13 @@ public enum CodecConfiguration: Sendable, Hashable {
     case alac(bitDepth: UInt8, channelCount: UInt8, sampleRate: UInt32)
     /// FLAC `dfLa` STREAMINFO.
     case flac(sampleRate: UInt32, channelCount: UInt8, bitsPerSample: UInt8)
+    /// Dolby TrueHD `dmlp` (Dolby TrueHD in ISOBMFF): sample rate and channel count from its
+    /// `format_info`, peak data rate.
+    case trueHD(sampleRate: UInt32?, channelCount: UInt8, peakDataRate: UInt16)
+    /// IAMF `iacb` (Immersive Audio Model and Formats §6.3): the profiles of its sequence
+    /// header and its first codec configuration (`Opus`, `mp4a`, `fLaC`, `ipcm`) with the
+    /// sample rate it decodes at.
+    case iamf(primaryProfile: UInt8, additionalProfile: UInt8, codecID: FourCC, sampleRate: UInt32?)
 
     /// Parses the configuration box `type` from its payload (after the box header, and after
     /// version and flags for the full boxes `vpcC`, `esds`, `alac`, `dfLa`), or returns `nil`
@@ -89,6 +96,19 @@ public enum CodecConfiguration: Sendable, Hashable {
             let channels = try reader.readUInt8()
             try reader.skip(2 + 4 + 4)
             return .alac(bitDepth: depth, channelCount: channels, sampleRate: try reader.readUInt32())
+        case "dmlp":
+            let formatInfo = try reader.readUInt32()
+            let peak = try reader.readUInt16() >> 1
+            // ffmpeg's mlp_samplerate: 0xF is invalid; bit 3 picks the 44.1 kHz family.
+            let code = formatInfo >> 28
+            let rate: UInt32? = code == 0xF || code & 7 > 2 ? nil : (code & 8 != 0 ? 44100 : 48000) << (code & 7)
+            // 8ch_presentation_channel_assignment: each bit a group of 1 or 2 channels.
+            let groups: [UInt8] = [2, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 1, 1]
+            var channels: UInt8 = 0
+            for (bit, count) in groups.enumerated() where formatInfo & (1 << UInt32(bit)) != 0 { channels += count }
+            return .trueHD(sampleRate: rate, channelCount: channels, peakDataRate: peak)
+        case "iacb":
+            return try parseIAMF(&reader)
         case .dfLa:
             let blockHeader = try reader.readUInt32()
             guard blockHeader >> 24 & 0x7F == 0, blockHeader & 0xFF_FFFF >= 18 else {
@@ -100,6 +120,61 @@ public enum CodecConfiguration: Sendable, Hashable {
         default:
             return nil
         }
+    }
+
+    /// Reads a LEB128 value (at most 8 bytes, as IAMF allows).
+    private static func leb128(_ reader: inout ByteReader) throws -> UInt64 {
+        var value: UInt64 = 0
+        for i in 0..<8 {
+            let byte = try reader.readUInt8()
+            value |= UInt64(byte & 0x7F) << UInt64(7 * i)
+            if byte & 0x80 == 0 { return value }
+        }
+        throw MP4Error(.malformed, "a LEB128 value is longer than 8 bytes", offset: reader.fileOffset)
+    }
+
+    /// `iacb`: version, then the configuration OBUs; the sequence header's profiles and the
+    /// first codec configuration OBU's codec and sample rate.
+    private static func parseIAMF(_ reader: inout ByteReader) throws -> CodecConfiguration {
+        try reader.skip(1)  // configurationVersion
+        let size = try leb128(&reader)
+        var obus = try reader.slice(count: Int(min(size, UInt64(reader.remaining))))
+        var profiles: (UInt8, UInt8) = (0, 0)
+        // Each OBU takes at least two bytes: the loop ends with the bytes.
+        while obus.remaining >= 2 {
+            let header = try obus.readUInt8()
+            let obuSize = try leb128(&obus)
+            guard obuSize <= UInt64(obus.remaining) else { break }
+            var obu = try obus.slice(count: Int(obuSize))
+            let type = header >> 3
+            if header & 2 != 0 { _ = try leb128(&obu); _ = try leb128(&obu) }  // trimming
+            if header & 1 != 0 { try obu.skip(Int(min(try leb128(&obu), UInt64(obu.remaining)))) }  // extension
+            if type == 31 {  // IA sequence header: 'iamf', primary and additional profile
+                try obu.skip(4)
+                profiles = (try obu.readUInt8(), try obu.readUInt8())
+            } else if type == 0 {  // codec config
+                _ = try leb128(&obu)  // codec_config_id
+                let codec = try obu.readFourCC()
+                _ = try leb128(&obu)  // num_samples_per_frame
+                try obu.skip(2)  // audio_roll_distance
+                var rate: UInt32?
+                switch codec {
+                case .opus: rate = 48000  // Opus decodes at 48 kHz
+                case "ipcm":
+                    try obu.skip(2)  // sample_format_flags, sample_size
+                    rate = try obu.readUInt32()
+                case .flac:
+                    try obu.skip(4)  // METADATA_BLOCK_HEADER of STREAMINFO
+                    try obu.skip(10)
+                    rate = try obu.readUInt32() >> 12
+                case .mp4a:
+                    if case .mpeg4(_, _, _, let frequency, _, _) = try parseDecoderConfig(&obu) { rate = frequency }
+                default: break
+                }
+                return .iamf(primaryProfile: profiles.0, additionalProfile: profiles.1, codecID: codec, sampleRate: rate)
+            }
+        }
+        throw MP4Error(.malformed, "iacb has no codec configuration OBU", offset: reader.fileOffset)
     }
 
     /// Reads an expandable descriptor length (up to four 7-bit groups).
@@ -124,6 +199,11 @@ public enum CodecConfiguration: Sendable, Hashable {
         if esFlags & 0x80 != 0 { try es.skip(2) }
         if esFlags & 0x40 != 0 { try es.skip(Int(try es.readUInt8())) }
         if esFlags & 0x20 != 0 { try es.skip(2) }
+        return try parseDecoderConfig(&es)
+    }
+
+    /// Parses a DecoderConfigDescriptor (tag 4) and its AudioSpecificConfig.
+    private static func parseDecoderConfig(_ es: inout ByteReader) throws -> CodecConfiguration {
         guard try es.readUInt8() == 0x04 else {
             throw MP4Error(.malformed, "ES_Descriptor lacks a DecoderConfigDescriptor (tag 4)", offset: es.fileOffset)
         }
@@ -183,6 +263,10 @@ public enum CodecConfiguration: Sendable, Hashable {
         case .eac3: return "ec-3"
         case .alac: return "alac"
         case .flac: return "flac"
+        case .trueHD: return "mlpa"
+        case let .iamf(primary, additional, codec, _):
+            func pad3(_ v: UInt8) -> String { String(repeating: "0", count: 3 - String(v).count) + String(v) }
+            return "iamf.\(pad3(primary)).\(pad3(additional)).\(codec.description.trimmingTrailingSpaces)"
         }
     }
 }

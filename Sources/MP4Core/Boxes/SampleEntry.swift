@@ -35,11 +35,23 @@ public struct SampleEntry: Sendable, Hashable {
     public var textNamespace: String?
     /// The decoder configuration, when a known configuration box is present.
     public var configuration: CodecConfiguration?
+    /// For MPEG-1/2 audio (MP3): the channel count of the first frame header, when it was
+    /// read (``MP4File/probingFirstFrames(from:limits:)``).
+    public var frameHeaderChannelCount: UInt32?
+
+    /// Whether the entry carries MPEG-1/2 audio (MP3, MP2): `.mp3`/`mp3 ` entries, or `mp4a`
+    /// with object type 0x69 or 0x6B.
+    public var isMPEGAudio: Bool {
+        if codingFormat == ".mp3" || codingFormat == "mp3 " { return true }
+        if case .mpeg4(let oti, _, _, _, _, _)? = configuration { return oti == 0x69 || oti == 0x6B }
+        return false
+    }
 
     /// The channel count a decoder produces: from the codec configuration when it says
     /// (AudioSpecificConfig, `dOps`, `dac3`, `alac`, `dfLa`), else the sample entry's field,
     /// which ISO writers often leave at the placeholder 2.
     public var effectiveChannelCount: UInt32? {
+        if let frameHeaderChannelCount { return frameHeaderChannelCount }
         switch configuration {
         case .mpeg4(_, _, let channels?, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
         case .opus(let channels, _, _)?: return UInt32(channels)
@@ -47,7 +59,29 @@ public struct SampleEntry: Sendable, Hashable {
         case .eac3(_, _, let channels?)?: return UInt32(channels)
         case .alac(_, let channels, _)?: return UInt32(channels)
         case .flac(_, let channels, _)?: return UInt32(channels)
-        default: return channelCount
+        case .trueHD(_, let channels, _)? where channels > 0: return UInt32(channels)
+        default:
+            // AMR is mono by definition; the field is often the placeholder 2.
+            if codingFormat == "samr" || codingFormat == "sawb" { return 1 }
+            return channelCount
+        }
+    }
+
+    /// The sample rate a decoder produces: 48 kHz for Opus (its decoders always run at 48 kHz;
+    /// the entry may carry the input rate), 8/16 kHz for AMR narrow/wide band, the codec
+    /// configuration's rate for TrueHD and IAMF (the entry holds a placeholder), else the
+    /// entry's field. `nil` when unknown (an IAMF entry's 0).
+    public var effectiveSampleRate: Double? {
+        switch configuration {
+        case .opus?: return 48000
+        case .trueHD(let rate, _, _)?: return rate.map(Double.init)
+        case .iamf(_, _, _, let rate)?: return rate.map(Double.init)
+        default:
+            if codingFormat == .opus { return 48000 }
+            if codingFormat == "samr" { return 8000 }
+            if codingFormat == "sawb" { return 16000 }
+            if codingFormat == "iamf" || codingFormat == "mlpa" { return nil }
+            return sampleRate
         }
     }
 

@@ -34,12 +34,23 @@ public struct Movie: Sendable, Hashable {
         self.findings = findings
     }
 
-    /// Duration in seconds: `mvhd`, else `mehd` for fragmented movies, else the longest track.
+    /// The duration the segment index (`sidx`) declares: the sum of its subsegment
+    /// durations, when it was read (``MP4File/completingDuration(from:)``).
+    public var indexedDurationSeconds: Double?
+
+    /// Duration in seconds, as a player sees the file: `mvhd`; for a fragmented movie without
+    /// it, the span its movie fragments hold when they were measured
+    /// (``MP4File/completingFragments(with:)``; a segment cut from a longer stream holds less
+    /// than its `mehd` declares), else `mehd`, else what `sidx` declares; else the longest track.
     public var durationSeconds: Double? {
         if let header, header.duration > 0, let seconds = header.durationSeconds { return seconds }
+        if let measured = tracks.filter(\.factsFromFragments).compactMap(\.fragmentDurationSeconds).max(), measured > 0 {
+            return measured
+        }
         if let fragmentDuration, let header, header.timescale > 0, fragmentDuration > 0 {
             return Double(fragmentDuration) / Double(header.timescale)
         }
+        if let indexedDurationSeconds, indexedDurationSeconds > 0 { return indexedDurationSeconds }
         return tracks.compactMap(\.durationSeconds).max()
     }
 }

@@ -62,6 +62,18 @@ public struct Track: Sendable, Hashable {
 
     /// Media time scale.
     public var timescale: UInt32? { mediaHeader?.timescale }
+
+    /// The picture width in pixels: the first sample entry's coded width; for a subtitle or
+    /// text track without one (VobSub's `mp4s`), the track header's, as ffmpeg reports it.
+    public var width: UInt16? { sampleEntries.first?.width ?? headerSize?.width }
+    /// The picture height in pixels (see ``width``).
+    public var height: UInt16? { sampleEntries.first?.height ?? headerSize?.height }
+
+    private var headerSize: (width: UInt16, height: UInt16)? {
+        guard kind == .subtitle || kind == .text, let header, header.width >= 1, header.height >= 1,
+              header.width < 65536, header.height < 65536 else { return nil }
+        return (UInt16(header.width), UInt16(header.height))
+    }
     /// Language code.
     public var language: String? { mediaHeader?.language }
 
@@ -127,7 +139,7 @@ public struct Track: Sendable, Hashable {
         switch handler {
         case .vide?: return .video
         case .soun?: return .audio
-        case .sbtl?, .subt?, .clcp?: return .subtitle
+        case .sbtl?, .subt?, .clcp?, "subp"?: return .subtitle
         case .text?: return .text
         case "meta"?: return .metadata
         case .hint?: return .hint

@@ -112,6 +112,24 @@ public struct FLACSpecificBox: CodecConfigurationBoxModel {
     public init(configuration: CodecConfiguration) { self.configuration = configuration }
 }
 
+/// `dmlp` (Dolby TrueHD in ISOBMFF): the MLP specific box of an `mlpa` sample entry.
+public struct MLPSpecificBox: CodecConfigurationBoxModel {
+    public static let type: FourCC = "dmlp"
+    public static let specName = "MLPSpecificBox"
+    public static let isFullBox = false
+    public var configuration: CodecConfiguration
+    public init(configuration: CodecConfiguration) { self.configuration = configuration }
+}
+
+/// `iacb` (IAMF §6.3): the IA configuration of an `iamf` sample entry.
+public struct IAConfigurationBox: CodecConfigurationBoxModel {
+    public static let type: FourCC = "iacb"
+    public static let specName = "IAConfigurationBox"
+    public static let isFullBox = false
+    public var configuration: CodecConfiguration
+    public init(configuration: CodecConfiguration) { self.configuration = configuration }
+}
+
 extension CodecConfiguration {
     /// The fields a dump shows, in order.
     public var fields: [(name: String, value: FieldValue)] {
@@ -139,6 +157,10 @@ extension CodecConfiguration {
             return [("bitDepth", u(depth)), ("channelCount", u(channels)), ("sampleRate", u(rate))]
         case let .flac(rate, channels, bits):
             return [("sampleRate", u(rate)), ("channelCount", u(channels)), ("bitsPerSample", u(bits))]
+        case let .trueHD(rate, channels, peak):
+            return [("sampleRate", .optional(rate, u)), ("channelCount", u(channels)), ("peakDataRate", u(peak))]
+        case let .iamf(primary, additional, codec, rate):
+            return [("primaryProfile", u(primary)), ("additionalProfile", u(additional)), ("codecID", .string(codec.description)), ("sampleRate", .optional(rate, u))]
         }
     }
 }
