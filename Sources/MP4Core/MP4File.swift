@@ -145,6 +145,51 @@ public struct MP4File: Sendable {
         return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics, movieBytes: movieBytes)
     }
 
+    /// A copy whose chapters are the titles of its QuickTime chapter track (`tref/chap`), when
+    /// it has one and no `chpl`: each title is a text sample (a 16-bit length, then UTF-8 or
+    /// UTF-16 with a byte-order mark). One read when the samples lie within 256 KiB of each
+    /// other (as writers place them), else one per title; at most
+    /// ``MovieMetadata/maximumChapters`` titles of at most 1 KiB.
+    public func readingChapterTitles(from source: some ByteSource, limits: ParseLimits = .default) async throws -> MP4File {
+        guard var movie, movie.metadata.chapters.isEmpty, let id = movie.metadata.chapterTrackID,
+              let track = movie.tracks.first(where: { $0.trackID == id }), let stbl = track.sampleTableBox,
+              let timescale = track.timescale, timescale > 0 else { return self }
+        let table = SampleTable(stbl: stbl, path: track.sampleTablePath)
+        var samples: [(start: Double, range: Range<UInt64>)] = []
+        for index in 0..<min(table.sampleCount, MovieMetadata.maximumChapters) {
+            guard let sample = table.sample(at: index), sample.byteCount >= 2, sample.byteOffset < layout.fileSize else { continue }
+            let count = min(UInt64(sample.byteCount), 1024, layout.fileSize - sample.byteOffset)
+            samples.append((Double(sample.decodeTime) / Double(timescale), sample.byteOffset..<(sample.byteOffset + count)))
+        }
+        guard let lowest = samples.map(\.range.lowerBound).min(), let highest = samples.map(\.range.upperBound).max() else { return self }
+        var loader = SourceLoader(source: source, limits: limits)
+        let span: [UInt8]? = highest - lowest <= 256 << 10 ? try await loader.read(lowest..<highest) : nil
+        var chapters: [MovieMetadata.Chapter] = []
+        for sample in samples {
+            let bytes: ArraySlice<UInt8>
+            if let span { bytes = span[Int(sample.range.lowerBound - lowest)..<Int(sample.range.upperBound - lowest)] } else { bytes = try await loader.read(sample.range)[...] }
+            let length = Int(bytes[bytes.startIndex]) << 8 | Int(bytes[bytes.startIndex + 1])
+            let text = bytes.dropFirst(2).prefix(length)
+            let title: String
+            if text.count >= 2, text[text.startIndex] == 0xFE, text[text.startIndex + 1] == 0xFF {
+                var units: [UInt16] = []
+                var index = text.startIndex + 2
+                while index + 1 < text.endIndex { units.append(UInt16(text[index]) << 8 | UInt16(text[index + 1])); index += 2 }
+                title = String(decoding: units, as: UTF16.self)
+            } else {
+                title = String(decoding: text, as: UTF8.self)
+            }
+            chapters.append(MovieMetadata.Chapter(startSeconds: sample.start, title: title))
+        }
+        movie.metadata.chapters = chapters.sorted { $0.startSeconds < $1.startSeconds }
+        movie.metadata.chapterSource = .chapterTrack
+        var copy = self
+        copy.movie = movie
+        copy.statistics.readCount += loader.statistics.readCount
+        copy.statistics.byteCount += loader.statistics.byteCount
+        return copy
+    }
+
     /// A copy whose MP3 tracks carry the channel mode of their first frame header: MP4
     /// writers often leave the sample entry's channel count at the placeholder 2 for mono MP3,
     /// and `esds` says nothing about channels for MPEG-1/2 audio. One read of 4 bytes per such

@@ -130,7 +130,9 @@ enum BoxesReport {
 
     static func textValue(_ value: JSONValue) -> String {
         switch value {
-        case .string(let s): return s.contains(" ") || s.isEmpty ? "\"\(s)\"" : s
+        case .string(let raw):
+            let s = raw.replacingControlCharacters()
+            return s.contains(" ") || s.isEmpty ? "\"\(s)\"" : s
         case .array(let items): return "[" + items.map(textValue).joined(separator: ",") + "]"
         case .double(let d): return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : Format.fixed(d, 3)
         default: return value.rendered(pretty: false)

@@ -84,3 +84,21 @@ enum Format {
     /// `0x000001`.
     static func hexFlags(_ flags: UInt32) -> String { Hex.flags(flags) }
 }
+
+extension String {
+    /// The text with control characters (C0, DEL, C1: terminal escapes, line breaks) shown as
+    /// `\u{1B}` and the like: strings from a file are printed to terminals, and a hostile
+    /// file must not move the cursor, recolour the screen or forge lines.
+    func replacingControlCharacters() -> String {
+        guard unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return self }
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}

@@ -31,6 +31,7 @@ enum InfoCommand: Command {
         // Facts the header boxes leave open: an index's duration, an MP3 track's channels.
         file = try await file.completingDuration(from: source, limits: limits)
         file = try await file.probingFirstFrames(from: source, limits: limits)
+        file = try await file.readingChapterTitles(from: source, limits: limits)
         if scanner.flag("json") {
             output.write(InfoReport.json(file).rendered(pretty: !scanner.flag("compact")) + "\n")
         } else {

@@ -3,7 +3,7 @@ import MP4Core
 /// `mp4probe info`: the summary of a file, as text for people and as JSON (schema in
 /// `docs/json-schema.md`).
 enum InfoReport {
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     // MARK: JSON
 
@@ -17,7 +17,14 @@ enum InfoReport {
             ("durationSeconds", .optional(file.movie?.durationSeconds, JSONValue.double)),
             ("bitRate", .optional(overallBitRate(file)) { .uint($0) }),
             ("layout", layoutJSON(file)),
-            ("tracks", .array((file.movie?.tracks ?? []).map(trackJSON))),
+            ("tags", tagsJSON(file.movie?.metadata.dictionary ?? [])),
+            ("chapters", .array((file.movie?.metadata.chapters ?? []).enumerated().map { index, chapter in
+                let chapters = file.movie?.metadata.chapters ?? []
+                let end = index + 1 < chapters.count ? chapters[index + 1].startSeconds : file.movie?.durationSeconds
+                return .object([("startSeconds", .double(chapter.startSeconds)), ("endSeconds", .optional(end, JSONValue.double)), ("title", .string(chapter.title))])
+            })),
+            ("chaptersFrom", .optional(file.movie?.metadata.chapterSource) { .string($0.rawValue) }),
+            ("tracks", .array((file.movie?.tracks ?? []).map { trackJSON($0, movie: file.movie) })),
             ("findings", .array(file.findings.map(findingJSON))),
             ("reads", .object([("count", .int(Int64(file.statistics.readCount))), ("bytes", .uint(file.statistics.byteCount))])),
         ])
@@ -51,7 +58,7 @@ enum InfoReport {
         ])
     }
 
-    static func trackJSON(_ track: Track) -> JSONValue {
+    static func trackJSON(_ track: Track, movie: Movie?) -> JSONValue {
         let entry = track.sampleEntries.first
         return .object([
             ("trackId", .uint(UInt64(track.trackID))),
@@ -79,9 +86,34 @@ enum InfoReport {
             ("editList", .optional(track.editList) { list in
                 .array(list.entries.map { .object([("segmentDuration", .uint($0.segmentDuration)), ("mediaTime", .int($0.mediaTime)), ("mediaRate", .double($0.mediaRate))]) })
             }),
+            ("presentationDurationSeconds", .optional(movie?.presentationDurationSeconds(of: track), JSONValue.double)),
+            ("pixelAspectRatio", .optional(entry?.pixelAspectRatio) { .string("\($0.hSpacing):\($0.vSpacing)") }),
+            ("colour", .optional(entry?.colour, colourJSON)),
+            ("fieldOrder", .optional(entry?.fieldHandling?.fieldOrder, JSONValue.string)),
+            ("masteringDisplay", .optional(entry?.masteringDisplay) { box in
+                .object([("primaries", .array(box.primaries.map { .double(Double($0) / 50000) })), ("maxLuminance", .double(box.maxLuminanceCandelas)), ("minLuminance", .double(box.minLuminanceCandelas))])
+            }),
+            ("contentLightLevel", .optional(entry?.contentLightLevel) { .object([("maxContentLightLevel", .uint(UInt64($0.maxContentLightLevel))), ("maxPictureAverageLightLevel", .uint(UInt64($0.maxPictureAverageLightLevel)))]) }),
+            ("declaredBitRate", .optional(entry?.declaredBitRate) { .object([("max", .uint(UInt64($0.maxBitrate))), ("average", .uint(UInt64($0.avgBitrate))), ("bufferSize", .uint(UInt64($0.bufferSizeDB)))]) }),
             ("sampleEntries", .array(track.sampleEntries.map(sampleEntryJSON))),
             ("path", .string(track.path.description)),
         ])
+    }
+
+    /// Tags as an object (keys unique: ``MovieMetadata/dictionary``).
+    static func tagsJSON(_ tags: [MovieMetadata.Tag]) -> JSONValue {
+        .object(tags.map { ($0.key, .string($0.value)) })
+    }
+
+    static func colourJSON(_ colr: ColourInformationBox) -> JSONValue {
+        switch colr.colour {
+        case let .codePoints(primaries, transfer, matrix, fullRange):
+            return .object([("type", .string(colr.colourType.description)), ("primaries", .uint(UInt64(primaries))), ("transfer", .uint(UInt64(transfer))), ("matrix", .uint(UInt64(matrix))), ("fullRange", .optional(fullRange, JSONValue.bool))])
+        case .iccProfile(let bytes):
+            return .object([("type", .string(colr.colourType.description)), ("iccProfileSize", .uint(UInt64(bytes.count)))])
+        case .other:
+            return .object([("type", .string(colr.colourType.description))])
+        }
     }
 
     static func sampleEntryJSON(_ entry: SampleEntry) -> JSONValue {
@@ -139,7 +171,25 @@ enum InfoReport {
             lines.append("Tracks:")
             // Columns line up whatever the ids and kinds ("#1 video", "#12 subtitle").
             let idWidth = tracks.map { "#\($0.trackID)".count }.max() ?? 2
-            for track in tracks { lines.append("  " + trackLine(track, samplesInFragments: file.movie?.hasMovieExtends ?? false, idWidth: idWidth)) }
+            for track in tracks {
+                lines.append("  " + trackLine(track, samplesInFragments: file.movie?.hasMovieExtends ?? false, idWidth: idWidth))
+                if let extra = pictureLine(track) { lines.append("  " + String(repeating: " ", count: idWidth + 2) + extra) }
+            }
+        }
+        if let metadata = file.movie?.metadata {
+            let shown = metadata.dictionary.filter { $0.key != "creation_time" }
+            if let created = metadata.tag("creation_time") { row("Created:", created) }
+            if !shown.isEmpty {
+                lines.append("Tags:")
+                let width = min(24, (shown.map(\.key.count).max() ?? 0) + 1)
+                for tag in shown.prefix(40) { lines.append("  " + (tag.key + ":").padding(width) + " " + String(tag.value.prefix(200)).replacingControlCharacters()) }
+                if shown.count > 40 { lines.append("  ... \(shown.count - 40) more (--json lists them all)") }
+            }
+            if !metadata.chapters.isEmpty {
+                lines.append("Chapters: (\(metadata.chapterSource == .neroChapterList ? "chpl" : "chapter track"))")
+                for chapter in metadata.chapters.prefix(40) { lines.append("  \(Format.clock(chapter.startSeconds))  \(String(chapter.title.prefix(200)).replacingControlCharacters())") }
+                if metadata.chapters.count > 40 { lines.append("  ... \(metadata.chapters.count - 40) more (--json lists them all)") }
+            }
         }
         let findings = file.findings
         if !findings.isEmpty {
@@ -187,6 +237,21 @@ enum InfoReport {
         }
     }
 
+    /// Colour, field order and HDR of a video track, when its sample entry says.
+    static func pictureLine(_ track: Track) -> String? {
+        guard let entry = track.sampleEntries.first else { return nil }
+        var parts: [String] = []
+        if let colr = entry.colour, case let .codePoints(primaries, transfer, matrix, fullRange) = colr.colour {
+            parts.append("colour \(primaries)/\(transfer)/\(matrix)" + (fullRange.map { $0 ? " full range" : " limited range" } ?? ""))
+        } else if let colr = entry.colour {
+            parts.append("colour \(colr.colourType)")
+        }
+        if let order = entry.fieldHandling?.fieldOrder { parts.append(order == "progressive" ? "progressive" : "interlaced (\(order))") }
+        if let display = entry.masteringDisplay { parts.append("mastering display \(Format.fixed(display.minLuminanceCandelas, 4))–\(Format.fixed(display.maxLuminanceCandelas, 0)) cd/m²") }
+        if let light = entry.contentLightLevel { parts.append("MaxCLL \(light.maxContentLightLevel), MaxFALL \(light.maxPictureAverageLightLevel)") }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
     static func trackLine(_ track: Track, samplesInFragments: Bool, idWidth: Int = 2) -> String {
         // Kinds are at most 8 letters ("subtitle", "metadata", "timecode").
         var parts: [String] = ["#\(track.trackID)".aligned(idWidth), track.kind.rawValue.aligned(8)]
@@ -201,6 +266,7 @@ enum InfoReport {
                     size += " (display \(Int(header.width.rounded()))x\(Int(header.height.rounded())))"
                 }
                 if let rotation = track.header?.rotationDegrees, rotation != 0 { size += " rotated \(rotation)°" }
+                if let pasp = entry.pixelAspectRatio, pasp.hSpacing != pasp.vSpacing, pasp.vSpacing > 0 { size += " SAR \(pasp.hSpacing):\(pasp.vSpacing)" }
                 parts.append(size)
                 if let seconds = track.durationSeconds, seconds > 0, track.sampleCount > 0 {
                     parts.append("\(Format.fixed(Double(track.sampleCount) / seconds, 3)) fps")

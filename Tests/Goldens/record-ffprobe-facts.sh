@@ -10,12 +10,12 @@ import glob, json, os, subprocess
 files = sorted(f for f in glob.glob("SampleMedia/*") if f.endswith((".mp4", ".m4a", ".mov")))
 files += sorted(glob.glob("../shared/corpus/valid/*"))
 out = open("Tests/Goldens/ffprobe-facts.tsv", "w")
-out.write("file\tstream\ttrack_id\tcodec_tag\tnb_frames\twidth\theight\tsample_rate\tchannels\tduration\n")
+out.write("file\tstream\ttrack_id\tcodec_tag\tnb_frames\twidth\theight\tsample_rate\tchannels\tduration\ttags\n")
 for path in files:
     name = path.replace("../shared/", "")
     try:
         result = subprocess.run(["ffprobe", "-v", "error", "-show_entries",
-            "stream=index,id,codec_tag_string,nb_frames,width,height,sample_rate,channels,duration:stream_disposition=attached_pic:format=duration",
+            "stream=index,id,codec_tag_string,nb_frames,width,height,sample_rate,channels,duration:stream_disposition=attached_pic:format=duration:format_tags",
             "-of", "json", path], capture_output=True, timeout=60)
         info = json.loads(result.stdout or b"{}")
     except Exception:
@@ -23,7 +23,8 @@ for path in files:
     if result.returncode != 0 or "format" not in info:
         continue
     def v(x): return "-" if x is None else str(x)
-    out.write(f"{name}\tformat\t-\t-\t-\t-\t-\t-\t-\t{v(info['format'].get('duration'))}\n")
+    tags = json.dumps(info["format"].get("tags", {}), ensure_ascii=True, sort_keys=True)
+    out.write(f"{name}\tformat\t-\t-\t-\t-\t-\t-\t-\t{v(info['format'].get('duration'))}\t{tags}\n")
     for s in info.get("streams", []):
         # Cover art (an ilst 'covr' image) is a stream to ffmpeg but not a track.
         if s.get("disposition", {}).get("attached_pic") == 1:
@@ -31,6 +32,6 @@ for path in files:
         tid = s.get("id")
         tid = str(int(tid, 16)) if isinstance(tid, str) and tid.startswith("0x") else "-"
         out.write("\t".join([name, str(s["index"]), tid, v(s.get("codec_tag_string")), v(s.get("nb_frames")),
-            v(s.get("width")), v(s.get("height")), v(s.get("sample_rate")), v(s.get("channels")), v(s.get("duration"))]) + "\n")
+            v(s.get("width")), v(s.get("height")), v(s.get("sample_rate")), v(s.get("channels")), v(s.get("duration")), "-"]) + "\n")
 PY
 wc -l Tests/Goldens/ffprobe-facts.tsv

@@ -57,6 +57,11 @@ import MP4TestSupport
         Case(name: "iloc v2 base", payload: [0x04, 0x80, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0, 5], model: AnyBoxModel(ItemLocationBox(version: 2, offsetSize: 0, lengthSize: 4, baseOffsetSize: 8, indexSize: 0, items: [.init(itemID: 9, constructionMethod: 0, dataReferenceIndex: 0, baseOffset: 0x1000, baseOffsetPosition: 14, extentCount: 1, extents: [.init(index: 0, offset: 0, length: 5, offsetPosition: 24)])])), fields: "offsetSize=0 lengthSize=4 baseOffsetSize=8 itemCount=1", version: 2),
         Case(name: "dmlp 7.1 48 kHz", payload: [0, 23, 128, 79, 24, 106, 0, 0, 0, 0], model: AnyBoxModel(MLPSpecificBox(configuration: .trueHD(sampleRate: 48000, channelCount: 8, peakDataRate: 3125))), fields: "sampleRate=48000 channelCount=8 peakDataRate=3125"),
         Case(name: "iacb Opus", payload: [1, 31, 0xF8, 6] + Array("iamf".utf8) + [0, 0, 0, 0x15, 0xC8, 1] + Array("Opus".utf8) + [0xC0, 7, 0xFF, 0xFC, 1, 2, 1, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0], model: AnyBoxModel(IAConfigurationBox(configuration: .iamf(primaryProfile: 0, additionalProfile: 0, codecID: "Opus", sampleRate: 48000))), fields: "primaryProfile=0 additionalProfile=0 codecID=Opus sampleRate=48000"),
+        Case(name: "data UTF-8", payload: [0, 0, 0, 1, 0, 0, 0, 0] + Array("Lavf".utf8), model: AnyBoxModel(MetadataValueBox(typeIndicator: 1, locale: 0, value: ArraySlice("Lavf".utf8))), fields: "dataType=1 value=Lavf"),
+        Case(name: "keys", payload: [0, 0, 0, 1, 0, 0, 0, 12] + Array("mdtamake".utf8), model: AnyBoxModel(MetadataKeysBox(keys: [.init(namespace: "mdta", name: "make")])), fields: "keys=[make]"),
+        Case(name: "chpl v1", payload: [0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0] + [2] + Array("Go".utf8), model: AnyBoxModel(NeroChapterListBox(reserved: 0, chapters: [.init(start: 0, title: "Go")])), fields: "chapterCount=1", version: 1),
+        Case(name: "fiel tt", payload: [2, 1], model: AnyBoxModel(FieldHandlingBox(fieldCount: 2, fieldOrdering: 1)), fields: "fieldCount=2 fieldOrdering=1 fieldOrder=tt"),
+        Case(name: "clli", payload: [3, 232, 1, 144], model: AnyBoxModel(ContentLightLevelBox(maxContentLightLevel: 1000, maxPictureAverageLightLevel: 400)), fields: "maxContentLightLevel=1000 maxPictureAverageLightLevel=400"),
         Case(name: "avcC (summary, no writer)", payload: avcCPayload, model: AnyBoxModel(AVCConfigurationBox(configuration: .avc(profile: 0x64, compatibility: 0, level: 0x1F))), fields: "profile=100 compatibility=0 level=31"),
         Case(name: "dOps", payload: [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0], model: AnyBoxModel(OpusSpecificBox(configuration: .opus(outputChannelCount: 2, preSkip: 312, inputSampleRate: 48000))), fields: "outputChannelCount=2 preSkip=312 inputSampleRate=48000"),
         Case(name: "dac3 5.1", payload: [0x10, 0x3D, 0xC0], model: AnyBoxModel(AC3SpecificBox(configuration: .ac3(channelCount: 6, hasLFE: true, bitRateKbps: 384))), fields: "channelCount=6 lfe=true bitRateKbps=384"),
@@ -98,7 +103,7 @@ import MP4TestSupport
         for c in Self.cases {
             let type = Swift.type(of: c.model.base)
             // An ICC profile may be any length: only its colour type is required.
-            for cut in 0..<min(c.payload.count, c.name.hasPrefix("colr prof") ? 4 : c.name == "sdtp" ? 0 : c.name.hasPrefix("frma") ? 4 : c.name.hasPrefix("dac3") ? 3 : c.name.hasPrefix("avcC") ? 4 : c.name.hasPrefix("dmlp") ? 6 : 7) {
+            for cut in 0..<min(c.payload.count, c.name.hasPrefix("colr prof") ? 4 : c.name == "sdtp" ? 0 : c.name.hasPrefix("frma") ? 4 : c.name.hasPrefix("dac3") ? 3 : c.name.hasPrefix("avcC") ? 4 : c.name.hasPrefix("dmlp") ? 6 : c.name.hasPrefix("data") || c.name.hasPrefix("keys") ? 8 : c.name.hasPrefix("fiel") ? 2 : c.name.hasPrefix("clli") ? 4 : c.name.hasPrefix("chpl") ? 5 : 7) {
                 var reader = ByteReader(Array(c.payload.prefix(cut)))
                 #expect(throws: MP4Error.self, "\(c.name) cut at \(cut)") { _ = try type.parse(&reader, version: c.version, flags: c.flags) }
             }

@@ -62,10 +62,30 @@ import MP4TestSupport
         #expect(refused.code == 4 && refused.err.contains("gave up"), "\(refused)")
     }
 
+    /// Strings from a file never reach a terminal raw: a tag or a handler name with escape
+    /// sequences or line breaks is shown with `\u{1B}`-style escapes in text output (JSON
+    /// escapes them anyway).
+    @Test func controlCharactersFromTheFileAreEscaped() async throws {
+        typealias B = BoxBuilder
+        let hostile = "\u{1B}[31mRED\nFindings: none\u{7}"
+        let ilst = B.box("ilst", B.box("©nam", B.box("data", B.u32(1) + B.u32(0) + Array(hostile.utf8))))
+        let meta = B.fullBox("meta", B.fullBox("hdlr", B.u32(0) + Array("mdir".utf8) + [UInt8](repeating: 0, count: 12) + Array(hostile.utf8) + [0]) + ilst)
+        let bytes = B.box("ftyp", Array("isom".utf8) + B.u32(0)) + B.box("moov", children: [B.fullBox("mvhd", B.u32(0) + B.u32(0) + B.u32(1000) + B.u32(0) + [UInt8](repeating: 0, count: 80)), B.box("udta", meta)])
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        FileSystem.write(bytes, to: directory + "/hostile.mp4")
+        for arguments in [["info"], ["boxes"]] {
+            let result = await Self.run(arguments + [directory + "/hostile.mp4"])
+            #expect(!result.out.contains("\u{1B}") && !result.out.contains("\u{7}") && !result.out.contains("\nFindings: none"), "\(arguments): \(result.out)")
+            #expect(result.out.contains("\\u{1B}[31mRED\\u{A}Findings: none\\u{7}"), "\(arguments): \(result.out)")
+        }
+    }
+
     @Test func infoJSONFollowsTheSchema() async throws {
         let result = await Self.run(["info", "--json", Fixtures.sample("moov-at-end.mp4")])
         let doc = try Self.json(result.out)
-        #expect(doc["schemaVersion"] as? Int == 1)
+        #expect(doc["schemaVersion"] as? Int == 2)
+        #expect((doc["tags"] as? [String: Any])?["encoder"] as? String == "Lavf59.27.100")
         #expect(doc["kind"] as? String == "progressive")
         let layout = try #require(doc["layout"] as? [String: Any])
         #expect(layout["moviePlacement"] as? String == "moov-after-mdat")

@@ -7,7 +7,9 @@ import MP4TestSupport
 /// What `mp4probe info --json` says about every SampleMedia file and every valid corpus file,
 /// beside what ffprobe says (Tests/Goldens/ffprobe-facts.tsv, recorded by
 /// Tests/Goldens/record-ffprobe-facts.sh): per track, matched by track ID, the codec tag, sample
-/// count, width, height, sample rate and channel count; per file, the duration (issue 15).
+/// count, width, height, sample rate and channel count; per file, the duration and every
+/// format tag ffprobe shows (title, encoder, creation_time, location, QuickTime keys, brands...)
+/// (issue 15).
 ///
 /// Every difference is listed in Tests/Goldens/ffprobe-differences.tsv with its reason:
 /// `ffprobe-wrong` ones count against the agreement, `not-comparable` ones (ffprobe measures
@@ -56,6 +58,23 @@ import MP4TestSupport
                     if let theirs = Double(row[9]) {
                         let ours = json["durationSeconds"] as? Double
                         compare("duration", ours.map { abs($0 - theirs) <= max(0.0015, 0.002 * theirs) } ?? false, "mp4probe \(ours.map { "\($0)" } ?? "null"), ffprobe \(theirs)")
+                    }
+                    // Format tags: ours by the same names; the brands from ftyp unless a tag
+                    // of that name overrides them (ffmpeg-written QuickTime keys do).
+                    let tags = json["tags"] as? [String: Any] ?? [:]
+                    let brands = json["brands"] as? [String: Any] ?? [:]
+                    let theirTags = row.count > 10 ? (try? JSONSerialization.jsonObject(with: Data(row[10].utf8))) as? [String: String] ?? [:] : [:]
+                    for (key, theirs) in theirTags.sorted(by: { $0.key < $1.key }) {
+                        var ours = tags[key] as? String
+                        if ours == nil {
+                            switch key {
+                            case "major_brand": ours = brands["major"] as? String
+                            case "minor_version": ours = (brands["minorVersion"] as? Int).map { String($0) }
+                            case "compatible_brands": ours = (brands["compatible"] as? [String])?.joined()
+                            default: break
+                            }
+                        }
+                        compare("tag " + key, ours == theirs, "mp4probe \(ours ?? "null"), ffprobe \(theirs)")
                     }
                     continue
                 }

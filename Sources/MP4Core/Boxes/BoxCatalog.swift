@@ -45,6 +45,8 @@ public enum BoxCatalog {
         AVCConfigurationBox.self, HEVCConfigurationBox.self, AV1CodecConfigurationBox.self, VPCodecConfigurationBox.self,
         ESDBox.self, OpusSpecificBox.self, AC3SpecificBox.self, EC3SpecificBox.self, ALACSpecificBox.self, FLACSpecificBox.self, MLPSpecificBox.self, IAConfigurationBox.self,
         OriginalFormatBox.self, SchemeTypeBox.self, SampleAuxiliaryInformationOffsetsBox.self, ItemLocationBox.self,
+        MetadataValueBox.self, MetadataKeysBox.self, NeroChapterListBox.self, FieldHandlingBox.self,
+        MasteringDisplayColourVolumeBox.self, ContentLightLevelBox.self, LocationInformationBox.self,
     ]
 
     /// The model declared for `type`, if any.
@@ -83,10 +85,10 @@ public enum BoxCatalog {
         for (type, name) in [
             ("mdat", "MediaDataBox"), ("free", "FreeSpaceBox"), ("skip", "FreeSpaceBox"),
             ("wide", "QuickTimeWideAtom"), ("uuid", "UserExtensionBox"), ("clap", "CleanApertureBox"),
-            ("cmov", "QuickTimeCompressedMovie"), ("chan", "QuickTimeChannelLayout"), ("fiel", "QuickTimeFieldHandling"),
-            ("ftab", "FontTableBox"), ("vttC", "WebVTTConfigurationBox"), ("vlab", "WebVTTSourceLabelBox"), ("data", "iTunesDataBox"),
-            ("mean", "iTunesMeanBox"), ("name", "iTunesNameBox"), ("mdcv", "MasteringDisplayColourVolumeBox"), ("clli", "ContentLightLevelBox"),
-            ("dvcC", "DOVIConfigurationBox"), ("dvvC", "DOVIConfigurationBox"), ("chpl", "NeroChapterList"),
+            ("cmov", "QuickTimeCompressedMovie"), ("chan", "QuickTimeChannelLayout"),
+            ("ftab", "FontTableBox"), ("vttC", "WebVTTConfigurationBox"), ("vlab", "WebVTTSourceLabelBox"),
+            ("mean", "iTunesMeanBox"), ("name", "iTunesNameBox"),
+            ("dvcC", "DOVIConfigurationBox"), ("dvvC", "DOVIConfigurationBox"),
         ] as [(FourCC, String)] { add(type, name, .leaf) }
         // Declared models name themselves; their structure follows from isFullBox.
         for model in models { add(model.type, model.specName, model.isFullBox ? .fullLeaf : .leaf) }

@@ -35,6 +35,18 @@ public struct SampleEntry: Sendable, Hashable {
     public var textNamespace: String?
     /// The decoder configuration, when a known configuration box is present.
     public var configuration: CodecConfiguration?
+    /// `pasp`: the pixel aspect ratio.
+    public var pixelAspectRatio: PixelAspectRatioBox?
+    /// `colr`: colour primaries, transfer, matrix, range (or an ICC profile).
+    public var colour: ColourInformationBox?
+    /// `btrt`: the declared buffer size and bit rates.
+    public var declaredBitRate: BitRateBox?
+    /// `fiel` (QuickTime): progressive or the field order.
+    public var fieldHandling: FieldHandlingBox?
+    /// `mdcv`: the HDR mastering display.
+    public var masteringDisplay: MasteringDisplayColourVolumeBox?
+    /// `clli`: HDR content light levels.
+    public var contentLightLevel: ContentLightLevelBox?
     /// For MPEG-1/2 audio (MP3): the channel count of the first frame header, when it was
     /// read (``MP4File/probingFirstFrames(from:limits:)``).
     public var frameHeaderChannelCount: UInt32?
@@ -210,6 +222,12 @@ public struct SampleEntry: Sendable, Hashable {
     /// (the configuration box, possibly inside QuickTime's `wave`; `sinf/frma`, `sinf/schm`).
     mutating func complete(children: [BoxNode]) {
         for child in children {
+            if let box = child.model(PixelAspectRatioBox.self) { pixelAspectRatio = pixelAspectRatio ?? box }
+            if let box = child.model(ColourInformationBox.self) { colour = colour ?? box }
+            if let box = child.model(BitRateBox.self) { declaredBitRate = declaredBitRate ?? box }
+            if let box = child.model(FieldHandlingBox.self) { fieldHandling = fieldHandling ?? box }
+            if let box = child.model(MasteringDisplayColourVolumeBox.self) { masteringDisplay = masteringDisplay ?? box }
+            if let box = child.model(ContentLightLevelBox.self) { contentLightLevel = contentLightLevel ?? box }
             if let configuration = child.codecConfiguration {
                 if self.configuration == nil { self.configuration = configuration }
             } else if child.type == .sinf || child.type == .wave {

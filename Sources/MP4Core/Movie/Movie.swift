@@ -10,6 +10,8 @@ public struct Movie: Sendable, Hashable {
     public var fragmentDuration: UInt64?
     /// Inconsistencies found while summarising.
     public var findings: [Finding]
+    /// Tags, creation time and chapters.
+    public var metadata: MovieMetadata
 
     /// Summarises a parsed `moov`.
     public init(moov: BoxNode) {
@@ -21,6 +23,7 @@ public struct Movie: Sendable, Hashable {
         let mvex = moov.first(.mvex)
         hasMovieExtends = mvex != nil
         fragmentDuration = mvex?.first(.mehd)?.model(MovieExtendsHeaderBox.self)?.fragmentDuration
+        metadata = MovieMetadata(moov: moov)
         var tracks: [Track] = []
         for (child, path) in zip(moov.children, BoxNode.childPaths(moov.children, parent: .top(.moov))) where child.type == .trak {
             tracks.append(Track(trak: child, path: path, findings: &findings))
@@ -32,6 +35,15 @@ public struct Movie: Sendable, Hashable {
         if tracks.isEmpty { findings.append(Finding(.noTracks, message: "moov has no tracks", path: .top(.moov))) }
         self.tracks = tracks
         self.findings = findings
+    }
+
+    /// How long `track` plays after its edit list: the non-empty edits' durations, in seconds
+    /// (what ffprobe reports as a stream's duration); `nil` without an edit list.
+    public func presentationDurationSeconds(of track: Track) -> Double? {
+        guard let edits = track.editList?.entries, !edits.isEmpty, let timescale = header?.timescale, timescale > 0 else { return nil }
+        var total: UInt64 = 0
+        for edit in edits where !edit.isEmpty { total = total &+ edit.segmentDuration }
+        return Double(total) / Double(timescale)
     }
 
     /// The duration the segment index (`sidx`) declares: the sum of its subsegment
