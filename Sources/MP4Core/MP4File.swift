@@ -13,6 +13,10 @@ public struct MP4File: Sendable {
         /// Load and parse every top-level box except media data and padding (for a full box
         /// tree), not only `ftyp` and `moov`.
         public var loadsAllBoxes: Bool
+        /// Take the fragments a top-level `sidx` describes from the index instead of walking
+        /// their box headers (``FileLayout/indexedRanges``): for remote sources, where each
+        /// header would cost a request. Whoever needs the fragments scans the part it needs.
+        public var followsSegmentIndex: Bool = false
 
         /// Creates options.
         public init(limits: ParseLimits = .default, loadsAllBoxes: Bool = false) {
@@ -65,7 +69,7 @@ public struct MP4File: Sendable {
 
     /// What the file is.
     public var kind: Kind {
-        let hasMoof = layout.boxes.contains { $0.type == .moof }
+        let hasMoof = !layout.indexedRanges.isEmpty || layout.boxes.contains { $0.type == .moof }
         guard let movie else { return hasMoof ? .mediaSegment : .unknown }
         if movie.hasMovieExtends || hasMoof {
             return hasMoof || layout.firstMediaDataBox != nil ? .fragmented : .initSegment
@@ -89,7 +93,7 @@ public struct MP4File: Sendable {
             throw error
         }
         var window = ReadWindow(loader: SourceLoader(source: source, limits: options.limits), length: length)
-        let layout = try await TopLevelScanner.scan(&window, limits: options.limits)
+        let layout = try await TopLevelScanner.scan(&window, limits: options.limits, followsSegmentIndex: options.followsSegmentIndex)
         guard layout.boxes.contains(where: { BoxCatalog.descriptor(for: $0.type) != nil }) else {
             let prefix = Array(try await window.load(0..<min(length, UInt64(FileSignature.prefixLength))))
             var error = MP4Error(.notMP4, FileSignature.identify(prefix).map { "it looks like \($0), not an MP4 or QuickTime file" } ?? "no MP4 or QuickTime box was found at its start", offset: 0)
@@ -221,6 +225,13 @@ public struct MP4File: Sendable {
     /// no fragments to measure. One read of the index; nothing when it is absent.
     public func completingDuration(from source: some ByteSource, limits: ParseLimits = .default) async throws -> MP4File {
         guard var movie, isFragmented, (movie.durationSeconds ?? 0) == 0, layout.boxes.contains(where: { $0.type == .sidx }) else { return self }
+        // The scan already read the index when it followed it.
+        if let indexed = layout.indexedRanges.first, indexed.timescale > 0 {
+            movie.indexedDurationSeconds = Double(indexed.duration) / Double(indexed.timescale)
+            var copy = self
+            copy.movie = movie
+            return copy
+        }
         let main = movie.tracks.first { $0.kind == .video } ?? movie.tracks.first { $0.kind == .audio } ?? movie.tracks.first
         var loader = SourceLoader(source: source, limits: limits)
         var parser = BoxTreeParser(limits: limits)

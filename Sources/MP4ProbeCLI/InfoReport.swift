@@ -208,8 +208,9 @@ enum InfoReport {
         switch file.kind {
         case .progressive: return "progressive" + (file.layout.mediaDataBoxes.count > 1 ? " (\(file.layout.mediaDataBoxes.count) mdat boxes)" : "")
         case .fragmented:
-            let count = file.layout.boxes.filter { $0.type == .moof }.count
-            return "fragmented (\(count) movie fragment\(count == 1 ? "" : "s"))"
+            let indexed = file.layout.indexedRanges.reduce(0) { $0 + $1.subsegments.count }
+            let count = file.layout.boxes.filter { $0.type == .moof }.count + indexed
+            return "fragmented (\(count) movie fragment\(count == 1 ? "" : "s")\(indexed > 0 ? ", as its sidx lists them" : ""))"
         case .initSegment: return "init segment (moov with mvex, no media)"
         case .mediaSegment: return "media segment (movie fragments without moov: needs an init segment)"
         case .headerOnly: return "header only (moov without mdat)"
@@ -222,6 +223,9 @@ enum InfoReport {
         let layout = file.layout
         switch layout.moviePlacement {
         case .beforeMediaData:
+            if let moov = layout.movieBox, layout.firstMediaDataBox == nil, let fragments = layout.indexedRanges.first {
+                return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before the fragments at \(Format.grouped(fragments.range.lowerBound)); playback can start after \(Format.bytes(moov.availableEnd))"
+            }
             guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "yes" }
             return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before mdat at \(Format.grouped(mdat.offset)); playback can start after \(Format.bytes(moov.availableEnd))"
         case .afterMediaData:

@@ -167,7 +167,11 @@ public enum MP4Probe {
         let limits = try parseLimits(scanner)
         do {
             let source = try await openCachedSource(location, try sourceOptions(scanner))
-            return (try await MP4File.open(source, options: .init(limits: limits, loadsAllBoxes: loadsAllBoxes)), source, limits)
+            var options = MP4File.Options(limits: limits, loadsAllBoxes: loadsAllBoxes)
+            // Over HTTP, each fragment header would cost a request: a sidx says where they are
+            // (a box listing still walks them all).
+            options.followsSegmentIndex = isURL(location) && !loadsAllBoxes
+            return (try await MP4File.open(source, options: options), source, limits)
         } catch let error as MP4Error {
             throw error.about(location)
         }

@@ -20,6 +20,52 @@ import MP4TestSupport
     }
 
     /// Header injection and invalid names are usage errors (exit 2) before any request.
+    /// A fragmented file with a segment index, over HTTP (issue 15): `info` takes the fragments
+    /// from the sidx instead of walking every moof header (15 fragments cost 15 requests
+    /// before): at most 3 requests and moov + 128 KiB of body. samples, seek and check scan the
+    /// fragments they need and answer exactly as on the local file.
+    @Test(.requires("nginx", "ffmpeg"), .timeLimit(.minutes(3))) func fragmentedFilesWithAnIndexCostFewRequests() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let local = directory + "/indexed.mp4"
+        let ffmpeg = try #require(Executables.find("ffmpeg"))
+        _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=30", "-f", "lavfi", "-i", "sine=d=30",
+                                        "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "500k", "-g", "50", "-c:a", "aac",
+                                        "-movflags", "+frag_keyframe+empty_moov+default_base_moof+global_sidx", local])
+        let size = try #require(FileSystem.read(local)).count
+        #expect(size > 1_000_000, "the film should span many 64 KiB windows")
+        let nginx = try #require(NginxServer.start(root: directory))
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/indexed.mp4"
+        func requests(_ err: String) -> Int? {
+            let words = err.split(separator: " ")
+            return words.firstIndex(of: "HTTP").flatMap { $0 > 0 ? Int(words[$0 - 1]) : nil }
+        }
+        func bodyBytes(_ err: String) -> Int? {
+            let words = err.split(separator: " ")
+            return words.firstIndex(of: "body").flatMap { $0 > 0 ? Int(words[$0 - 1]) : nil }
+        }
+        let remote = await CommandTests.run(["info", "--json", "--stats", url])
+        #expect(remote.code == 0, "\(remote)")
+        let doc = try CommandTests.json(remote.out)
+        let moovSize = try #require(((doc["layout"] as? [String: Any])?["movieBox"] as? [String: Any])?["size"] as? Int)
+        let count = try #require(requests(remote.err)), body = try #require(bodyBytes(remote.err))
+        #expect(count <= 3, "\(remote.err)")
+        #expect(body <= moovSize + 128 * 1024, "\(remote.err)")
+        #expect(doc["kind"] as? String == "fragmented")
+        let localDoc = try CommandTests.json(await CommandTests.run(["info", "--json", local]).out)
+        let remoteSeconds = try #require(doc["durationSeconds"] as? Double), localSeconds = try #require(localDoc["durationSeconds"] as? Double)
+        #expect(abs(remoteSeconds - localSeconds) < 0.05, "sidx says \(remoteSeconds) s, the fragments hold \(localSeconds) s")
+        // What needs the fragments reads them, and agrees with the local file.
+        func withoutName(_ text: String) -> String { text.replacingOccurrences(of: url, with: "F").replacingOccurrences(of: local, with: "F") }
+        for arguments in [["samples", "--json"], ["seek", "--json", "F", "20"], ["check"]] {
+            let remoteRun = await CommandTests.run(arguments.contains("F") ? arguments.map { $0 == "F" ? url : $0 } : arguments + [url])
+            let localRun = await CommandTests.run(arguments.contains("F") ? arguments.map { $0 == "F" ? local : $0 } : arguments + [local])
+            #expect(remoteRun.code == localRun.code && localRun.code == 0, "\(arguments): \(remoteRun)")
+            #expect(withoutName(remoteRun.out) == withoutName(localRun.out), "\(arguments)")
+        }
+    }
+
     @Test func headersThatWouldInjectAreUsageErrors() async {
         for header in ["X-A: a\r\nX-Injected: 1", "X-A: a\nb", "Bad Name: v"] {
             for option in ["--header", "--secret-header"] {

@@ -20,9 +20,12 @@ public struct SampleLayoutAnalysis: Sendable {
 
     struct Chunk { var track: Int; var bytes: Range<UInt64>; var start: Double; var end: Double }
 
-    /// The `mdat` payload ranges of `layout`, sorted.
+    /// The `mdat` payload ranges of `layout`, sorted. Subsegments that a segment index stood in
+    /// for (``FileLayout/indexedRanges``: their `mdat` headers were not read) count whole: a
+    /// sample inside one is inside its fragment's data as far as the index tells.
     static func payloads(_ layout: FileLayout) -> [Range<UInt64>] {
-        layout.mediaDataBoxes.map { ($0.offset + UInt64($0.header.headerSize))..<$0.availableEnd }.sorted { $0.lowerBound < $1.lowerBound }
+        (layout.mediaDataBoxes.map { ($0.offset + UInt64($0.header.headerSize))..<$0.availableEnd } + layout.indexedRanges.flatMap(\.subsegments))
+            .sorted { $0.lowerBound < $1.lowerBound }
     }
 
     /// Whether `range` lies inside one of the sorted `payloads`.

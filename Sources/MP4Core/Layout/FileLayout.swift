@@ -31,6 +31,25 @@ public enum MoviePlacement: String, Sendable, Hashable, Codable {
 }
 
 /// The ordered top-level structure of a file, from headers alone.
+/// A byte range of movie fragments that a segment index (`sidx`) describes and that the scan
+/// did not walk (``MP4File/Options/followsSegmentIndex``): over HTTP each fragment's header
+/// would cost a request; the index already says how many there are and how long they last.
+/// Whoever needs the fragments themselves (an index of samples, a seek) scans the part it needs
+/// (``TopLevelScanner/scan(_:in:limits:)``).
+public struct IndexedRange: Sendable, Hashable {
+    /// The bytes the index's references cover.
+    public var range: Range<UInt64>
+    /// The referenced subsegments, each `(bytes, duration)` in the index's time scale.
+    public var subsegments: [Range<UInt64>]
+    /// The index's reference ID (usually the track ID) and time scale.
+    public var referenceID: UInt32
+    public var timescale: UInt32
+    /// The sum of the subsegment durations, in ``timescale`` units.
+    public var duration: UInt64
+    /// Where the `sidx` is.
+    public var indexOffset: UInt64
+}
+
 public struct FileLayout: Sendable, Hashable {
     /// Total bytes in the file.
     public var fileSize: UInt64
@@ -40,6 +59,10 @@ public struct FileLayout: Sendable, Hashable {
     public var findings: [Finding]
     /// Bytes after the last box that do not form a box (0 when the boxes cover the file).
     public var unparsedTailByteCount: UInt64
+    /// Ranges of fragments the scan took from a segment index instead of walking them; their
+    /// boxes are not in ``boxes``. Empty unless the file was opened with
+    /// ``MP4File/Options/followsSegmentIndex``.
+    public var indexedRanges: [IndexedRange] = []
 
     /// Creates a layout.
     public init(fileSize: UInt64, boxes: [TopLevelBox], findings: [Finding], unparsedTailByteCount: UInt64) {
@@ -56,11 +79,12 @@ public struct FileLayout: Sendable, Hashable {
     /// All `mdat` boxes.
     public var mediaDataBoxes: [TopLevelBox] { boxes.filter { $0.type == .mdat } }
 
-    /// Where `moov` sits relative to the first `mdat`.
+    /// Where `moov` sits relative to the first `mdat` (or the first indexed fragments).
     public var moviePlacement: MoviePlacement {
         guard let moov = movieBox else { return .noMovie }
-        guard let mdat = firstMediaDataBox else { return .noMediaData }
-        return moov.offset < mdat.offset ? .beforeMediaData : .afterMediaData
+        let media = [firstMediaDataBox?.offset, indexedRanges.first?.range.lowerBound].compactMap { $0 }.min()
+        guard let media else { return .noMediaData }
+        return moov.offset < media ? .beforeMediaData : .afterMediaData
     }
 
     /// Whether `moov` precedes the first `mdat` (a file without both is not faststart).
@@ -68,7 +92,7 @@ public struct FileLayout: Sendable, Hashable {
 
     /// Whether top-level fragment boxes (`moof`, `sidx`, `mfra`, `styp`) are present.
     public var hasFragmentBoxes: Bool {
-        boxes.contains { [.moof, .sidx, .mfra, .styp].contains($0.type) }
+        !indexedRanges.isEmpty || boxes.contains { [.moof, .sidx, .mfra, .styp].contains($0.type) }
     }
 
     /// Whether any top-level box is cut short by the end of the file.

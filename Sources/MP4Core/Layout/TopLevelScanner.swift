@@ -14,12 +14,25 @@ public enum TopLevelScanner {
         return try await scan(&window, limits: limits)
     }
 
-    static func scan(_ window: inout ReadWindow, limits: ParseLimits) async throws -> FileLayout {
-        let fileSize = window.length
+    static func scan(_ window: inout ReadWindow, limits: ParseLimits, followsSegmentIndex: Bool = false) async throws -> FileLayout {
+        try await scan(&window, range: 0..<window.length, limits: limits, followsSegmentIndex: followsSegmentIndex)
+    }
+
+    /// Scans the boxes of `range` of `source` (a part of the top level, such as an indexed range
+    /// of fragments), through `loader`.
+    public static func scan(_ loader: inout SourceLoader, in range: Range<UInt64>, length: UInt64) async throws -> [TopLevelBox] {
+        var window = ReadWindow(loader: loader, length: length)
+        defer { loader = window.loader }
+        return try await scan(&window, range: range, limits: loader.limits, followsSegmentIndex: false).boxes
+    }
+
+    static func scan(_ window: inout ReadWindow, range: Range<UInt64>, limits: ParseLimits, followsSegmentIndex: Bool) async throws -> FileLayout {
+        let fileSize = range.upperBound
         var boxes: [TopLevelBox] = []
         var findings: [Finding] = []
-        var offset: UInt64 = 0
+        var offset: UInt64 = range.lowerBound
         var tail: UInt64 = 0
+        var indexed: [IndexedRange] = []
         while offset < fileSize {
             let remaining = fileSize - offset
             let bytes = try await window.peek(offset, count: BoxHeader.maximumSize)
@@ -64,8 +77,39 @@ public enum TopLevelScanner {
                 break
             }
             offset += available
+            // A segment index whose references follow it: take the fragments from it instead
+            // of walking their headers one by one.
+            if followsSegmentIndex, header.type == .sidx, !box.isTruncated, box.availableSize <= limits.maxOtherBoxSize,
+               let ranged = try await Self.indexedRange(box, window: &window, limits: limits, fileSize: fileSize), ranged.range.lowerBound == offset {
+                indexed.append(ranged)
+                offset = ranged.range.upperBound
+            }
         }
-        return FileLayout(fileSize: fileSize, boxes: boxes, findings: findings + observations(boxes), unparsedTailByteCount: tail)
+        var layout = FileLayout(fileSize: fileSize, boxes: boxes, findings: findings + observations(boxes), unparsedTailByteCount: tail)
+        layout.indexedRanges = indexed
+        return layout
+    }
+
+    /// The fragments a top-level `sidx` describes, when it references media only (not other
+    /// indexes), at least two subsegments, and bytes inside the file.
+    static func indexedRange(_ box: TopLevelBox, window: inout ReadWindow, limits: ParseLimits, fileSize: UInt64) async throws -> IndexedRange? {
+        let bytes = try await window.load(box.offset..<box.availableEnd)
+        var parser = BoxTreeParser(limits: limits)
+        guard let sidx = try? parser.parse(bytes, at: box.offset, path: .top(.sidx)).model(SegmentIndexBox.self), sidx.timescale > 0,
+              sidx.references.count >= 2, !sidx.references.contains(where: \.referencesIndex) else { return nil }
+        let (start, overflow) = box.availableEnd.addingReportingOverflow(sidx.firstOffset)
+        guard !overflow, start <= fileSize else { return nil }
+        var subsegments: [Range<UInt64>] = []
+        subsegments.reserveCapacity(sidx.references.count)
+        var position = start, duration: UInt64 = 0
+        for reference in sidx.references {
+            let next = position + UInt64(reference.referencedSize)  // position ≤ fileSize < 2^63
+            guard reference.referencedSize > 0, next <= fileSize else { return nil }
+            subsegments.append(position..<next)
+            duration &+= UInt64(reference.subsegmentDuration)
+            position = next
+        }
+        return IndexedRange(range: start..<position, subsegments: subsegments, referenceID: sidx.referenceID, timescale: sidx.timescale, duration: duration, indexOffset: box.offset)
     }
 
     /// Findings about the order and kinds of top-level boxes.

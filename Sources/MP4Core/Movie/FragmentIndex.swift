@@ -30,6 +30,36 @@ public struct FragmentIndex: Sendable {
         return try await load(file, with: &loader, byteRange: byteRange, cache: &cache)
     }
 
+    /// The `moof`s of one indexed subsegment. Its first bytes (up to 64 KiB) are read once: a
+    /// `moof` inside them is parsed from them and cached, so loading it costs no second read
+    /// (over HTTP, one request per fragment instead of two); past them, headers are walked.
+    static func fragments(of subsegment: Range<UInt64>, length: UInt64, loader: inout SourceLoader, cache: inout [UInt64: BoxNode]) async throws -> [TopLevelBox] {
+        let head = try await loader.read(subsegment.lowerBound..<min(subsegment.upperBound, subsegment.lowerBound + 65536), path: .top(.moof))
+        var parser = BoxTreeParser(limits: loader.limits)
+        var boxes: [TopLevelBox] = []
+        var position = 0
+        var walkedPast = false
+        while head.count - position >= 8 {
+            let offset = subsegment.lowerBound + UInt64(position)
+            guard let header = try? BoxHeader.parse(head[position...], at: offset, containerEnd: subsegment.upperBound) else { break }
+            let available = min(header.size, subsegment.upperBound - offset)
+            if header.type == .moof {
+                boxes.append(TopLevelBox(header: header, availableSize: available))
+                if available <= UInt64(head.count - position), cache[offset] == nil {
+                    try loader.charge(available, what: "the movie fragments (moof)", offset: offset, path: .top(.moof))
+                    cache[offset] = try parser.parse(Array(head[position..<(position + Int(available))]), at: offset, path: .top(.moof))
+                }
+            }
+            guard available > 0, available < UInt64(head.count - position) else { walkedPast = available >= UInt64(head.count - position); break }
+            position += Int(available)
+        }
+        // A subsegment whose first bytes hold no moof (a long emsg, say): walk its headers.
+        if boxes.isEmpty && walkedPast {
+            return try await TopLevelScanner.scan(&loader, in: subsegment, length: length).filter { $0.type == .moof }
+        }
+        return boxes
+    }
+
     /// As ``load(_:from:byteRange:limits:)``, reading through `loader` (each `moof` read is
     /// charged to its budget once), taking parsed `moof`s from `cache` (by offset) and adding
     /// the ones it reads, so that widening a load reads each `moof` once.
@@ -44,7 +74,24 @@ public struct FragmentIndex: Sendable {
         for track in file.movie?.tracks ?? [] where builders[track.trackID] == nil {
             builders[track.trackID] = FragmentTableBuilder(trackID: track.trackID, defaults: defaults[track.trackID], maxSamples: limits.maxFragmentSamples, allSamplesSync: track.kind == .audio)
         }
-        let allMoofs = file.layout.boxes.filter { $0.type == .moof }
+        var allMoofs = file.layout.boxes.filter { $0.type == .moof }
+        // Fragments the scan took from a segment index: walk the headers of the subsegments
+        // this load needs (all of them for a whole index, a few for a seek).
+        if !file.layout.indexedRanges.isEmpty {
+            var found: [TopLevelBox] = []
+            for indexed in file.layout.indexedRanges {
+                for subsegment in indexed.subsegments where byteRange.map({ $0.overlaps(subsegment) || $0.contains(subsegment.lowerBound) }) ?? true {
+                    found += try await Self.fragments(of: subsegment, length: file.layout.fileSize, loader: &loader, cache: &cache)
+                }
+                // Subsegments outside the load still count as fragments of the file.
+                if byteRange != nil {
+                    for subsegment in indexed.subsegments where !(byteRange.map { $0.overlaps(subsegment) || $0.contains(subsegment.lowerBound) } ?? true) {
+                        found.append(TopLevelBox(header: BoxHeader(type: .moof, offset: subsegment.lowerBound, headerSize: 8, size: UInt64(subsegment.count)), availableSize: UInt64(subsegment.count)))
+                    }
+                }
+            }
+            allMoofs = (allMoofs + found).sorted { $0.offset < $1.offset }
+        }
         let moofs = allMoofs.filter { byteRange?.contains($0.offset) ?? true }
         // A load from the first fragment on starts with the samples `moov` holds (hybrid
         // files); a partial load starts at its first fragment's tfdt.
