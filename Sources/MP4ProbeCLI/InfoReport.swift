@@ -43,6 +43,7 @@ enum InfoReport {
             ("mediaDataByteCount", .uint(layout.mediaDataByteCount)),
             ("unparsedTailByteCount", .uint(layout.unparsedTailByteCount)),
             ("boxes", .array(layout.boxes.map(topLevelBoxJSON))),
+            ("indexedRanges", .array(layout.indexedRanges.map { .object([("offset", .uint($0.range.lowerBound)), ("size", .uint(UInt64($0.range.count))), ("subsegments", .int(Int64($0.subsegments.count))), ("indexOffset", .uint($0.indexOffset))]) })),
         ])
     }
 
