@@ -139,12 +139,15 @@ import MP4TestSupport
     /// the sample entry's placeholder says 2), unknown with dependent substreams.
     @Test func eac3ChannelsFromDec3() throws {
         let word: UInt16 = 640 << 3  // 640 kb/s, one independent substream
-        func parse(acmod: UInt8, lfe: UInt8, dependent: UInt8) throws -> CodecConfiguration? {
-            var reader = ByteReader([UInt8(word >> 8), UInt8(word & 0xFF), 16 << 1, acmod << 1 | lfe, dependent << 1, 0])
+        func parse(acmod: UInt8, lfe: UInt8, dependent: UInt8, location: UInt16 = 0) throws -> CodecConfiguration? {
+            var reader = ByteReader([UInt8(word >> 8), UInt8(word & 0xFF), 16 << 1, acmod << 1 | lfe, dependent << 1 | UInt8(location >> 8), UInt8(location & 0xFF)])
             return try CodecConfiguration.parse("dec3", &reader)
         }
         #expect(try parse(acmod: 7, lfe: 1, dependent: 0) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 6))
         #expect(try parse(acmod: 2, lfe: 0, dependent: 0) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 2))
-        #expect(try parse(acmod: 7, lfe: 1, dependent: 1) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: nil))
+        // A dependent substream adding the rear pair (chan_loc Lrs/Rrs): 7.1.
+        #expect(try parse(acmod: 7, lfe: 1, dependent: 1, location: 0b0_1000_0000) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 8))
+        // Lc/Rc and LFE2 (the first and last chan_loc bits).
+        #expect(try parse(acmod: 7, lfe: 1, dependent: 1, location: 0b1_0000_0001) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 9))
     }
 }

@@ -84,8 +84,18 @@ public enum CodecConfiguration: Sendable, Hashable {
                 let b1 = substream[substream.startIndex + 1], b2 = substream[substream.startIndex + 2]
                 let acmod = Int((b1 >> 1) & 0x7), lfe: UInt8 = b1 & 1
                 let dependentSubstreams = (b2 >> 1) & 0xF
-                // With dependent substreams the layout is in chan_loc: not counted here.
-                if dependentSubstreams == 0 { channels = [2, 1, 2, 3, 3, 4, 4, 5][acmod] + lfe }
+                let base = [2, 1, 2, 3, 3, 4, 4, 5][acmod] + lfe
+                if dependentSubstreams == 0 {
+                    channels = base
+                } else if reader.remaining >= 1 {
+                    // chan_loc (9 bits, Table F.6.1 / E.1.4): the channels the dependent
+                    // substreams add: Lc/Rc, Lrs/Rrs, Cs, Ts, Lsd/Rsd, Lw/Rw, Lvh/Rvh, Cvh, LFE2.
+                    let location = UInt16(b2 & 1) << 8 | UInt16(try reader.readUInt8())
+                    let added: [UInt8] = [2, 2, 1, 1, 2, 2, 2, 1, 1]
+                    var extra: UInt8 = 0
+                    for bit in 0..<9 where location & (1 << UInt16(8 - bit)) != 0 { extra += added[bit] }
+                    channels = base + extra
+                }
                 try reader.skip(reader.remaining)
             }
             return .eac3(dataRateKbps: word >> 3, independentSubstreams: UInt8(word & 0x7) + 1, channelCount: channels)
