@@ -95,6 +95,8 @@ public enum MP4Probe {
         var maxTime: Double?
         /// `--cache DIR`: read through an on-disk cache.
         var cacheDirectory: String?
+        /// `--cache-max-age S`: how long a cached entry is used without asking the origin.
+        var cacheMaxAge: Double?
     }
 
     static func sourceOptions(_ scanner: ArgumentScanner) throws -> SourceOptions {
@@ -118,6 +120,7 @@ public enum MP4Probe {
         options.timeout = try scanner.seconds("timeout")
         options.maxTime = try scanner.seconds("max-time")
         options.cacheDirectory = scanner.value("cache")
+        options.cacheMaxAge = try scanner.seconds("cache-max-age")
         return options
     }
 
@@ -132,6 +135,7 @@ public enum MP4Probe {
         }
         var factory = factoryOptions(options)
         factory.cache = cacheOptions
+        if let maxAge = options.cacheMaxAge { factory.cache.maxAge = maxAge }
         return try await SourceFactory.open(location, options: factory)
     }
 

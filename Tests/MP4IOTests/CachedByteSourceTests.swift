@@ -94,14 +94,18 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         defer { FileSystem.removeDirectory(directory) }
         var random = SeededRandom(seed: UInt64(seed))
         let upstream = FlakyUpstream(Self.origin, seed: UInt64(seed) * 977)
-        var source = try await CachedByteSource(upstream: upstream, directory: directory)
+        // Every open asks the upstream (no freshness window), so a change is found at the
+        // reopen after it (CacheFreshnessTests covers the window).
+        var options = CachedByteSource.Options()
+        options.maxAge = 0
+        var source = try await CachedByteSource(upstream: upstream, directory: directory, options: options)
         var delivered = ByteRangeSet()  // the model: bytes that reads returned
         for step in 0..<90 {
             let action = Int.random(in: 0..<100, using: &random)
             if action < 8 {
                 // Reopen, as a new process would.
                 await CachedByteSource.forgetOpenEntries(directory: directory)
-                source = try await CachedByteSource(upstream: upstream, directory: directory)
+                source = try await CachedByteSource(upstream: upstream, directory: directory, options: options)
                 let cached = await source.cachedRanges
                 for range in delivered.ranges { #expect(cached.contains(range), "step \(step): \(range) was lost") }
                 continue
@@ -112,7 +116,7 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
                 for i in stride(from: 0, to: changed.count, by: 1000) { changed[i] ^= 0xFF }
                 upstream.replace(with: changed)
                 await CachedByteSource.forgetOpenEntries(directory: directory)
-                source = try await CachedByteSource(upstream: upstream, directory: directory)
+                source = try await CachedByteSource(upstream: upstream, directory: directory, options: options)
                 #expect(await source.cachedRanges.byteCount == 0)
                 delivered = ByteRangeSet()
                 continue

@@ -66,6 +66,27 @@ import MP4TestSupport
         }
     }
 
+    /// docs/cache.md's promise (issue 16): after `fetch --all`, the cache answers with the
+    /// origin stopped: no request, exit 0 (it used to give up after 3 retries, exit 4).
+    @Test(.requires("nginx"), .timeLimit(.minutes(2))) func aFilledCacheWorksWithTheOriginDown() async throws {
+        let root = FileSystem.temporaryDirectory(), cache = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(root); FileSystem.removeDirectory(cache) }
+        FileSystem.write(try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4"))), to: root + "/film.mp4")
+        let nginx = try #require(NginxServer.start(root: root))
+        let url = nginx.baseURL + "/film.mp4"
+        #expect(await CommandTests.run(["fetch", url, "--cache", cache, "--all"]).code == 0)
+        let online = await CommandTests.run(["info", url, "--cache", cache])
+        nginx.stop()
+        try await Task.sleep(for: .milliseconds(300))
+        let offline = await CommandTests.run(["info", url, "--cache", cache, "--stats"])
+        #expect(offline.code == 0, "\(offline)")
+        #expect(offline.err.contains("0 HTTP requests"), "\(offline.err)")
+        #expect(offline.out == online.out)
+        #expect(await CommandTests.run(["seek", url, "1", "--cache", cache]).code == 0)
+        // Asking the origin every time (max age 0), with it down: the entry is used as it is.
+        #expect(await CommandTests.run(["info", url, "--cache", cache, "--cache-max-age", "0", "--timeout", "2"]).code == 0)
+    }
+
     @Test func headersThatWouldInjectAreUsageErrors() async {
         for header in ["X-A: a\r\nX-Injected: 1", "X-A: a\nb", "Bad Name: v"] {
             for option in ["--header", "--secret-header"] {

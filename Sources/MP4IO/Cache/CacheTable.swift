@@ -29,6 +29,10 @@ struct CacheTable: Equatable {
     /// written (disk error, another program) is found when the block is read, and fetched
     /// again instead of served. Empty in tables written before it existed.
     var blockChecksums: [UInt64: UInt64] = [:]
+    /// When the origin last confirmed ``length`` and ``validator`` (Unix seconds): within the
+    /// cache's maximum age the entry is used without asking the origin. `nil` in tables written
+    /// before it existed, and after the origin was found changed.
+    var validatedAt: Int64?
 
     /// The unit of ``blockChecksums``: 1 MiB (8 bytes of table per MiB of data).
     static let blockSize: UInt64 = 1 << 20
@@ -64,6 +68,7 @@ struct CacheTable: Equatable {
         if !blockChecksums.isEmpty {
             text += "|b=" + blockChecksums.keys.sorted().map { "\($0):\(blockChecksums[$0] ?? 0)" }.joined(separator: ",")
         }
+        if let validatedAt { text += "|t=\(validatedAt)" }
         return String(FNV1a.hash(text.utf8), radix: 16)
     }
 
@@ -77,6 +82,7 @@ struct CacheTable: Equatable {
         var ranges: [[UInt64]]
         /// `[blockIndex, checksum]` pairs, ascending (absent in older tables).
         var blocks: [[UInt64]]?
+        var validatedAt: Int64?
         var checksum: String
     }
 
@@ -92,6 +98,7 @@ struct CacheTable: Equatable {
         var table = CacheTable(resource: encoded.resource, length: encoded.length, validator: encoded.validator, generation: encoded.generation, rangeSet: set)
         table.version = encoded.version
         for pair in encoded.blocks ?? [] where pair.count == 2 { table.blockChecksums[pair[0]] = pair[1] }
+        table.validatedAt = encoded.validatedAt
         guard table.version == formatVersion, encoded.checksum == table.computedChecksum() else {
             throw MP4Error(.malformed, "cache table \(path) fails its checksum")
         }
@@ -113,6 +120,7 @@ struct CacheTable: Equatable {
         let encoded = Encoded(version: version, resource: resource, length: length, validator: validator, generation: generation,
                               ranges: rangeSet.ranges.map { [$0.lowerBound, $0.upperBound] },
                               blocks: blockChecksums.isEmpty ? nil : blockChecksums.keys.sorted().map { [$0, blockChecksums[$0] ?? 0] },
+                              validatedAt: validatedAt,
                               checksum: computedChecksum())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

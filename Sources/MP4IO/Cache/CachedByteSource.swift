@@ -29,7 +29,24 @@ public final class CachedByteSource: ByteSource {
         /// Bytes streamed into the data file between two commits (data fsync, then the table
         /// that claims them): what an interrupted fill can lose at most.
         public var commitInterval: UInt64 = 64 << 20
+        /// How long after the origin last confirmed an entry (its length and validator) the
+        /// entry is used without asking the origin again, as an HTTP cache uses a fresh
+        /// response. Media at a URL rarely changes: a day by default. 0 asks every time.
+        public var maxAge: TimeInterval = 24 * 3600
+        /// When the origin cannot be reached (or fails) and the entry holds bytes, use it
+        /// anyway (stale-if-error): cached bytes are served, uncached ones fail cleanly.
+        public var servesStaleOnError = true
         public init() {}
+    }
+
+    /// How the entry's description (length, validator) was settled when the source opened.
+    public enum Freshness: Sendable, Equatable {
+        /// The origin was asked and confirmed it (or the entry was started for it).
+        case revalidated
+        /// Within ``Options/maxAge`` of the last confirmation: the origin was not contacted.
+        case fresh
+        /// The origin could not be asked (`reason`): the entry is used as it is.
+        case stale(reason: String)
     }
 
     /// What this source did.
@@ -44,29 +61,61 @@ public final class CachedByteSource: ByteSource {
         public var checksumBytesRead: UInt64 = 0
     }
 
+    /// The origin, as given.
     public let upstream: any ByteSource
+    /// What fetches go to: the origin, checked against the entry's description before the
+    /// first byte is taken when the entry was opened without asking it.
+    private let fetchSource: any ByteSource
     let entry: CacheEntry
     private let totalLength: UInt64
+    private let entryValidator: String?
     public let options: Options
+    /// How the entry was settled when this source opened.
+    public let freshness: Freshness
 
     /// Opens (or creates) the entry for `upstream` in `directory`; `key` defaults to the
-    /// upstream's name. Learns the upstream length and validator and empties the entry if the
-    /// resource changed.
+    /// upstream's name.
+    ///
+    /// An entry the origin confirmed less than ``Options/maxAge`` ago is used without
+    /// contacting the origin (``Freshness/fresh``); otherwise the origin is asked for its
+    /// length and validator and the entry emptied if they changed (``Freshness/revalidated``);
+    /// when it cannot be asked and the entry holds bytes, the entry is used as it is
+    /// (``Freshness/stale(reason:)``, with ``Options/servesStaleOnError``). Either way a fetch
+    /// of a missing part first checks that the origin is still the entry's resource: a
+    /// changed origin is never mixed into an entry.
     public init(upstream: any ByteSource, directory: String, key: String? = nil, options: Options = Options()) async throws {
         self.upstream = upstream
         self.options = options
         try Platform.makeDirectory(directory)
-        let length = try await upstream.length()
-        let validator = try await upstream.validator()
-        self.entry = try await CacheRegistry.shared.entry(directory: directory, resource: key ?? upstream.name)
-        try await entry.prepare(length: length, validator: validator)
-        self.totalLength = length
+        let entry = try await CacheRegistry.shared.entry(directory: directory, resource: key ?? upstream.name)
+        self.entry = entry
+        let stored = try await entry.storedDescription()
+        let now = Int64(Date().timeIntervalSince1970)
+        if let stored, let validated = stored.validatedAt, options.maxAge > 0, Double(now - validated) < options.maxAge, now >= validated {
+            try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
+            (totalLength, entryValidator, freshness) = (stored.length, stored.validator, .fresh)
+            fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
+            return
+        }
+        do {
+            let length = try await upstream.length()
+            let validator = try await upstream.validator()
+            try await entry.prepare(length: length, validator: validator, confirmedAt: now)
+            (totalLength, entryValidator, freshness) = (length, validator, .revalidated)
+            fetchSource = upstream
+        } catch let error as MP4Error where options.servesStaleOnError && error.cause != .sourceChanged && (stored?.presentBytes ?? 0) > 0 {
+            guard let stored else { throw error }
+            try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
+            (totalLength, entryValidator, freshness) = (stored.length, stored.validator, .stale(reason: error.message))
+            fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
+        }
     }
 
     public var name: String { upstream.name }
     public var preferredReadSize: Int { upstream.preferredReadSize }
     public func length() async throws -> UInt64 { totalLength }
-    public func validator() async throws -> String? { try await upstream.validator() }
+    /// The validator of the resource the entry holds (the origin's when it was confirmed).
+    public func validator() async throws -> String? { entryValidator }
 
     /// What was served from where, for this entry (shared by all sources of the resource).
     public var statistics: Statistics { get async { await entry.statistics } }
@@ -75,16 +124,25 @@ public final class CachedByteSource: ByteSource {
     public var cachedRanges: ByteRangeSet { get async { await entry.present } }
 
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        do {
+            return try await readWhole(range)
+        } catch let error as MP4Error where error.cause == .sourceChanged {
+            await entry.invalidateFreshness()
+            throw error
+        }
+    }
+
+    private func readWhole(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return [] }
         // Wholly cached (the common case once a file has been played): one read, one check.
         if await entry.present.contains(range.lowerBound..<upper) {
             await entry.markUsed()
-            return try await entry.read(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
+            return try await entry.read(range.lowerBound..<upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(min(upper - range.lowerBound, 64 << 20)))  // the length is the server's word
-        try await read(range.lowerBound..<upper) { bytes += $0 }
+        try await stream(range.lowerBound..<upper) { bytes += $0 }
         return bytes
     }
 
@@ -95,15 +153,24 @@ public final class CachedByteSource: ByteSource {
     /// one upstream fetch per byte. When every reader of a fetch it started has gone (the
     /// player closed the connection), the fetch stops, keeping what arrived.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        do {
+            try await stream(range, into: consume)
+        } catch let error as MP4Error where error.cause == .sourceChanged {
+            await entry.invalidateFreshness()
+            throw error
+        }
+    }
+
+    private func stream(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         var position = range.lowerBound
         var fruitless = 0
         let interval = max(options.commitInterval, 1)
         await entry.markUsed()
         while position < upper {
-            switch await entry.nextStep(at: position, upTo: upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: interval) {
+            switch await entry.nextStep(at: position, upTo: upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval) {
             case .cached(let run):
-                let bytes = try await entry.read(run, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: interval)
+                let bytes = try await entry.read(run, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval)
                 try await consume(bytes[...])
                 position = run.upperBound
             case .inFlight(let run, let task, let progress):
@@ -147,7 +214,7 @@ public final class CachedByteSource: ByteSource {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
         await entry.markUsed()
-        try await entry.fill(range.lowerBound..<upper, upstream: upstream, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
+        try await entry.fill(range.lowerBound..<upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
     }
 
     /// Makes the next sources for `directory` reopen its entries from disk.
@@ -274,10 +341,41 @@ actor CacheEntry {
         return fresh
     }
 
-    func prepare(length: UInt64, validator: String?) throws {
+    /// What the table on disk says about the resource, without changing anything: `nil` when
+    /// there is no usable entry (no table, damaged, another resource, data file missing).
+    func storedDescription() throws -> (length: UInt64, validator: String?, validatedAt: Int64?, presentBytes: UInt64)? {
+        try locked {
+            guard let onDisk = try? CacheTable.load(tablePath), onDisk.resource == resource,
+                  Platform.usage(dataPath)?.size == onDisk.length else { return nil }
+            return (onDisk.length, onDisk.validator, onDisk.validatedAt, onDisk.rangeSet.byteCount)
+        }
+    }
+
+    /// Settles the entry for a resource of `length` and `validator` (emptied when the table
+    /// describes another); `confirmedAt`, when the origin just confirmed them, is recorded so
+    /// that later opens within the maximum age need not ask it.
+    func prepare(length: UInt64, validator: String?, confirmedAt: Int64?) throws {
         let generation = table.generation
-        table = try locked { try loadTable(length: length, validator: validator) }
+        table = try locked {
+            var loaded = try loadTable(length: length, validator: validator)
+            // Recorded at most once a minute: an open is not a table write.
+            if let confirmedAt, (loaded.validatedAt ?? 0) + 60 <= confirmedAt || (loaded.validatedAt ?? 0) > confirmedAt {
+                loaded.validatedAt = confirmedAt
+                try loaded.write(to: tablePath)
+            }
+            return loaded
+        }
         if table.generation != generation { verifiedBlocks = [] }
+    }
+
+    /// Forgets that the origin confirmed the entry (it was found changed): the next open asks.
+    func invalidateFreshness() {
+        _ = try? locked {
+            guard var onDisk = try? CacheTable.load(tablePath), onDisk.resource == resource, onDisk.validatedAt != nil else { return }
+            onDisk.validatedAt = nil
+            try onDisk.write(to: tablePath)
+            if table.generation == onDisk.generation { table.validatedAt = nil }
+        }
     }
 
     func read(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) async throws -> [UInt8] {
@@ -620,4 +718,48 @@ final class FillProgress: @unchecked Sendable {
 
     /// A reader stops following; returns how many still do.
     func unfollow() -> Int { lock.withLock { followers -= 1; return followers } }
+}
+
+
+/// The origin of an entry that was opened without asking it (fresh or stale): before the first
+/// byte is taken from it, its length and validator must be the entry's, so a changed origin is
+/// never mixed into the entry. A mismatch is an error with cause ``MP4Error/Cause/sourceChanged``.
+final class CheckedOrigin: ByteSource, @unchecked Sendable {
+    let base: any ByteSource
+    let expectedLength: UInt64
+    let expectedValidator: String?
+    private let lock = NSLock()
+    private var confirmed = false
+
+    init(base: any ByteSource, length: UInt64, validator: String?) {
+        self.base = base
+        self.expectedLength = length
+        self.expectedValidator = validator
+    }
+
+    var name: String { base.name }
+    var preferredReadSize: Int { base.preferredReadSize }
+    func length() async throws -> UInt64 { expectedLength }
+    func validator() async throws -> String? { expectedValidator }
+
+    private func confirm() async throws {
+        if lock.withLock({ confirmed }) { return }
+        let length = try await base.length(), validator = try await base.validator()
+        guard length == expectedLength, validator == expectedValidator else {
+            var error = MP4Error(.io, "\(base.name) changed since it was cached (\(length) bytes, validator \(validator ?? "none"); the cache holds \(expectedLength) bytes, validator \(expectedValidator ?? "none")); nothing was mixed, the next open starts the entry again")
+            error.cause = .sourceChanged
+            throw error
+        }
+        lock.withLock { confirmed = true }
+    }
+
+    func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        try await confirm()
+        return try await base.read(range)
+    }
+
+    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await confirm()
+        try await base.read(range, into: consume)
+    }
 }
