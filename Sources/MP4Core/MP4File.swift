@@ -149,6 +149,15 @@ public struct MP4File: Sendable {
         return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics, movieBytes: movieBytes)
     }
 
+    /// A copy with `movie` and, in its statistics, what `loader` read.
+    private func replacing(_ movie: Movie, after loader: SourceLoader?) -> MP4File {
+        var copy = self
+        copy.movie = movie
+        copy.statistics.readCount += loader?.statistics.readCount ?? 0
+        copy.statistics.byteCount += loader?.statistics.byteCount ?? 0
+        return copy
+    }
+
     /// A copy whose chapters are the titles of its QuickTime chapter track (`tref/chap`), when
     /// it has one and no `chpl`: each title is a text sample (a 16-bit length, then UTF-8 or
     /// UTF-16 with a byte-order mark). One read when the samples lie within 256 KiB of each
@@ -187,11 +196,7 @@ public struct MP4File: Sendable {
         }
         movie.metadata.chapters = chapters.sorted { $0.startSeconds < $1.startSeconds }
         movie.metadata.chapterSource = .chapterTrack
-        var copy = self
-        copy.movie = movie
-        copy.statistics.readCount += loader.statistics.readCount
-        copy.statistics.byteCount += loader.statistics.byteCount
-        return copy
+        return replacing(movie, after: loader)
     }
 
     /// A copy whose MP3 tracks carry the channel mode of their first frame header: MP4
@@ -213,11 +218,7 @@ public struct MP4File: Sendable {
             movie.tracks[position].sampleEntries[0] = entry
         }
         guard loader.statistics.readCount > 0 else { return self }
-        var copy = self
-        copy.movie = movie
-        copy.statistics.readCount += loader.statistics.readCount
-        copy.statistics.byteCount += loader.statistics.byteCount
-        return copy
+        return replacing(movie, after: loader)
     }
 
     /// A copy whose duration, when neither `mvhd` nor `mehd` gives one, is what the segment
@@ -228,9 +229,7 @@ public struct MP4File: Sendable {
         // The scan already read the index when it followed it.
         if let indexed = layout.indexedRanges.first, indexed.timescale > 0 {
             movie.indexedDurationSeconds = Double(indexed.duration) / Double(indexed.timescale)
-            var copy = self
-            copy.movie = movie
-            return copy
+            return replacing(movie, after: nil)
         }
         let main = movie.tracks.first { $0.kind == .video } ?? movie.tracks.first { $0.kind == .audio } ?? movie.tracks.first
         var loader = SourceLoader(source: source, limits: limits)
@@ -249,11 +248,7 @@ public struct MP4File: Sendable {
         var total: UInt64 = 0
         for reference in chosen.references { total &+= UInt64(reference.subsegmentDuration) }
         movie.indexedDurationSeconds = Double(total) / Double(chosen.timescale)
-        var copy = self
-        copy.movie = movie
-        copy.statistics.readCount += loader.statistics.readCount
-        copy.statistics.byteCount += loader.statistics.byteCount
-        return copy
+        return replacing(movie, after: loader)
     }
 
     /// A copy whose fragmented tracks carry the facts their movie fragments hold: sample count,
