@@ -27,7 +27,9 @@ enum Help {
         for command in CommandTable.all {
             let spec = command.spec
             text += "  " + (spec.usage.first ?? "mp4probe " + spec.name) + "\n"
-            text += "                                " + spec.summary + "\n"
+            // Summaries wrap under their column: the page stays within 100 columns.
+            let indent = String(repeating: " ", count: 32)
+            text += wrapped(spec.summary, width: 100 - 32).split(separator: "\n").map { indent + $0.trimmingLeadingSpaces() }.joined(separator: "\n") + "\n"
         }
         text += """
           mp4probe help COMMAND         every option of one command
@@ -80,4 +82,8 @@ enum Help {
         if !line.isEmpty { lines.append(line) }
         return lines.joined(separator: "\n")
     }
+}
+
+extension Substring {
+    func trimmingLeadingSpaces() -> Substring { drop { $0 == " " } }
 }

@@ -7,7 +7,7 @@ enum ServeCommand: Command {
     static let spec = CommandSpec(
         name: "serve",
         summary: "serve origins to players through a loopback caching proxy (and as faststart)",
-        usage: ["mp4probe serve [--cache DIR] [--port N] [--host ADDRESS] [--faststart] [--origin URL]"],
+        usage: ["mp4probe serve [--cache DIR] [--max-size SIZE] [--port N] [--origin URL] [options]"],
         description: """
         Starts an HTTP server on the loopback address and prints its base URL on the first line
         of standard output. A player asks for BASE + NAME + "?url=" + the percent-encoded origin
@@ -22,6 +22,7 @@ enum ServeCommand: Command {
             .value("host", "ADDRESS", "numeric address to bind (default 127.0.0.1; binding anything\nbut loopback exposes the proxy to the network)"),
             .value("origin", "URL", "print the proxy URL for this origin after the base URL (repeatable)"),
             .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
+            .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, never one being served"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 
     /// The default cache directory: `$XDG_CACHE_HOME/mp4probe`, else `~/.cache/mp4probe`.
@@ -43,6 +44,9 @@ enum ServeCommand: Command {
         }
         if let host = scanner.value("host") { options.server.host = host }
         options.faststartByDefault = scanner.flag("faststart")
+        options.maxCacheBytes = try scanner.size("max-size") ?? (10 << 30)
+        // The source options' freshness (--cache-max-age) applies to the proxy's entries too.
+        if let maxAge = sourceOptions.cacheMaxAge { options.sources.cache.maxAge = maxAge }
         let proxy = CachingProxy(options: options)
         try proxy.start()
         output.write(proxy.baseURL + "\n")

@@ -187,6 +187,28 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         #expect(openDescriptors() < 20, "\(openDescriptors()) descriptors of the cache left open by 100 released sources")
     }
 
+    /// The proxy's size limit (`serve --max-size`): least-recently-used entries go first, but
+    /// never one a source in this process has open (a client is reading it), even when the
+    /// limit cannot be met without it.
+    @Test func evictionSparesEntriesBeingRead() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-cache")
+        defer { FileSystem.removeDirectory(directory) }
+        let body = Array(Self.origin.prefix(200_000))
+        for name in ["old", "newer"] {
+            let source = try await CachedByteSource(upstream: FlakyUpstream(body, seed: 1), directory: directory, key: name)
+            _ = try await source.read(0..<UInt64(body.count))
+        }
+        let reading = try await CachedByteSource(upstream: FlakyUpstream(body, seed: 2), directory: directory, key: "reading")
+        _ = try await reading.read(0..<UInt64(body.count))
+        let open = await CachedByteSource.openResources(directory: directory)
+        #expect(open == ["reading"], "\(open)")
+        let removed = try CacheDirectory.evict(directory, toAtMost: 0, sparing: open)
+        #expect(Set(removed.map(\.resource)) == ["old", "newer"])
+        #expect(CacheDirectory.entries(directory).map(\.resource) == ["reading"])
+        #expect(try await reading.read(0..<1000) == Array(body[0..<1000]))
+        #expect(await reading.statistics.upstreamReads == 1, "the entry being read kept its bytes")
+    }
+
     @Test func corruptTableIsDiscardedNotTrusted() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-cache")
         defer { FileSystem.removeDirectory(directory) }

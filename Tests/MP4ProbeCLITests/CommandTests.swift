@@ -29,6 +29,8 @@ import MP4TestSupport
     /// Every command's help renders as text: no escaped newline left in an option's help, no
     /// line wider than 100 columns.
     @Test func everyHelpPageRenders() async {
+        let general = await Self.run(["--help"])
+        for line in general.out.split(separator: "\n") { #expect(line.count <= 100, "mp4probe --help: \(line)") }
         for command in CommandTable.all {
             let name = command.spec.name
             let help = await Self.run([name, "--help"])

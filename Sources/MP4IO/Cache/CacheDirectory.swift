@@ -41,12 +41,15 @@ public enum CacheDirectory {
     /// Removes least-recently-used entries until the data files occupy at most `maxBytes` on
     /// disk. Each removal holds the entry's lock, and removes the table before the data, so a
     /// process using the entry sees it gone and starts it again. Returns the removed entries.
+    /// Entries whose resource is in `sparing` (being read: ``CachedByteSource/openResources(directory:)``)
+    /// are never removed, even when the limit cannot be met without them.
     @discardableResult
-    public static func evict(_ directory: String, toAtMost maxBytes: UInt64) throws -> [Entry] {
+    public static func evict(_ directory: String, toAtMost maxBytes: UInt64, sparing: Set<String> = []) throws -> [Entry] {
         var entries = self.entries(directory)
         var total = entries.reduce(0) { $0 + $1.allocatedBytes }
         var removed: [Entry] = []
         while total > maxBytes, let oldest = entries.popLast() {
+            if sparing.contains(oldest.resource) { continue }
             try remove(oldest, from: directory)
             total -= min(total, oldest.allocatedBytes)
             removed.append(oldest)

@@ -49,6 +49,12 @@ public final class CachedByteSource: ByteSource {
         case stale(reason: String)
     }
 
+    /// The resources of `directory` that a source in this process has open: what eviction must
+    /// spare (``CacheDirectory/evict(_:toAtMost:sparing:)``).
+    public static func openResources(directory: String) async -> Set<String> {
+        await CacheRegistry.shared.openResources(directory: directory)
+    }
+
     /// What this source did.
     public struct Statistics: Sendable, Hashable {
         public var upstreamReads = 0
@@ -248,6 +254,16 @@ actor CacheRegistry {
         if entries.count % 256 == 255 { entries = entries.filter { $0.value.entry != nil } }
         entries[key] = Weak(made)
         return made
+    }
+
+    /// The resources of `directory` that have an open entry in this process (a source reading
+    /// them is alive).
+    func openResources(directory: String) -> Set<String> {
+        var result: Set<String> = []
+        for (key, weak) in entries where key.hasPrefix(directory + "\u{0}") && weak.entry != nil {
+            result.insert(String(key.dropFirst(directory.count + 1)))
+        }
+        return result
     }
 
     /// Forgets the entries of `directory`, so that the next source reopens them from disk

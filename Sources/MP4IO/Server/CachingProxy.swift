@@ -26,6 +26,10 @@ public final class CachingProxy: @unchecked Sendable {
         /// Serve every resource as its faststart view (as if each URL said `&faststart=1`;
         /// `&faststart=0` asks for the original).
         public var faststartByDefault = false
+        /// The most the cache may occupy on disk; least-recently-used entries are evicted
+        /// (every ``evictionInterval`` seconds), never one that a client is reading. `nil`: no limit.
+        public var maxCacheBytes: UInt64?
+        public var evictionInterval: Double = 10
 
         public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
     }
@@ -35,6 +39,7 @@ public final class CachingProxy: @unchecked Sendable {
     public let secret: String
     private var server: HTTPServer?
     private let sources = SourceTable()
+    private var eviction: Task<Void, Never>?
 
     public init(options: Options) {
         self.options = options
@@ -53,9 +58,28 @@ public final class CachingProxy: @unchecked Sendable {
         let server = HTTPServer(options: options.server) { [self] request in await respond(request) }
         try server.start()
         self.server = server
+        if let limit = options.maxCacheBytes {
+            let directory = options.cacheDirectory, interval = max(options.evictionInterval, 0.1)
+            eviction = Task.detached {
+                while !Task.isCancelled {
+                    await Self.evict(directory, toAtMost: limit)
+                    try? await Task.sleep(for: .seconds(interval))
+                }
+            }
+        }
     }
 
-    public func stop() { server?.stop() }
+    /// One eviction pass: least-recently-used entries go until the cache fits, sparing those a
+    /// source in this process has open (a client is reading them).
+    static func evict(_ directory: String, toAtMost limit: UInt64) async {
+        let open = await CachedByteSource.openResources(directory: directory)
+        _ = try? CacheDirectory.evict(directory, toAtMost: limit, sparing: open)
+    }
+
+    public func stop() {
+        eviction?.cancel()
+        server?.stop()
+    }
 
     /// `http://127.0.0.1:PORT/SECRET/`.
     public var baseURL: String { (server?.baseURL ?? "http://127.0.0.1:0") + "/\(secret)/" }
