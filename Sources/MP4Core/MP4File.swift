@@ -170,8 +170,11 @@ public struct MP4File: Sendable {
         let table = SampleTable(stbl: stbl, path: track.sampleTablePath)
         var samples: [(start: Double, range: Range<UInt64>)] = []
         for index in 0..<min(table.sampleCount, MovieMetadata.maximumChapters) {
-            guard let sample = table.sample(at: index), sample.byteCount >= 2, sample.byteOffset < layout.fileSize else { continue }
+            guard let sample = table.sample(at: index), sample.byteOffset < layout.fileSize else { continue }
+            // At least the 16-bit length must be there (a sample at the very end of a
+            // truncated file may have one byte).
             let count = min(UInt64(sample.byteCount), 1024, layout.fileSize - sample.byteOffset)
+            guard count >= 2 else { continue }
             samples.append((Double(sample.decodeTime) / Double(timescale), sample.byteOffset..<(sample.byteOffset + count)))
         }
         guard let lowest = samples.map(\.range.lowerBound).min(), let highest = samples.map(\.range.upperBound).max() else { return self }
@@ -183,15 +186,7 @@ public struct MP4File: Sendable {
             if let span { bytes = span[Int(sample.range.lowerBound - lowest)..<Int(sample.range.upperBound - lowest)] } else { bytes = try await loader.read(sample.range)[...] }
             let length = Int(bytes[bytes.startIndex]) << 8 | Int(bytes[bytes.startIndex + 1])
             let text = bytes.dropFirst(2).prefix(length)
-            let title: String
-            if text.count >= 2, text[text.startIndex] == 0xFE, text[text.startIndex + 1] == 0xFF {
-                var units: [UInt16] = []
-                var index = text.startIndex + 2
-                while index + 1 < text.endIndex { units.append(UInt16(text[index]) << 8 | UInt16(text[index + 1])); index += 2 }
-                title = String(decoding: units, as: UTF16.self)
-            } else {
-                title = String(decoding: text, as: UTF8.self)
-            }
+            let title = text.starts(with: [0xFE, 0xFF]) ? MetadataValueBox.utf16BigEndian(text.dropFirst(2)) : String(decoding: text, as: UTF8.self)
             chapters.append(MovieMetadata.Chapter(startSeconds: sample.start, title: title))
         }
         movie.metadata.chapters = chapters.sorted { $0.startSeconds < $1.startSeconds }
@@ -207,10 +202,13 @@ public struct MP4File: Sendable {
         guard var movie else { return self }
         var loader = SourceLoader(source: source, limits: limits)
         for (position, track) in movie.tracks.enumerated() {
-            guard var entry = track.sampleEntries.first, entry.isMPEGAudio, let stbl = track.sampleTableBox,
-                  let first = SampleTable(stbl: stbl, path: track.sampleTablePath).sample(at: 0), first.byteCount >= 4,
-                  first.byteOffset <= layout.fileSize, layout.fileSize - first.byteOffset >= 4 else { continue }
-            let header = try await loader.read(first.byteOffset..<(first.byteOffset + 4))
+            // The first sample starts its chunk: the first chunk offset is all it takes (no
+            // sample table is built for it).
+            guard var entry = track.sampleEntries.first, entry.isMPEGAudio, track.sampleCount > 0,
+                  let offsets = track.sampleTableBox.flatMap({ $0.table(.stco) ?? $0.table(.co64) }), offsets.entryCount > 0 else { continue }
+            let first = UInt64(bitPattern: offsets.field(0, 0))
+            guard first <= layout.fileSize, layout.fileSize - first >= 4 else { continue }
+            let header = try await loader.read(first..<(first + 4))
             // 11 sync bits, then version, layer, ...; the channel mode is the top two bits of
             // the fourth byte (3: single channel).
             guard header[0] == 0xFF, header[1] & 0xE0 == 0xE0, header[1] & 0x06 != 0 else { continue }
@@ -245,9 +243,7 @@ public struct MP4File: Sendable {
             if sidx.referenceID == main?.trackID { break }
         }
         guard let chosen else { return self }
-        var total: UInt64 = 0
-        for reference in chosen.references { total &+= UInt64(reference.subsegmentDuration) }
-        movie.indexedDurationSeconds = Double(total) / Double(chosen.timescale)
+        movie.indexedDurationSeconds = Double(chosen.totalDuration) / Double(chosen.timescale)
         return replacing(movie, after: loader)
     }
 

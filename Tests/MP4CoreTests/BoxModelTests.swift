@@ -15,10 +15,10 @@ import MP4TestSupport
         var description: String { name }
     }
 
-    static func table<T: SampleTableBoxModel>(_ type: T.Type, _ payload: [UInt8], version: UInt8 = 0) -> AnyBoxModel {
-        var reader = ByteReader(payload)
-        // The case's own parse is what is under test below; this only builds the expectation.
-        return AnyBoxModel(T(table: (try? SampleTableData.parse(T.kind, &reader, version: version)) ?? SampleTableData(kind: T.kind, version: version, entryCount: 0, constantSampleSize: 0, sampleCount: 0, fieldSize: 0, entryBytes: [])))
+    /// The expected table, stated independently of the parser: its counts, and its entries as
+    /// the payload's bytes after `header` bytes (the parser must find the same).
+    static func table<T: SampleTableBoxModel>(_ type: T.Type, _ payload: [UInt8], header: Int, entries: Int, version: UInt8 = 0, constant: UInt32 = 0, samples: UInt32 = 0, fieldSize: Int = 0) -> AnyBoxModel {
+        AnyBoxModel(T(table: SampleTableData(kind: T.kind, version: version, entryCount: entries, constantSampleSize: constant, sampleCount: samples, fieldSize: fieldSize, entryBytes: payload[header...])))
     }
 
     static let sttsPayload: [UInt8] = [0, 0, 0, 2, 0, 0, 0, 10, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 1, 0]
@@ -38,16 +38,16 @@ import MP4TestSupport
         Case(name: "colr prof", payload: Array("prof".utf8) + [1, 2, 3, 4, 5], model: AnyBoxModel(ColourInformationBox(colourType: "prof", colour: .iccProfile([1, 2, 3, 4, 5]))), fields: "colourType=prof iccProfileSize=5"),
         Case(name: "ftyp", payload: Array("isom".utf8) + [0, 0, 2, 0] + Array("isomiso2mp41".utf8), model: AnyBoxModel(FileTypeBox(majorBrand: "isom", minorVersion: 512, compatibleBrands: ["isom", "iso2", "mp41"])), fields: "majorBrand=isom minorVersion=512 compatibleBrands=[isom,iso2,mp41]"),
         Case(name: "styp", payload: Array("msdh".utf8) + [0, 0, 0, 0] + Array("msdh".utf8), model: AnyBoxModel(SegmentTypeBox(majorBrand: "msdh", minorVersion: 0, compatibleBrands: ["msdh"])), fields: "majorBrand=msdh minorVersion=0 compatibleBrands=[msdh]"),
-        Case(name: "stts", payload: sttsPayload, model: table(TimeToSampleBox.self, sttsPayload), fields: "entryCount=2"),
-        Case(name: "ctts v1 negative", payload: cttsPayload, model: table(CompositionOffsetBox.self, cttsPayload, version: 1), fields: "entryCount=1", version: 1),
-        Case(name: "stss", payload: [0, 0, 0, 1, 0, 0, 0, 1], model: table(SyncSampleBox.self, [0, 0, 0, 1, 0, 0, 0, 1]), fields: "entryCount=1"),
-        Case(name: "stsc", payload: [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1], model: table(SampleToChunkBox.self, [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1]), fields: "entryCount=1"),
-        Case(name: "stsz listed", payload: stszPayload, model: table(SampleSizeBox.self, stszPayload), fields: "entryCount=2 sampleSize=0 sampleCount=2"),
-        Case(name: "stsz constant", payload: [0, 0, 0, 4, 0, 0, 0, 7], model: table(SampleSizeBox.self, [0, 0, 0, 4, 0, 0, 0, 7]), fields: "entryCount=0 sampleSize=4 sampleCount=7"),
-        Case(name: "stz2 4-bit", payload: stz2Payload, model: table(CompactSampleSizeBox.self, stz2Payload), fields: "entryCount=3 fieldSize=4 sampleCount=3"),
-        Case(name: "stco", payload: [0, 0, 0, 1, 0, 0, 0, 48], model: table(ChunkOffsetBox.self, [0, 0, 0, 1, 0, 0, 0, 48]), fields: "entryCount=1"),
-        Case(name: "co64", payload: co64Payload, model: table(ChunkLargeOffsetBox.self, co64Payload), fields: "entryCount=1"),
-        Case(name: "sdtp", payload: [0x20, 0x10, 0x10], model: table(SampleDependencyTypeBox.self, [0x20, 0x10, 0x10]), fields: "entryCount=3"),
+        Case(name: "stts", payload: sttsPayload, model: table(TimeToSampleBox.self, sttsPayload, header: 4, entries: 2), fields: "entryCount=2"),
+        Case(name: "ctts v1 negative", payload: cttsPayload, model: table(CompositionOffsetBox.self, cttsPayload, header: 4, entries: 1, version: 1), fields: "entryCount=1", version: 1),
+        Case(name: "stss", payload: [0, 0, 0, 1, 0, 0, 0, 1], model: table(SyncSampleBox.self, [0, 0, 0, 1, 0, 0, 0, 1], header: 4, entries: 1), fields: "entryCount=1"),
+        Case(name: "stsc", payload: [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1], model: table(SampleToChunkBox.self, [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1], header: 4, entries: 1), fields: "entryCount=1"),
+        Case(name: "stsz listed", payload: stszPayload, model: table(SampleSizeBox.self, stszPayload, header: 8, entries: 2, samples: 2), fields: "entryCount=2 sampleSize=0 sampleCount=2"),
+        Case(name: "stsz constant", payload: [0, 0, 0, 4, 0, 0, 0, 7], model: table(SampleSizeBox.self, [0, 0, 0, 4, 0, 0, 0, 7], header: 8, entries: 0, constant: 4, samples: 7), fields: "entryCount=0 sampleSize=4 sampleCount=7"),
+        Case(name: "stz2 4-bit", payload: stz2Payload, model: table(CompactSampleSizeBox.self, stz2Payload, header: 8, entries: 3, samples: 3, fieldSize: 4), fields: "entryCount=3 fieldSize=4 sampleCount=3"),
+        Case(name: "stco", payload: [0, 0, 0, 1, 0, 0, 0, 48], model: table(ChunkOffsetBox.self, [0, 0, 0, 1, 0, 0, 0, 48], header: 4, entries: 1), fields: "entryCount=1"),
+        Case(name: "co64", payload: co64Payload, model: table(ChunkLargeOffsetBox.self, co64Payload, header: 4, entries: 1), fields: "entryCount=1"),
+        Case(name: "sdtp", payload: [0x20, 0x10, 0x10], model: table(SampleDependencyTypeBox.self, [0x20, 0x10, 0x10], header: 0, entries: 3), fields: "entryCount=3"),
         Case(name: "frma", payload: Array("avc1".utf8), model: AnyBoxModel(OriginalFormatBox(dataFormat: "avc1")), fields: "dataFormat=avc1"),
         Case(name: "schm", payload: Array("cenc".utf8) + [0, 1, 0, 0], model: AnyBoxModel(SchemeTypeBox(schemeType: "cenc", schemeVersion: 0x10000)), fields: "schemeType=cenc schemeVersion=65536"),
         Case(name: "schm with URI", payload: Array("cbcs".utf8) + [0, 1, 0, 0] + Array("urn:x".utf8) + [0], model: AnyBoxModel(SchemeTypeBox(schemeType: "cbcs", schemeVersion: 0x10000, schemeURI: "urn:x")), fields: "schemeType=cbcs schemeVersion=65536 schemeURI=urn:x", flags: 1),

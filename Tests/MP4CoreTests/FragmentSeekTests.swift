@@ -130,3 +130,45 @@ import MP4TestSupport
         #expect(builder.findings.contains { $0.id == "fragment-sample-limit" })
     }
 }
+
+/// Fragments taken from a segment index (``MP4File/Options/followsSegmentIndex``, what the CLI
+/// does over HTTP) are the same fragments a walk of every header finds, also when one
+/// subsegment holds several fragments (beyond the 64 KiB read at its start).
+@Suite struct IndexedFragmentTests {
+    @Test(.requires("ffmpeg"), .timeLimit(.minutes(2))) func subsegmentsOfSeveralFragmentsAreWalkedWhole() async throws {
+        typealias B = BoxBuilder
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let path = directory + "/fragments.mp4"
+        let ffmpeg = try #require(Executables.find("ffmpeg"))
+        _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=12", "-c:v", "libx264", "-preset", "ultrafast",
+                                                  "-b:v", "800k", "-g", "25", "-movflags", "+frag_keyframe+empty_moov+default_base_moof+skip_trailer", path])
+        let original = try #require(FileSystem.read(path))
+        let layout = try await TopLevelScanner.scan(MemorySource(original))
+        let moov = try #require(layout.movieBox)
+        let fragments = layout.boxes.filter { $0.type == .moof || $0.type == .mdat }
+        #expect(fragments.count >= 20, "\(fragments.count) boxes: the film should have 10+ fragments")
+        // A sidx of two references, each covering half of the fragments (moof + mdat pairs).
+        let half = (fragments.count / 2) & ~1
+        let first = fragments[0].offset, middle = fragments[half].offset, end = fragments.last?.availableEnd ?? 0
+        let sidx = B.fullBox("sidx", B.u32(1) + B.u32(1000) + B.u32(0) + B.u32(0) + B.u16(0) + B.u16(2)
+            + B.u32(UInt32(middle - first)) + B.u32(6000) + B.u32(0x9000_0000)
+            + B.u32(UInt32(end - middle)) + B.u32(6000) + B.u32(0x9000_0000))
+        // default_base_moof: moving the fragments does not move their data offsets.
+        let bytes = Array(original[0..<Int(moov.availableEnd)]) + sidx + Array(original[Int(moov.availableEnd)...])
+        var options = MP4File.Options()
+        options.followsSegmentIndex = true
+        let indexed = try await MP4File.open(MemorySource(bytes), options: options)
+        #expect(indexed.layout.indexedRanges.first?.subsegments.count == 2)
+        let walked = try await MP4File.open(MemorySource(bytes))
+        let fromIndex = try await SeekPlanner.index(indexed, from: MemorySource(bytes))
+        let fromWalk = try await SeekPlanner.index(walked, from: MemorySource(bytes))
+        for (a, b) in zip(fromIndex.tracks, fromWalk.tracks) {
+            #expect(a.samples.sampleCount == b.samples.sampleCount && a.samples.sampleCount > 250)
+            var left: [SampleTable.Sample] = [], right: [SampleTable.Sample] = []
+            a.samples.forEachSample { left.append($0); return true }
+            b.samples.forEachSample { right.append($0); return true }
+            #expect(left == right)
+        }
+    }
+}

@@ -95,5 +95,13 @@ import MP4TestSupport
         #expect(await source.log.ranges.count == before + 1)
         #expect(file.movie?.metadata.chapterSource == .chapterTrack)
         #expect(file.movie?.metadata.chapters.map(\.title) == titles && file.movie?.metadata.chapters.map(\.startSeconds) == [0, 2, 4])
+
+        // Hostile: the chunk offset points at the last byte of the file, so a title has one
+        // byte where its 16-bit length should be. No trap; those titles are left out.
+        var hostile = bytes
+        let stco = try #require((0..<(hostile.count - 4)).first { hostile[$0..<($0 + 4)] == ArraySlice("stco".utf8) })
+        hostile.replaceSubrange((stco + 12)..<(stco + 16), with: B.u32(UInt32(hostile.count - 1)))
+        let cut = try await MP4File.open(MemorySource(hostile)).readingChapterTitles(from: MemorySource(hostile))
+        #expect(cut.movie?.metadata.chapters.count ?? 0 <= 1)
     }
 }

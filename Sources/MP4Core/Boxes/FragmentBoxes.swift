@@ -92,6 +92,9 @@ public struct SegmentIndexBox: Sendable, Hashable, Codable {
     public var firstOffset: UInt64
     public var references: [Reference]
 
+    /// The sum of the subsegment durations, in ``timescale`` units (wrapping, never trapping).
+    public var totalDuration: UInt64 { references.reduce(0) { $0 &+ UInt64($1.subsegmentDuration) } }
+
     /// Parses the payload after version and flags; the reference count is paid for in bytes.
     public static func parse(_ reader: inout ByteReader, version: UInt8) throws -> SegmentIndexBox {
         let referenceID = try reader.readUInt32()

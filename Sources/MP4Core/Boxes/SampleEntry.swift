@@ -84,16 +84,13 @@ public struct SampleEntry: Sendable, Hashable {
     /// configuration's rate for TrueHD and IAMF (the entry holds a placeholder), else the
     /// entry's field. `nil` when unknown (an IAMF entry's 0).
     public var effectiveSampleRate: Double? {
-        switch configuration {
-        case .opus?: return 48000
-        case .trueHD(let rate, _, _)?: return rate.map(Double.init)
-        case .iamf(_, _, _, let rate)?: return rate.map(Double.init)
-        default:
-            if codingFormat == .opus { return 48000 }
-            if codingFormat == "samr" { return 8000 }
-            if codingFormat == "sawb" { return 16000 }
-            if codingFormat == "iamf" || codingFormat == "mlpa" { return nil }
-            return sampleRate
+        switch (codingFormat, configuration) {
+        case (.opus, _): return 48000
+        case ("samr", _): return 8000
+        case ("sawb", _): return 16000
+        case (_, .trueHD(let rate, _, _)?), (_, .iamf(_, _, _, let rate)?): return rate.map(Double.init)
+        case ("iamf", _), ("mlpa", _): return nil
+        default: return sampleRate
         }
     }
 

@@ -39,7 +39,7 @@ public enum MoviePlacement: String, Sendable, Hashable, Codable {
 public struct IndexedRange: Sendable, Hashable {
     /// The bytes the index's references cover.
     public var range: Range<UInt64>
-    /// The referenced subsegments, each `(bytes, duration)` in the index's time scale.
+    /// The byte ranges of the referenced subsegments, in order.
     public var subsegments: [Range<UInt64>]
     /// The index's reference ID (usually the track ID) and time scale.
     public var referenceID: UInt32

@@ -101,15 +101,14 @@ public enum TopLevelScanner {
         guard !overflow, start <= fileSize else { return nil }
         var subsegments: [Range<UInt64>] = []
         subsegments.reserveCapacity(sidx.references.count)
-        var position = start, duration: UInt64 = 0
+        var position = start
         for reference in sidx.references {
             let next = position + UInt64(reference.referencedSize)  // position ≤ fileSize < 2^63
             guard reference.referencedSize > 0, next <= fileSize else { return nil }
             subsegments.append(position..<next)
-            duration &+= UInt64(reference.subsegmentDuration)
             position = next
         }
-        return IndexedRange(range: start..<position, subsegments: subsegments, referenceID: sidx.referenceID, timescale: sidx.timescale, duration: duration, indexOffset: box.offset)
+        return IndexedRange(range: start..<position, subsegments: subsegments, referenceID: sidx.referenceID, timescale: sidx.timescale, duration: sidx.totalDuration, indexOffset: box.offset)
     }
 
     /// Findings about the order and kinds of top-level boxes.

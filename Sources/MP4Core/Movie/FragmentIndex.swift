@@ -26,44 +26,58 @@ public struct FragmentIndex: Sendable {
     ///   exceed ``ParseLimits/maxMetadataBytes`` or the box tree exceeds its bounds.
     public static func load(_ file: MP4File, from source: some ByteSource, byteRange: Range<UInt64>? = nil, limits: ParseLimits = .default) async throws -> FragmentIndex {
         var loader = SourceLoader(source: source, limits: limits)
-        var cache: [UInt64: BoxNode] = [:]
+        var cache = Cache()
         return try await load(file, with: &loader, byteRange: byteRange, cache: &cache)
+    }
+
+    /// What loads of one file share, so that widening a load (a seek) reads nothing twice: the
+    /// parsed `moof`s by offset, and the `moof`s found in each indexed subsegment by its start.
+    struct Cache {
+        var moofs: [UInt64: BoxNode] = [:]
+        var subsegments: [UInt64: [TopLevelBox]] = [:]
     }
 
     /// The `moof`s of one indexed subsegment. Its first bytes (up to 64 KiB) are read once: a
     /// `moof` inside them is parsed from them and cached, so loading it costs no second read
-    /// (over HTTP, one request per fragment instead of two); past them, headers are walked.
-    static func fragments(of subsegment: Range<UInt64>, length: UInt64, loader: inout SourceLoader, cache: inout [UInt64: BoxNode]) async throws -> [TopLevelBox] {
+    /// (over HTTP, one request per fragment instead of two). Where the walk leaves those bytes
+    /// before the subsegment ends (a subsegment of several fragments, a long `emsg`), the rest
+    /// of its headers are walked.
+    static func fragments(of subsegment: Range<UInt64>, length: UInt64, loader: inout SourceLoader, parser: inout BoxTreeParser, cache: inout Cache) async throws -> [TopLevelBox] {
+        if let known = cache.subsegments[subsegment.lowerBound] { return known }
         let head = try await loader.read(subsegment.lowerBound..<min(subsegment.upperBound, subsegment.lowerBound + 65536), path: .top(.moof))
-        var parser = BoxTreeParser(limits: loader.limits)
         var boxes: [TopLevelBox] = []
         var position = 0
-        var walkedPast = false
+        // Where the walk of the head stopped: the first box it did not see whole.
+        var next = subsegment.lowerBound
         while head.count - position >= 8 {
             let offset = subsegment.lowerBound + UInt64(position)
-            guard let header = try? BoxHeader.parse(head[position...], at: offset, containerEnd: subsegment.upperBound) else { break }
+            guard let header = try? BoxHeader.parse(head[position...], at: offset, containerEnd: subsegment.upperBound) else {
+                next = subsegment.upperBound  // not boxes: nothing more to find
+                break
+            }
             let available = min(header.size, subsegment.upperBound - offset)
             if header.type == .moof {
                 boxes.append(TopLevelBox(header: header, availableSize: available))
-                if available <= UInt64(head.count - position), cache[offset] == nil {
+                if available <= UInt64(head.count - position), cache.moofs[offset] == nil {
                     try loader.charge(available, what: "the movie fragments (moof)", offset: offset, path: .top(.moof))
-                    cache[offset] = try parser.parse(Array(head[position..<(position + Int(available))]), at: offset, path: .top(.moof))
+                    cache.moofs[offset] = try parser.parse(Array(head[position..<(position + Int(available))]), at: offset, path: .top(.moof))
                 }
             }
-            guard available > 0, available < UInt64(head.count - position) else { walkedPast = available >= UInt64(head.count - position); break }
+            next = offset + available
+            guard available > 0, available < UInt64(head.count - position) else { break }
             position += Int(available)
         }
-        // A subsegment whose first bytes hold no moof (a long emsg, say): walk its headers.
-        if boxes.isEmpty && walkedPast {
-            return try await TopLevelScanner.scan(&loader, in: subsegment, length: length).filter { $0.type == .moof }
+        if next < subsegment.upperBound {
+            boxes += try await TopLevelScanner.scan(&loader, in: next..<subsegment.upperBound, length: length).filter { $0.type == .moof }
         }
+        cache.subsegments[subsegment.lowerBound] = boxes
         return boxes
     }
 
     /// As ``load(_:from:byteRange:limits:)``, reading through `loader` (each `moof` read is
     /// charged to its budget once), taking parsed `moof`s from `cache` (by offset) and adding
     /// the ones it reads, so that widening a load reads each `moof` once.
-    static func load(_ file: MP4File, with loader: inout SourceLoader, byteRange: Range<UInt64>?, cache: inout [UInt64: BoxNode]) async throws -> FragmentIndex {
+    static func load(_ file: MP4File, with loader: inout SourceLoader, byteRange: Range<UInt64>?, cache: inout Cache) async throws -> FragmentIndex {
         let limits = loader.limits
         let before = loader.statistics
         var defaults: [UInt32: TrackExtendsBox] = [:]
@@ -77,17 +91,15 @@ public struct FragmentIndex: Sendable {
         var allMoofs = file.layout.boxes.filter { $0.type == .moof }
         // Fragments the scan took from a segment index: walk the headers of the subsegments
         // this load needs (all of them for a whole index, a few for a seek).
+        var parser = BoxTreeParser(limits: limits)
         if !file.layout.indexedRanges.isEmpty {
             var found: [TopLevelBox] = []
-            for indexed in file.layout.indexedRanges {
-                for subsegment in indexed.subsegments where byteRange.map({ $0.overlaps(subsegment) || $0.contains(subsegment.lowerBound) }) ?? true {
-                    found += try await Self.fragments(of: subsegment, length: file.layout.fileSize, loader: &loader, cache: &cache)
-                }
-                // Subsegments outside the load still count as fragments of the file.
-                if byteRange != nil {
-                    for subsegment in indexed.subsegments where !(byteRange.map { $0.overlaps(subsegment) || $0.contains(subsegment.lowerBound) } ?? true) {
-                        found.append(TopLevelBox(header: BoxHeader(type: .moof, offset: subsegment.lowerBound, headerSize: 8, size: UInt64(subsegment.count)), availableSize: UInt64(subsegment.count)))
-                    }
+            for subsegment in file.layout.indexedRanges.flatMap(\.subsegments) {
+                if byteRange.map({ $0.overlaps(subsegment) || $0.contains(subsegment.lowerBound) }) ?? true {
+                    found += try await Self.fragments(of: subsegment, length: file.layout.fileSize, loader: &loader, parser: &parser, cache: &cache)
+                } else {
+                    // Outside the load, a subsegment still counts as a fragment of the file.
+                    found.append(TopLevelBox(header: BoxHeader(type: .moof, offset: subsegment.lowerBound, headerSize: 8, size: UInt64(subsegment.count)), availableSize: UInt64(subsegment.count)))
                 }
             }
             allMoofs = (allMoofs + found).sorted { $0.offset < $1.offset }
@@ -102,16 +114,15 @@ public struct FragmentIndex: Sendable {
             }
         }
         var findings: [Finding] = []
-        var parser = BoxTreeParser(limits: limits)
         let length = file.layout.fileSize
         for (number, moof) in allMoofs.enumerated() where byteRange?.contains(moof.offset) ?? true {
             let path = BoxPath.top(.moof, ordinalNumber: allMoofs.count > 1 ? number + 1 : nil)
             let node: BoxNode
-            if let cached = cache[moof.offset] {
+            if let cached = cache.moofs[moof.offset] {
                 node = cached
             } else {
                 node = try await loader.loadBox(moof.offset..<moof.availableEnd, path: path, what: "the movie fragments (moof)", parser: &parser)
-                cache[moof.offset] = node
+                cache.moofs[moof.offset] = node
             }
             var implicitBase = moof.offset
             let trafs = node.all(.traf)

@@ -36,7 +36,7 @@ extension SeekPlanner {
             return try await index(file, from: source, limits: limits).plan(at: time, duration: duration, alignment: alignment)
         }
         // The driver: the search says which fragments it needs, this reads them (each moof once).
-        var cache: [UInt64: BoxNode] = [:]
+        var cache = FragmentIndex.Cache()
         var step = search.start()
         while true {
             switch step {

@@ -97,24 +97,32 @@ public final class CachedByteSource: ByteSource {
         self.entry = entry
         let stored = try await entry.storedDescription()
         let now = Int64(Date().timeIntervalSince1970)
-        if let stored, let validated = stored.validatedAt, options.maxAge > 0, Double(now - validated) < options.maxAge, now >= validated {
-            try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
-            (totalLength, entryValidator, freshness) = (stored.length, stored.validator, .fresh)
-            fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
-            return
+        // The origin's word, unless the entry is fresh or the origin cannot be asked (only the
+        // origin's failure counts: an error of the cache itself is thrown as it is).
+        var confirmed: (length: UInt64, validator: String?)?
+        var state = Freshness.fresh
+        if let stored, let validated = stored.validatedAt, options.maxAge > 0, now >= validated, Double(now - validated) < options.maxAge {
+            confirmed = nil
+        } else {
+            do {
+                confirmed = (try await upstream.length(), try await upstream.validator())
+                state = .revalidated
+            } catch let error as MP4Error where options.servesStaleOnError && error.cause != .sourceChanged && (stored?.presentBytes ?? 0) > 0 {
+                state = .stale(reason: error.message)
+            }
         }
-        do {
-            let length = try await upstream.length()
-            let validator = try await upstream.validator()
-            try await entry.prepare(length: length, validator: validator, confirmedAt: now)
-            (totalLength, entryValidator, freshness) = (length, validator, .revalidated)
-            fetchSource = upstream
-        } catch let error as MP4Error where options.servesStaleOnError && error.cause != .sourceChanged && (stored?.presentBytes ?? 0) > 0 {
-            guard let stored else { throw error }
+        if let confirmed {
+            try await entry.prepare(length: confirmed.length, validator: confirmed.validator, confirmedAt: now)
+            (totalLength, entryValidator, fetchSource) = (confirmed.length, confirmed.validator, upstream)
+        } else if let stored {
+            // Used without asking: the first fetch checks that the origin is still this resource.
             try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
-            (totalLength, entryValidator, freshness) = (stored.length, stored.validator, .stale(reason: error.message))
+            (totalLength, entryValidator) = (stored.length, stored.validator)
             fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
+        } else {
+            throw MP4Error(.internalError, "cache entry for \(upstream.name) is neither confirmed nor stored")
         }
+        freshness = state
     }
 
     public var name: String { upstream.name }

@@ -25,14 +25,7 @@ public struct MetadataValueBox: WritableBoxModel {
     public var text: String? {
         switch typeIndicator & 0xFF_FFFF {
         case 1: return String(decoding: value, as: UTF8.self)
-        case 2:
-            var units: [UInt16] = []
-            var index = value.startIndex
-            while index + 1 < value.endIndex {
-                units.append(UInt16(value[index]) << 8 | UInt16(value[index + 1]))
-                index += 2
-            }
-            return String(decoding: units, as: UTF16.self)
+        case 2: return Self.utf16BigEndian(value)
         case 23, 24:
             // Big-endian IEEE 754 float32 / float64, printed as C's %f (ffprobe's form).
             guard value.count == (typeIndicator & 0xFF_FFFF == 23 ? 4 : 8) else { return nil }
@@ -50,6 +43,19 @@ public struct MetadataValueBox: WritableBoxModel {
             return String(number)
         default: return nil
         }
+    }
+
+    /// Big-endian UTF-16 text (an odd last byte is dropped): what metadata values of type 2 and
+    /// QuickTime text samples with a byte-order mark hold.
+    public static func utf16BigEndian(_ bytes: ArraySlice<UInt8>) -> String {
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = bytes.startIndex
+        while index + 1 < bytes.endIndex {
+            units.append(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]))
+            index += 2
+        }
+        return String(decoding: units, as: UTF16.self)
     }
 
     /// `number` with six decimals, as C's `%f`.
