@@ -141,4 +141,60 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         // What arrived is kept.
         #expect(await cached.cachedRanges.contains(0..<16_384))
     }
+
+    /// A fill (what `fetch` and the proxy's moov load do) of the end of a file while a
+    /// sequential read streams it from the start: the fill starts its own fetch at once instead
+    /// of waiting for the sequential one to get there (before, it waited for the whole file).
+    @Test func aFillAheadDoesNotWaitForTheSequentialFetch() async throws {
+        let size = 4 << 20
+        let (cached, upstream, directory) = try await Self.source(size)
+        defer { FileSystem.removeDirectory(directory) }
+        let started = Locked(false)
+        let sequential = Task {
+            var count = 0
+            try await cached.read(0..<UInt64(size)) { piece in count += piece.count; started.withLock { $0 = true } }
+            return count
+        }
+        while !started.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
+        let tail = UInt64(size - 65_536)..<UInt64(size)
+        try await cached.fill(tail)
+        #expect(upstream.sent < UInt64(size / 2), "the fill came back only after \(upstream.sent) bytes of the sequential fetch")
+        #expect(await cached.cachedRanges.contains(tail), "fill returned before the table claimed its range")
+        #expect(try await sequential.value == size)
+        #expect(upstream.sent == UInt64(size), "\(upstream.sent) bytes fetched for a \(size)-byte file")
+    }
+
+    /// A prefetch starts fetches for what is missing and returns at once; a reader that comes
+    /// for those bytes follows the prefetch's fetch (no second request); a new prefetch stops
+    /// the previous one's fetches that nobody follows, keeping what they brought.
+    @Test func prefetchesStartAtOnceAreFollowedAndSuperseded() async throws {
+        let size = 4 << 20
+        let (cached, upstream, directory) = try await Self.source(size)
+        defer { FileSystem.removeDirectory(directory) }
+        let clock = ContinuousClock(), start = clock.now
+        let started = await cached.prefetch([0..<100_000, 100_000..<200_000, 1_000_000..<1_100_000])
+        #expect(clock.now - start < .milliseconds(500), "prefetch waited for its fetches")
+        // Neighbours within the bridge gap go as one request; a distant part as another.
+        #expect(started == [0..<200_000, 1_000_000..<1_100_000])
+        var read: [UInt8] = []
+        try await cached.read(1_000_000..<1_100_000) { read += $0 }
+        #expect(read == Array(upstream.bytes[1_000_000..<1_100_000]))
+        #expect(upstream.requests.count == 2, "the reader did not follow the prefetch: \(upstream.requests)")
+        // Asking again for what is present or in flight starts nothing.
+        let again = await cached.prefetch([0..<200_000])
+        let present = await cached.cachedRanges.ranges
+        #expect(again.isEmpty, "\(again) started; present: \(present)")
+        // A far prefetch supersedes a slow one that nobody follows.
+        let big = await cached.prefetch([2_000_000..<4_000_000])
+        #expect(big == [2_000_000..<4_000_000])
+        try await Task.sleep(nanoseconds: 100_000_000)
+        _ = await cached.prefetch([300_000..<310_000])
+        try await Task.sleep(nanoseconds: 400_000_000)
+        let sent = upstream.sent
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(upstream.sent == sent, "a superseded prefetch went on")
+        #expect(sent < UInt64(size / 2))
+        // What the superseded fetch brought is kept (committed when it stopped).
+        #expect(await cached.cachedRanges.contains(2_000_000..<2_016_384))
+    }
 }

@@ -152,7 +152,8 @@ public final class CachedByteSource: ByteSource {
         // Wholly cached (the common case once a file has been played): one read, one check.
         if await entry.present.contains(range.lowerBound..<upper) {
             await entry.markUsed()
-            return try await entry.read(range.lowerBound..<upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
+            // nil: blocks failed their checksums and were dropped; the stream fetches them again.
+            if let bytes = try await entry.readCached(range.lowerBound..<upper) { return bytes }
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(min(upper - range.lowerBound, 64 << 20)))  // the length is the server's word
@@ -175,7 +176,10 @@ public final class CachedByteSource: ByteSource {
         }
     }
 
-    private func stream(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    /// The one path of reads and fills: cached runs from the data file, missing runs fetched
+    /// (or followed when another reader's fetch covers them). Without `consume` it only makes
+    /// the range present (a fill): nothing is read back.
+    private func stream(_ range: Range<UInt64>, readsBack: Bool = true, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         var position = range.lowerBound
         var fruitless = 0
@@ -184,13 +188,40 @@ public final class CachedByteSource: ByteSource {
         while position < upper {
             switch await entry.nextStep(at: position, upTo: upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval) {
             case .cached(let run):
-                let bytes = try await entry.read(run, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval)
+                guard readsBack else { position = run.upperBound; fruitless = 0; continue }
+                guard let bytes = try await entry.readCached(run) else {
+                    // Corrupt blocks were dropped from the table: the next step fetches them.
+                    fruitless += 1
+                    guard fruitless <= 3 else {
+                        throw MP4Error(.io, "cache data file of \(name) fails its block checksums again after a fresh fetch", offset: position)
+                    }
+                    continue
+                }
                 try await consume(bytes[...])
                 position = run.upperBound
             case .inFlight(let run, let task, let progress):
                 let before = position
                 // A fetch started by another reader may go past this read's end.
                 let stop = min(run.upperBound, upper)
+                if !readsBack {
+                    // A fill waits until the table claims its part of the run (or the fetch
+                    // ends: failed, superseded, reset by another process), then looks again.
+                    let (committed, finished) = await progress.wait(committedThrough: stop)
+                    let remaining = progress.unfollow()
+                    if finished && committed < stop {
+                        do {
+                            _ = try await task.value   // its failure, if it failed
+                        } catch {
+                            if remaining == 0 { task.cancel() }
+                            throw error
+                        }
+                    }
+                    fruitless += committed < stop ? 1 : 0
+                    guard fruitless <= 3 else {
+                        throw MP4Error(.io, "\(name): the cache entry was started again by another process during one fill", offset: position)
+                    }
+                    continue
+                }
                 do {
                     while position < stop {
                         let (written, finished) = await progress.wait(beyond: position)
@@ -224,11 +255,33 @@ public final class CachedByteSource: ByteSource {
     /// upstream straight to the data file (over `http:` one request per missing part, memory
     /// bounded by the socket buffer), committed every ``Options/commitInterval`` bytes, so an
     /// interrupted fill keeps what arrived.
+    /// Like a read, a fill follows fetches already running over its range (another reader's,
+    /// a prefetch) instead of waiting for them to end, and a fill ahead of one that is far
+    /// behind starts at its own position.
     public func fill(_ range: Range<UInt64>) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        await entry.markUsed()
-        try await entry.fill(range.lowerBound..<upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1))
+        do {
+            try await stream(range.lowerBound..<upper, readsBack: false) { _ in }
+        } catch let error as MP4Error where error.cause == .sourceChanged {
+            await entry.invalidateFreshness()
+            throw error
+        }
+    }
+
+    /// Starts fetching the missing parts of `ranges` (a prefetch: what a player will ask for
+    /// next) and returns without waiting. Parts already present or being fetched are left
+    /// alone; neighbours closer than ``Options/bridgeGap`` go as one request; at most
+    /// `maxRequests` requests start. The previous prefetch's fetches that no reader follows and
+    /// `ranges` does not want stop (keeping what arrived): a new seek supersedes them.
+    /// Returns the parts started.
+    @discardableResult
+    public func prefetch(_ ranges: [Range<UInt64>], maxRequests: Int = 8) async -> [Range<UInt64>] {
+        let clamped = ranges.compactMap { range -> Range<UInt64>? in
+            let upper = min(range.upperBound, totalLength)
+            return range.lowerBound < upper ? range.lowerBound..<upper : nil
+        }
+        return await entry.prefetch(clamped, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: max(options.commitInterval, 1), maxRequests: maxRequests)
     }
 
     /// Makes the next sources for `directory` reopen its entries from disk.
@@ -402,21 +455,17 @@ actor CacheEntry {
         }
     }
 
-    func read(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) async throws -> [UInt8] {
-        for _ in 0..<2 {
-            try await fill(range, upstream: upstream, bridgeGap: bridgeGap, commitInterval: commitInterval)
-            let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
-            guard bytes.count == Int(range.count) else {
-                throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
-            }
-            // Blocks whose bytes no longer match their checksum are dropped from the table and
-            // fetched again by the next pass; corrupt bytes are never served.
-            if try verifyBlocks(range, bytes: bytes) {
-                statistics.cachedBytesServed += UInt64(range.count)
-                return bytes
-            }
+    /// The bytes of `range` (present in the table) from the data file, after checking the
+    /// blocks it touches against their checksums; `nil` when some failed: they are dropped from
+    /// the table (the caller fetches them again), corrupt bytes are never served.
+    func readCached(_ range: Range<UInt64>) throws -> [UInt8]? {
+        let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
+        guard bytes.count == Int(range.count) else {
+            throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
         }
-        throw MP4Error(.io, "cache data file \(dataPath) fails its block checksums again after a fresh fetch")
+        guard try verifyBlocks(range, bytes: bytes) else { return nil }
+        statistics.cachedBytesServed += UInt64(range.count)
+        return bytes
     }
 
     /// Checks the wholly present blocks `range` touches against their checksums, each block
@@ -535,44 +584,49 @@ actor CacheEntry {
         return bytes
     }
 
-    /// Makes every byte of `range` present: the missing parts are streamed from upstream
-    /// straight into the data file (memory: one piece), committed every `commitInterval`
-    /// bytes and at the end.
-    func fill(_ range: Range<UInt64>, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) async throws {
-        var resets = 0
-        while true {
-            var missing = table.rangeSet.missing(in: range)
-            if missing.isEmpty { break }
-            // Bridge small cached gaps between missing parts: one request instead of two.
-            var bridged: [Range<UInt64>] = []
-            for part in missing {
-                if let last = bridged.last, part.lowerBound - last.upperBound < bridgeGap {
-                    bridged[bridged.count - 1] = last.lowerBound..<part.upperBound
+    /// The fetches the last ``prefetch(_:upstream:bridgeGap:commitInterval:maxRequests:)``
+    /// started.
+    private var prefetches: [(progress: FillProgress, task: Task<Bool, any Error>)] = []
+
+    /// Starts fetches for the parts of `ranges` that are neither present nor being fetched
+    /// (bridged, at most `maxRequests`), without following them; first stops the previous
+    /// prefetch's fetches that nobody follows and `ranges` no longer wants. Returns the parts
+    /// started.
+    func prefetch(_ ranges: [Range<UInt64>], upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64, maxRequests: Int) -> [Range<UInt64>] {
+        var wanted = ByteRangeSet()
+        for range in ranges { wanted.insert(range) }
+        for (progress, task) in prefetches where progress.followerCount == 0 {
+            // Still wanted: it goes on.
+            if wanted.ranges.contains(where: { $0.overlaps(progress.written..<max(progress.written, progress.end)) }) { continue }
+            // Superseded: no new reader may follow it (it leaves the list now), and it stops
+            // at its next piece, keeping what it committed.
+            inFlight.removeAll { $0.progress === progress }
+            progress.cancelled = true
+            task.cancel()
+        }
+        prefetches.removeAll { $0.progress.cancelled || $0.progress.isFinished }
+        var parts: [Range<UInt64>] = []
+        for range in wanted.ranges {
+            var missing = ByteRangeSet()
+            for part in table.rangeSet.missing(in: range) { missing.insert(part) }
+            for running in inFlight { missing.remove(running.range) }
+            for part in missing.ranges {
+                if let last = parts.last, part.lowerBound - last.upperBound < bridgeGap,
+                   !inFlight.contains(where: { $0.range.overlaps(last.upperBound..<part.lowerBound) }) {
+                    parts[parts.count - 1] = last.lowerBound..<part.upperBound
                 } else {
-                    bridged.append(part)
+                    parts.append(part)
                 }
             }
-            missing = bridged
-            let part = missing[0]
-            if let running = inFlight.first(where: { $0.range.overlaps(part) }) {
-                // Someone is already fetching (part of) it: wait, then look again.
-                running.progress.follow()
-                defer { _ = running.progress.unfollow() }
-                _ = try await running.task.value
-                continue
-            }
+        }
+        parts = Array(parts.prefix(max(maxRequests, 0)))
+        for part in parts {
             let progress = FillProgress(part, fd: dataFD)
             let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
             inFlight.append((part, task, progress))
-            progress.follow()
-            defer { _ = progress.unfollow() }
-            if try await task.value == false {
-                // Another process started the entry again while we streamed: what we wrote
-                // was not claimed. Look again, a bounded number of times.
-                resets += 1
-                guard resets <= 3 else { throw MP4Error(.io, "\(resource): the cache entry was started again by another process \(resets) times during one read") }
-            }
+            prefetches.append((progress, task))
         }
+        return parts
     }
 
     /// Streams `part` from upstream into the data file, committing what arrived every
@@ -592,7 +646,7 @@ actor CacheEntry {
         var failure: (any Error)?
         do {
             try await upstream.read(part, into: { @Sendable bytes in
-                guard progress.valid, !Task.isCancelled else { throw CancellationError() }
+                guard progress.valid, !progress.cancelled, !Task.isCancelled else { throw CancellationError() }
                 // Never past the part, whatever the upstream sends.
                 guard UInt64(bytes.count) <= part.upperBound - progress.written else {
                     throw MP4Error(.io, "\(name): upstream sent more than the \(part.count) bytes asked for at \(part.lowerBound)", offset: part.lowerBound)
@@ -625,6 +679,7 @@ actor CacheEntry {
         if progress.valid && progress.written > progress.committed {
             do {
                 progress.valid = try commit(progress.committed..<progress.written, generation: generation)
+                if progress.valid { progress.committed = progress.written }
             } catch {
                 failure = failure ?? error
             }
@@ -667,15 +722,28 @@ final class FillProgress: @unchecked Sendable {
     private var finished = false
     private var followers = 0
     private var waiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
-    /// End of the bytes claimed by the table (the owner's alone).
-    var committed: UInt64
+    /// End of the bytes claimed by the table (advanced by the owner; fills wait on it).
+    var committed: UInt64 {
+        get { lock.withLock { _committed } }
+        set {
+            let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                _committed = newValue
+                let ready = commitWaiters.filter { $0.offset <= newValue }.map(\.continuation)
+                commitWaiters.removeAll { $0.offset <= newValue }
+                return ready
+            }
+            for continuation in ready { continuation.resume() }
+        }
+    }
+    private var _committed: UInt64
+    private var commitWaiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
     init(_ part: Range<UInt64>, fd: Int32) {
         self.part = part
         self.fd = fd
         _written = part.lowerBound
         _end = part.upperBound
-        committed = part.lowerBound
+        _committed = part.lowerBound
     }
 
     /// End of the bytes written to the data file.
@@ -718,11 +786,27 @@ final class FillProgress: @unchecked Sendable {
     func finish() {
         let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             finished = true
-            defer { waiters = [] }
-            return waiters.map(\.continuation)
+            defer { waiters = []; commitWaiters = [] }
+            return waiters.map(\.continuation) + commitWaiters.map(\.continuation)
         }
         for continuation in ready { continuation.resume() }
     }
+
+    /// Waits until the table claims the bytes up to `offset` or the fetch has ended.
+    func wait(committedThrough offset: UInt64) async -> (committed: UInt64, finished: Bool) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if _committed >= offset || finished { return true }
+                commitWaiters.append((offset, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return lock.withLock { (_committed, finished) }
+    }
+
+    /// Whether the fetch has ended.
+    var isFinished: Bool { lock.withLock { finished } }
 
     /// Waits until bytes past `offset` are written or the fetch has ended.
     func wait(beyond offset: UInt64) async -> (written: UInt64, finished: Bool) {
@@ -739,6 +823,16 @@ final class FillProgress: @unchecked Sendable {
 
     /// A reader starts following the fetch.
     func follow() { lock.withLock { followers += 1 } }
+
+    /// How many readers follow the fetch now.
+    var followerCount: Int { lock.withLock { followers } }
+
+    /// Set when a newer prefetch superseded this one: the fetch stops at its next piece.
+    var cancelled: Bool {
+        get { lock.withLock { _cancelled } }
+        set { lock.withLock { _cancelled = newValue } }
+    }
+    private var _cancelled = false
 
     /// A reader stops following; returns how many still do.
     func unfollow() -> Int { lock.withLock { followers -= 1; return followers } }
