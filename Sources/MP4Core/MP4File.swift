@@ -17,6 +17,10 @@ public struct MP4File: Sendable {
         /// their box headers (``FileLayout/indexedRanges``): for remote sources, where each
         /// header would cost a request. Whoever needs the fragments scans the part it needs.
         public var followsSegmentIndex: Bool = false
+        /// Stop the top-level walk at the first `moof`: for readers that need `moov` only (a
+        /// proxy's prefetcher) and must not walk every fragment of a remote file. The layout
+        /// then lists the boxes up to that `moof`.
+        public var stopsAtFirstFragment: Bool = false
 
         /// Creates options.
         public init(limits: ParseLimits = .default, loadsAllBoxes: Bool = false) {
@@ -93,7 +97,7 @@ public struct MP4File: Sendable {
             throw error
         }
         var window = ReadWindow(loader: SourceLoader(source: source, limits: options.limits), length: length)
-        let layout = try await TopLevelScanner.scan(&window, limits: options.limits, followsSegmentIndex: options.followsSegmentIndex)
+        let layout = try await TopLevelScanner.scan(&window, range: 0..<length, limits: options.limits, followsSegmentIndex: options.followsSegmentIndex, stopsAtFirstFragment: options.stopsAtFirstFragment)
         guard layout.boxes.contains(where: { BoxCatalog.descriptor(for: $0.type) != nil }) else {
             let prefix = Array(try await window.load(0..<min(length, UInt64(FileSignature.prefixLength))))
             var error = MP4Error(.notMP4, FileSignature.identify(prefix).map { "it looks like \($0), not an MP4 or QuickTime file" } ?? "no MP4 or QuickTime box was found at its start", offset: 0)

@@ -23,6 +23,7 @@ enum ServeCommand: Command {
             .value("origin", "URL", "print the proxy URL for this origin after the base URL (repeatable)"),
             .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
             .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, never one being served"),
+            .value("prefetch", "SECONDS", "fetch this many seconds of every track ahead of where a player\nreads or seeks (default 10; 0: off)"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 
     /// The default cache directory: `$XDG_CACHE_HOME/mp4probe`, else `~/.cache/mp4probe`.
@@ -45,6 +46,10 @@ enum ServeCommand: Command {
         if let host = scanner.value("host") { options.server.host = host }
         options.faststartByDefault = scanner.flag("faststart")
         options.maxCacheBytes = try scanner.size("max-size") ?? (10 << 30)
+        if let seconds = try scanner.seconds("prefetch") {
+            guard seconds <= 600 else { throw ArgumentScanner.UsageError(description: "--prefetch must be at most 600 seconds") }
+            options.prefetchSeconds = seconds
+        }
         // The source options' freshness (--cache-max-age) applies to the proxy's entries too.
         if let maxAge = sourceOptions.cacheMaxAge { options.sources.cache.maxAge = maxAge }
         let proxy = CachingProxy(options: options)

@@ -26,7 +26,7 @@ public enum TopLevelScanner {
         return try await scan(&window, range: range, limits: loader.limits, followsSegmentIndex: false).boxes
     }
 
-    static func scan(_ window: inout ReadWindow, range: Range<UInt64>, limits: ParseLimits, followsSegmentIndex: Bool) async throws -> FileLayout {
+    static func scan(_ window: inout ReadWindow, range: Range<UInt64>, limits: ParseLimits, followsSegmentIndex: Bool, stopsAtFirstFragment: Bool = false) async throws -> FileLayout {
         let fileSize = range.upperBound
         var boxes: [TopLevelBox] = []
         var findings: [Finding] = []
@@ -77,6 +77,7 @@ public enum TopLevelScanner {
                 break
             }
             offset += available
+            if stopsAtFirstFragment && header.type == .moof { break }
             // A segment index whose references follow it: take the fragments from it instead
             // of walking their headers one by one.
             if followsSegmentIndex, header.type == .sidx, !box.isTruncated, box.availableSize <= limits.maxOtherBoxSize,

@@ -355,6 +355,18 @@ public struct SampleTable: Sendable {
         }
     }
 
+    /// Calls `body` with each chunk's file offset and the index of its first sample, in chunk
+    /// order. O(chunks).
+    public func forEachChunk(_ body: (UInt64, Int) -> Void) {
+        for run in chunkRuns {
+            for k in 0..<Int(run.chunkCount) {
+                let first = run.firstSample + k * run.samplesPerChunk
+                guard first < sampleCount else { return }
+                body(chunkOffset(run.firstChunk + k), first)
+            }
+        }
+    }
+
     /// The last sample whose decode time is ≤ `time`, or `nil` when every sample is later.
     /// O(log runs).
     public func lastSample(decodedAtOrBefore time: Int64) -> Int? {

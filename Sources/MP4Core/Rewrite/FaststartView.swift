@@ -69,6 +69,15 @@ public struct FaststartView: ByteSource {
         return low
     }
 
+    /// Where output offset `offset` comes from in the input, or `nil` when the view generates
+    /// the byte there (`ftyp`, the relocated `moov`, padding) or it is past the end.
+    public func inputOffset(at offset: UInt64) -> UInt64? {
+        guard offset < size else { return nil }
+        let index = pieceIndex(at: offset)
+        guard case .copy(let source) = pieces[index] else { return nil }
+        return source.lowerBound + (offset - starts[index])
+    }
+
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(Int(min(range.upperBound, size) - min(range.lowerBound, size)))

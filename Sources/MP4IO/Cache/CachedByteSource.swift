@@ -36,6 +36,12 @@ public final class CachedByteSource: ByteSource {
         /// When the origin cannot be reached (or fails) and the entry holds bytes, use it
         /// anyway (stale-if-error): cached bytes are served, uncached ones fail cleanly.
         public var servesStaleOnError = true
+        /// How far one fetch for a reader runs ahead of it: a read of a missing run fetches it
+        /// in requests of at most this many bytes, the next one started when the reader is
+        /// half-way through the current one. A player that stops reading (it closed the
+        /// connection, or seeks elsewhere) leaves at most this much fetched for nothing. Fills
+        /// are not bounded (they want every byte).
+        public var readAhead: UInt64 = 8 << 20
         public init() {}
     }
 
@@ -186,7 +192,8 @@ public final class CachedByteSource: ByteSource {
         let interval = max(options.commitInterval, 1)
         await entry.markUsed()
         while position < upper {
-            switch await entry.nextStep(at: position, upTo: upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval) {
+            let limit = readsBack ? max(options.readAhead, 2 * streamPieceSize) : nil
+            switch await entry.nextStep(at: position, upTo: upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval, limit: limit) {
             case .cached(let run):
                 guard readsBack else { position = run.upperBound; fruitless = 0; continue }
                 guard let bytes = try await entry.readCached(run) else {
@@ -222,6 +229,7 @@ public final class CachedByteSource: ByteSource {
                     }
                     continue
                 }
+                var startedAhead = false
                 do {
                     while position < stop {
                         let (written, finished) = await progress.wait(beyond: position)
@@ -230,6 +238,12 @@ public final class CachedByteSource: ByteSource {
                             let bytes = try await entry.readWritten(position..<end, by: progress)
                             try await consume(bytes[...])
                             position = end
+                            // Half-way through a bounded fetch: the next one starts now, so the
+                            // reader never waits for a request at the boundary.
+                            if let limit, !startedAhead, run.upperBound < upper, position + limit / 2 >= run.upperBound {
+                                startedAhead = true
+                                await entry.startFetch(run.upperBound..<min(upper, run.upperBound + limit), upstream: fetchSource, commitInterval: interval)
+                            }
                         } else if finished {
                             _ = try await task.value   // the fetch's failure, if it failed
                             break                      // reset by another process: look again
@@ -537,7 +551,7 @@ actor CacheEntry {
     /// the missing run there (ending where another fetch begins). An in-flight step is
     /// returned already followed by the caller (counted here, on the actor, so that no other
     /// reader leaving in between can cancel it); the caller unfollows it when done.
-    func nextStep(at position: UInt64, upTo upper: UInt64, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64) -> StreamStep {
+    func nextStep(at position: UInt64, upTo upper: UInt64, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64, limit: UInt64? = nil) -> StreamStep {
         let missing = table.rangeSet.missing(in: position..<upper)
         guard let first = missing.first, first.lowerBound == position else {
             return .cached(position..<min(missing.first?.lowerBound ?? upper, position + streamPieceSize))
@@ -562,6 +576,7 @@ actor CacheEntry {
             end = min(end, running.range.upperBound)
         }
         for other in inFlight where other.range.lowerBound > position && other.range.lowerBound < end { end = other.range.lowerBound }
+        if let limit, end - position > limit { end = position + limit }
         let part = position..<end
         let progress = FillProgress(part, fd: dataFD)
         let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
@@ -582,6 +597,20 @@ actor CacheEntry {
             throw MP4Error(.io, "cache data file \(dataPath) is shorter than the bytes written to it", offset: range.lowerBound)
         }
         return bytes
+    }
+
+    /// Starts a fetch of the first part of `range` that is neither present nor being fetched,
+    /// when that part begins at the start of `range` (the bytes a reader needs next); nobody
+    /// follows it yet.
+    func startFetch(_ range: Range<UInt64>, upstream: any ByteSource, commitInterval: UInt64) {
+        guard !inFlight.contains(where: { $0.range.contains(range.lowerBound) }),
+              var part = table.rangeSet.missing(in: range).first, part.lowerBound == range.lowerBound else { return }
+        for other in inFlight where other.range.lowerBound > part.lowerBound && other.range.lowerBound < part.upperBound {
+            part = part.lowerBound..<other.range.lowerBound
+        }
+        let progress = FillProgress(part, fd: dataFD)
+        let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
+        inFlight.append((part, task, progress))
     }
 
     /// The fetches the last ``prefetch(_:upstream:bridgeGap:commitInterval:maxRequests:)``

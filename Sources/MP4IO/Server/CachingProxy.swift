@@ -30,6 +30,9 @@ public final class CachingProxy: @unchecked Sendable {
         /// (every ``evictionInterval`` seconds), never one that a client is reading. `nil`: no limit.
         public var maxCacheBytes: UInt64?
         public var evictionInterval: Double = 10
+        /// Seconds of every track fetched ahead of where a player reads (see ``MediaLoader``);
+        /// 0 turns prefetch off.
+        public var prefetchSeconds: Double = 10
 
         public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
     }
@@ -38,11 +41,16 @@ public final class CachingProxy: @unchecked Sendable {
     /// The secret path segment (random per start).
     public let secret: String
     private var server: HTTPServer?
-    private let sources = SourceTable()
+    /// The loader core every request goes through.
+    public let loader: MediaLoader
     private var eviction: Task<Void, Never>?
 
     public init(options: Options) {
         self.options = options
+        var loading = MediaLoader.Options(cacheDirectory: options.cacheDirectory)
+        loading.sources = options.sources
+        loading.prefetchSeconds = options.prefetchSeconds
+        loader = MediaLoader(options: loading)
         var random = SystemRandomNumberGenerator()
         secret = (0..<4).map { _ in String(random.next() as UInt32, radix: 36) }.joined()
     }
@@ -100,93 +108,12 @@ public final class CachingProxy: @unchecked Sendable {
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else { return .text(400, "only http and https origins are served") }
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
         do {
-            let source = try await sources.source(for: origin, faststart: faststart, options: options)
-            return await SourceResponder.response(for: request, source: source)
+            let resource = try await loader.resource(for: origin, faststart: faststart)
+            return await SourceResponder.response(for: request, source: resource, contentType: MediaResource.contentType(of: origin))
         } catch let error as MP4Error {
             return .text(error.kind == .unsupported ? 422 : 502, "\(origin): \(error.message)")
         } catch {
             return .text(502, "\(origin): \(error)")
-        }
-    }
-}
-
-/// The open sources by origin (and view), so that every request for one resource shares its
-/// learned length, validator and connections; bounded, least recently used dropped first.
-/// Requests that arrive while a source is being opened wait for that opening instead of
-/// opening it again (players often start with two connections).
-actor SourceTable {
-    private var entries: [String: (opening: Task<any ByteSource, any Error>, used: UInt64, generation: UInt64)] = [:]
-    private var clock: UInt64 = 0
-    private let capacity = 64
-
-    func source(for origin: String, faststart: Bool, options: CachingProxy.Options) async throws -> any ByteSource {
-        let key = (faststart ? "faststart " : "") + origin
-        clock += 1
-        if let entry = entries[key] {
-            entries[key]?.used = clock
-            return try await entry.opening.value
-        }
-        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key {
-            entries.removeValue(forKey: oldest)
-        }
-        let generation = clock
-        let opening = Task {
-            let opened = try await Self.open(origin, faststart: faststart, options: options)
-            // When a read finds the origin changed, the next request opens the new version
-            // (a new length, plan and ETag) instead of failing against the old one forever.
-            return WatchedSource(base: opened) { [weak self] in await self?.forget(key, generation: generation) } as any ByteSource
-        }
-        entries[key] = (opening, clock, generation)
-        do {
-            return try await opening.value
-        } catch {
-            forget(key, generation: generation)  // the next request tries again
-            throw error
-        }
-    }
-
-    /// Drops `key` if it is still the entry opened as `generation`.
-    func forget(_ key: String, generation: UInt64) {
-        if entries[key]?.generation == generation { entries.removeValue(forKey: key) }
-    }
-
-    private static func open(_ origin: String, faststart: Bool, options: CachingProxy.Options) async throws -> any ByteSource {
-        var factory = options.sources
-        factory.cacheDirectory = options.cacheDirectory
-        let opened = try await SourceFactory.open(origin, options: factory)
-        guard faststart else { return opened }
-        do {
-            return try await FaststartView.make(opened)
-        } catch let error as MP4Error where error.kind == .unsupported {
-            // A file the rewrite refuses (cmov, several moov...) is served unchanged.
-            return opened
-        }
-    }
-}
-
-/// A source that calls `changed` when a read finds that its origin is no longer the version
-/// it opened (``MP4Error/Cause/sourceChanged``); the error itself still reaches the reader, so
-/// no byte of the new version is mixed into a response about the old one.
-struct WatchedSource: ByteSource {
-    let base: any ByteSource
-    let changed: @Sendable () async -> Void
-
-    var name: String { base.name }
-    var preferredReadSize: Int { base.preferredReadSize }
-
-    func length() async throws -> UInt64 { try await watching { try await base.length() } }
-    func validator() async throws -> String? { try await watching { try await base.validator() } }
-    func read(_ range: Range<UInt64>) async throws -> [UInt8] { try await watching { try await base.read(range) } }
-    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
-        try await watching { try await base.read(range, into: consume) }
-    }
-
-    private func watching<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as MP4Error where error.cause == .sourceChanged {
-            await changed()
-            throw error
         }
     }
 }

@@ -1,0 +1,236 @@
+import Foundation
+import MP4Core
+
+/// The loader core of serving: media at origin URLs, read the way players ask for it, from
+/// the on-disk cache and the origin. ``CachingProxy`` puts HTTP in front of it; an app that
+/// feeds its player itself (an `AVAssetResourceLoaderDelegate`, an ExoPlayer `DataSource`)
+/// calls it directly (docs/serving.md has an adapter).
+///
+/// - **Content information before data**: ``MediaResource/contentInformation()``.
+/// - **Requests shaped like a player's**: ``MediaResource/load(offset:length:into:)`` streams
+///   an offset and a length, or everything to the end, in pieces as they arrive; memory is
+///   one piece per request; cancelling the calling task stops the work.
+/// - **One origin fetch per byte**: requests for one resource share its cache entry, so bytes
+///   already being fetched for one request are followed by the others.
+/// - **Moov first**: a resource whose `moov` is not loaded yet loads it before serving media
+///   past the first 64 KiB (bounded by ``Options/movieWait``); a moov-at-end file thus gets
+///   its `moov` fetched before anything else.
+/// - **Seek-aware prefetch**: a read that lands in the media is mapped back to the time the
+///   player is seeking to (``ByteTimeMap``), and the next ``Options/prefetchSeconds`` of every
+///   track (the seek plan's byte ranges) are fetched ahead, so what the player asks next is
+///   already in flight.
+///
+/// ```swift
+/// let loader = MediaLoader(options: .init(cacheDirectory: "/tmp/mp4probe-cache"))
+/// let resource = try await loader.resource(for: "https://cdn.example.com/v.mp4")
+/// let info = try await resource.contentInformation()      // length, type, ETag
+/// try await resource.load(offset: 0, length: 2) { bytes in /* hand to the player */ }
+/// ```
+public final class MediaLoader: Sendable {
+    public struct Options: Sendable {
+        /// The cache directory (created if missing).
+        public var cacheDirectory: String
+        /// How origins are read (headers, timeouts, retries) and cache rules (max age).
+        public var sources = SourceFactory.Options()
+        /// Seconds of every track fetched ahead of where a player reads; 0 turns prefetch off.
+        public var prefetchSeconds: Double = 10
+        /// The most one prefetch fetches.
+        public var maxPrefetchBytes: UInt64 = 64 << 20
+        /// How long a read past the head of a resource waits for its `moov` to load (moov
+        /// first); a read goes on without it after that.
+        public var movieWait: Double = 10
+
+        public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
+    }
+
+    /// What a player learns before any data (an HTTP response's headers, an
+    /// `AVAssetResourceLoadingContentInformationRequest`).
+    public struct ContentInformation: Sendable, Equatable {
+        /// The resource's length in bytes.
+        public var length: UInt64
+        /// Its MIME type, from its name (`video/mp4`, `audio/mp4`, `video/quicktime`).
+        public var contentType: String
+        /// A strong entity tag, derived from the origin's validator; `nil` without one.
+        public var entityTag: String?
+        /// Whether byte ranges can be asked for (always, from the cache).
+        public var acceptsRanges: Bool
+    }
+
+    public let options: Options
+    private let resources = ResourceTable()
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// The resource at `origin` (`http`/`https`), as it is or as its faststart view (`moov`
+    /// first; files the rewrite leaves alone are served unchanged). Requests for one resource
+    /// share one opening, one cache entry and one prefetcher; a resource whose origin changed
+    /// is opened again by the next call.
+    /// - Throws: ``MP4Error`` `.invalidRequest` for other schemes, or what opening the origin
+    ///   throws.
+    public func resource(for origin: String, faststart: Bool = false) async throws -> MediaResource {
+        guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
+            throw MP4Error(.invalidRequest, "only http and https origins are served: \(origin)")
+        }
+        return try await resources.resource(for: origin, faststart: faststart, options: options)
+    }
+}
+
+/// One resource of a ``MediaLoader``: a ``ByteSource`` whose reads come from the cache and
+/// the origin, and which moves `moov` first and prefetches ahead of them.
+public struct MediaResource: ByteSource {
+    /// The origin URL.
+    public let origin: String
+    /// Whether this is the faststart view of the origin.
+    public let faststart: Bool
+    let source: any ByteSource
+    let prefetcher: Prefetcher?
+    let movieWait: Double
+
+    public var name: String { source.name }
+    public var preferredReadSize: Int { source.preferredReadSize }
+    public func length() async throws -> UInt64 { try await source.length() }
+    public func validator() async throws -> String? { try await source.validator() }
+
+    /// Length, type and entity tag, before any data.
+    public func contentInformation() async throws -> MediaLoader.ContentInformation {
+        MediaLoader.ContentInformation(length: try await length(), contentType: Self.contentType(of: origin),
+                                       entityTag: try await validator().map(SourceResponder.entityTag), acceptsRanges: true)
+    }
+
+    /// The MIME type players expect for `origin`'s name.
+    static func contentType(of origin: String) -> String {
+        let path = URL(string: origin)?.path.lowercased() ?? ""
+        if path.hasSuffix(".m4a") || path.hasSuffix(".m4b") { return "audio/mp4" }
+        if path.hasSuffix(".mov") || path.hasSuffix(".qt") { return "video/quicktime" }
+        return "video/mp4"
+    }
+
+    /// A player's request: `length` bytes from `offset` (`nil`: to the end), streamed to
+    /// `consume` as they arrive. Reading past the end delivers what there is.
+    public func load(offset: UInt64, length: UInt64?, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        let total = try await self.length()
+        let end = length.map { offset.addingReportingOverflow($0).overflow ? total : min(offset + $0, total) } ?? total
+        guard offset < end else { return }
+        try await read(offset..<end, into: consume)
+    }
+
+    public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        try await read(range) { bytes += $0 }
+        return bytes
+    }
+
+    public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
+        var position = range.lowerBound
+        if await !prefetcher.movieSettled {
+            // Moov first: the head goes at once (it is what the movie load reads first);
+            // media past it waits until `moov` is in (bounded).
+            if position < Prefetcher.headBytes {
+                let head = position..<min(range.upperBound, Prefetcher.headBytes)
+                try await source.read(head, into: consume)
+                position = head.upperBound
+                if position == range.upperBound { return }
+            }
+            await prefetcher.waitForMovie(timeout: movieWait)
+        }
+        let start = position
+        Task { await prefetcher.playerReads(at: start) }
+        try await source.read(position..<range.upperBound, into: consume)
+    }
+
+    /// The ranges prefetches started (of the origin, in order).
+    public var prefetchedRanges: [Range<UInt64>] { get async { await prefetcher?.started ?? [] } }
+}
+
+/// The open resources by origin (and view), so that every request for one resource shares its
+/// learned length, validator, connections and prefetcher; bounded, least recently used dropped
+/// first. Requests that arrive while a resource is being opened wait for that opening instead
+/// of opening it again (players often start with two connections).
+actor ResourceTable {
+    private var entries: [String: (opening: Task<MediaResource, any Error>, used: UInt64, generation: UInt64)] = [:]
+    private var clock: UInt64 = 0
+    private let capacity = 64
+
+    func resource(for origin: String, faststart: Bool, options: MediaLoader.Options) async throws -> MediaResource {
+        let key = (faststart ? "faststart " : "") + origin
+        clock += 1
+        if let entry = entries[key] {
+            entries[key]?.used = clock
+            return try await entry.opening.value
+        }
+        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key {
+            entries.removeValue(forKey: oldest)
+        }
+        let generation = clock
+        let opening = Task {
+            try await Self.open(origin, faststart: faststart, options: options) { [weak self] in
+                // When a read finds the origin changed, the next request opens the new version
+                // (a new length, plan and ETag) instead of failing against the old one forever.
+                await self?.forget(key, generation: generation)
+            }
+        }
+        entries[key] = (opening, clock, generation)
+        do {
+            return try await opening.value
+        } catch {
+            forget(key, generation: generation)  // the next request tries again
+            throw error
+        }
+    }
+
+    /// Drops `key` if it is still the entry opened as `generation`.
+    func forget(_ key: String, generation: UInt64) {
+        if entries[key]?.generation == generation { entries.removeValue(forKey: key) }
+    }
+
+    private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
+        var factory = options.sources
+        factory.cacheDirectory = options.cacheDirectory
+        let opened = try await SourceFactory.open(origin, options: factory)
+        let cache = opened as? CachedByteSource
+        var served: any ByteSource = opened
+        var view: FaststartView?
+        if faststart {
+            do {
+                view = try await FaststartView.make(opened)
+                served = view ?? opened
+            } catch let error as MP4Error where error.kind == .unsupported {
+                // A file the rewrite refuses (cmov, several moov...) is served unchanged.
+            }
+        }
+        let prefetcher = cache.map { Prefetcher(cache: $0, view: view, options: options) }
+        if let prefetcher { Task { await prefetcher.load() } }
+        return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
+                             prefetcher: prefetcher, movieWait: options.movieWait)
+    }
+}
+
+/// A source that calls `changed` when a read finds that its origin is no longer the version
+/// it opened (``MP4Error/Cause/sourceChanged``); the error itself still reaches the reader, so
+/// no byte of the new version is mixed into a response about the old one.
+struct WatchedSource: ByteSource {
+    let base: any ByteSource
+    let changed: @Sendable () async -> Void
+
+    var name: String { base.name }
+    var preferredReadSize: Int { base.preferredReadSize }
+
+    func length() async throws -> UInt64 { try await watching { try await base.length() } }
+    func validator() async throws -> String? { try await watching { try await base.validator() } }
+    func read(_ range: Range<UInt64>) async throws -> [UInt8] { try await watching { try await base.read(range) } }
+    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await watching { try await base.read(range, into: consume) }
+    }
+
+    private func watching<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as MP4Error where error.cause == .sourceChanged {
+            await changed()
+            throw error
+        }
+    }
+}
