@@ -41,7 +41,7 @@ public final class CachedByteSource: ByteSource {
         /// half-way through the current one. A player that stops reading (it closed the
         /// connection, or seeks elsewhere) leaves at most this much fetched for nothing. Fills
         /// are not bounded (they want every byte).
-        public var readAhead: UInt64 = 8 << 20
+        public var readAhead: UInt64 = 2 << 20
         public init() {}
     }
 
@@ -163,7 +163,7 @@ public final class CachedByteSource: ByteSource {
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(min(upper - range.lowerBound, 64 << 20)))  // the length is the server's word
-        try await stream(range.lowerBound..<upper) { bytes += $0 }
+        try await stream(range.lowerBound..<upper, readsAhead: false) { bytes += $0 }
         return bytes
     }
 
@@ -183,16 +183,17 @@ public final class CachedByteSource: ByteSource {
     }
 
     /// The one path of reads and fills: cached runs from the data file, missing runs fetched
-    /// (or followed when another reader's fetch covers them). Without `consume` it only makes
-    /// the range present (a fill): nothing is read back.
-    private func stream(_ range: Range<UInt64>, readsBack: Bool = true, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    /// (or followed when another reader's fetch covers them). Without `readsBack` it only makes
+    /// the range present (a fill): nothing is read back. A streamed read (`readsAhead`, whose
+    /// reader may leave early) fetches in requests of at most ``Options/readAhead`` bytes.
+    private func stream(_ range: Range<UInt64>, readsBack: Bool = true, readsAhead: Bool = true, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         var position = range.lowerBound
         var fruitless = 0
         let interval = max(options.commitInterval, 1)
         await entry.markUsed()
         while position < upper {
-            let limit = readsBack ? max(options.readAhead, 2 * streamPieceSize) : nil
+            let limit = readsBack && readsAhead ? max(options.readAhead, 2 * streamPieceSize) : nil
             switch await entry.nextStep(at: position, upTo: upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval, limit: limit) {
             case .cached(let run):
                 guard readsBack else { position = run.upperBound; fruitless = 0; continue }
@@ -276,7 +277,7 @@ public final class CachedByteSource: ByteSource {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
         do {
-            try await stream(range.lowerBound..<upper, readsBack: false) { _ in }
+            try await stream(range.lowerBound..<upper, readsBack: false, readsAhead: false) { _ in }
         } catch let error as MP4Error where error.cause == .sourceChanged {
             await entry.invalidateFreshness()
             throw error
