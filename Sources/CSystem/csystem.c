@@ -232,3 +232,46 @@ int mp4probe_register_temporary(const char *path) {
 void mp4probe_forget_temporary(int slot) {
     if (slot >= 0 && slot < MP4PROBE_TEMP_SLOTS) atomic_store(&temporary_used[slot], 0);
 }
+
+/* Byte-range locks on a cache entry's lock file mark which bytes a process is fetching (see
+   CacheEntry). Open-file-description locks on Linux (owned by the descriptor, not the process,
+   so closing another descriptor of the file keeps them); POSIX record locks elsewhere. */
+#if defined(F_OFD_SETLK)
+#define MP4PROBE_SETLK F_OFD_SETLK
+#define MP4PROBE_GETLK F_OFD_GETLK
+#else
+#define MP4PROBE_SETLK F_SETLK
+#define MP4PROBE_GETLK F_GETLK
+#endif
+
+static int range_lock(int fd, short type, int64_t start, int64_t length) {
+    struct flock lock;
+    lock.l_type = type;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = (off_t)start;
+    lock.l_len = (off_t)length;
+    lock.l_pid = 0;
+    int result;
+    do { result = fcntl(fd, MP4PROBE_SETLK, &lock); } while (result != 0 && errno == EINTR);
+    if (result == 0) return 0;
+    return (errno == EAGAIN || errno == EACCES) ? 1 : -1;
+}
+
+int mp4probe_range_trylock(int fd, int64_t start, int64_t length) {
+    return range_lock(fd, F_WRLCK, start, length);
+}
+
+void mp4probe_range_unlock(int fd, int64_t start, int64_t length) {
+    (void)range_lock(fd, F_UNLCK, start, length);
+}
+
+int64_t mp4probe_range_conflict(int fd, int64_t start, int64_t length) {
+    struct flock lock;
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = (off_t)start;
+    lock.l_len = (off_t)length;
+    lock.l_pid = 0;
+    if (fcntl(fd, MP4PROBE_GETLK, &lock) != 0 || lock.l_type == F_UNLCK) return -1;
+    return lock.l_start > start ? (int64_t)lock.l_start : start;
+}

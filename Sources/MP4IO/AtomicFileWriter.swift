@@ -26,13 +26,17 @@ final class AtomicFileWriter {
         var attempt = 0
         while true {
             let candidate = (directory.isEmpty ? "" : directory + "/") + ".\(base).mp4probe-\(Platform.processID)-\(Platform.randomSuffix()).tmp"
+            // Registered before it exists: a signal between the two must not leave it behind
+            // (the name holds this process's id and a random part: nobody else's file).
+            let slot = mp4probe_register_temporary(candidate)
             do {
                 let fd = try Platform.createExclusive(candidate, permissions: 0o600)
                 self.temporaryPath = candidate
                 self.descriptor = fd
-                self.cleanupSlot = mp4probe_register_temporary(candidate)
+                self.cleanupSlot = slot
                 break
             } catch let error as MP4Error {
+                mp4probe_forget_temporary(slot)
                 attempt += 1
                 if attempt >= 5 || !error.message.contains("exists") {
                     throw MP4Error(.io, "cannot write in the directory of \(destination): \(error.message)")

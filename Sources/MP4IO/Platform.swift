@@ -231,6 +231,36 @@ package enum Platform {
 
     static func unlock(_ fd: Int32) { _ = flock(fd, LOCK_UN) }
 
+    /// Byte-range locks that mark which bytes of a cache entry a process is fetching (on the
+    /// entry's lock file; independent of the whole-file lock above). `true`: taken; `false`:
+    /// another process holds part of it; `nil`: not supported here.
+    static func tryLockRange(_ fd: Int32, _ range: Range<UInt64>) -> Bool? {
+        guard let (start, length) = lockSpan(range) else { return nil }
+        switch mp4probe_range_trylock(fd, start, length) {
+        case 0: return true
+        case 1: return false
+        default: return nil
+        }
+    }
+
+    static func unlockRange(_ fd: Int32, _ range: Range<UInt64>) {
+        guard let (start, length) = lockSpan(range) else { return }
+        mp4probe_range_unlock(fd, start, length)
+    }
+
+    /// Where the first byte of `range` that another process is fetching (holds a range lock
+    /// on) is, or `nil` when none is.
+    static func rangeLockConflict(_ fd: Int32, _ range: Range<UInt64>) -> UInt64? {
+        guard let (start, length) = lockSpan(range) else { return nil }
+        let conflict = mp4probe_range_conflict(fd, start, length)
+        return conflict < 0 ? nil : UInt64(conflict)
+    }
+
+    private static func lockSpan(_ range: Range<UInt64>) -> (Int64, Int64)? {
+        guard !range.isEmpty, range.lowerBound < UInt64(Int64.max) else { return nil }
+        return (Int64(range.lowerBound), Int64(min(UInt64(range.count), UInt64(Int64.max) - range.lowerBound)))
+    }
+
     /// Whether `fd` is the file at `path` now (same device and inode): a lock file may have
     /// been removed (`cache evict`) or replaced after it was opened.
     static func isSameFile(_ fd: Int32, path: String) -> Bool {

@@ -185,9 +185,10 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         let present = await cached.cachedRanges.ranges
         #expect(again.isEmpty, "\(again) started; present: \(present)")
         // A far prefetch supersedes a slow one that nobody follows.
+        let sentBefore = upstream.sent
         let big = await cached.prefetch([2_000_000..<4_000_000])
         #expect(big == [2_000_000..<4_000_000])
-        try await Task.sleep(nanoseconds: 100_000_000)
+        for _ in 0..<200 where upstream.sent < sentBefore + 32_768 { try await Task.sleep(nanoseconds: 10_000_000) }
         _ = await cached.prefetch([300_000..<310_000])
         try await Task.sleep(nanoseconds: 400_000_000)
         let sent = upstream.sent

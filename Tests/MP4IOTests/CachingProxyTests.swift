@@ -10,9 +10,11 @@ import MP4TestSupport
     static let ffmpeg = Executables.find("ffmpeg")
     static let ffprobe = Executables.find("ffprobe")
 
-    static func proxy() throws -> (CachingProxy, String) {
+    static func proxy(prefetchSeconds: Double = 10) throws -> (CachingProxy, String) {
         let directory = FileSystem.temporaryDirectory("mp4probe-proxy")
-        let proxy = CachingProxy(options: .init(cacheDirectory: directory))
+        var options = CachingProxy.Options(cacheDirectory: directory)
+        options.prefetchSeconds = prefetchSeconds
+        let proxy = CachingProxy(options: options)
         try proxy.start()
         return (proxy, directory)
     }
@@ -120,7 +122,9 @@ import MP4TestSupport
         FileSystem.write(original, to: root + "/v.mp4")
         let nginx = try #require(NginxServer.start(root: root))
         defer { nginx.stop() }
-        let (proxy, directory) = try Self.proxy()
+        // Without prefetch: the 2 s film's media would be fetched whole at the first read,
+        // and the old view served consistently from the cache, never meeting the change.
+        let (proxy, directory) = try Self.proxy(prefetchSeconds: 0)
         defer { proxy.stop(); FileSystem.removeDirectory(directory) }
         let origin = nginx.baseURL + "/v.mp4"
         let viewURL = try #require(URL(string: proxy.url(for: origin, faststart: true)))
@@ -150,7 +154,9 @@ import MP4TestSupport
         #expect(try await second.read(0..<UInt64(rewritten.count)) == rewritten)
 
         // A restarted proxy (same cache) gives the view the same ETag.
-        let restarted = CachingProxy(options: .init(cacheDirectory: directory))
+        var restartedOptions = CachingProxy.Options(cacheDirectory: directory)
+        restartedOptions.prefetchSeconds = 0
+        let restarted = CachingProxy(options: restartedOptions)
         try restarted.start()
         defer { restarted.stop() }
         let third = try HTTPByteSource(url: try #require(URL(string: restarted.url(for: origin, faststart: true))))

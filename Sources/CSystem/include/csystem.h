@@ -19,6 +19,14 @@ int64_t mp4probe_seek_data(int fd, int64_t offset);
 /// as a hole), or -1.
 int64_t mp4probe_seek_hole(int fd, int64_t offset);
 
+/// Byte-range write lock on [start, start + length) of fd's file, without waiting: 0 taken,
+/// 1 held by another descriptor (another process), -1 unsupported or failed.
+int mp4probe_range_trylock(int fd, int64_t start, int64_t length);
+void mp4probe_range_unlock(int fd, int64_t start, int64_t length);
+/// Where the first lock another descriptor holds over [start, start + length) begins (at
+/// least start), or -1 when there is none.
+int64_t mp4probe_range_conflict(int fd, int64_t start, int64_t length);
+
 /// Starts writing `length` bytes at `offset` of `fd` back to disk without waiting
 /// (sync_file_range with SYNC_FILE_RANGE_WRITE), so that a final fsync has little left to do.
 /// When `wait_before` is set, first waits for earlier writeback of that range to finish,

@@ -182,6 +182,10 @@ public final class CachedByteSource: ByteSource {
         }
     }
 
+    /// How many 50 ms looks a read waits for bytes another process is fetching without any
+    /// of them arriving (30 s) before it fetches them itself.
+    static let patienceForOthers = 600
+
     /// The one path of reads and fills: cached runs from the data file, missing runs fetched
     /// (or followed when another reader's fetch covers them). Without `readsBack` it only makes
     /// the range present (a fill): nothing is read back. A streamed read (`readsAhead`, whose
@@ -190,11 +194,17 @@ public final class CachedByteSource: ByteSource {
         let upper = min(range.upperBound, totalLength)
         var position = range.lowerBound
         var fruitless = 0
+        var waitedForOthers = 0
         let interval = max(options.commitInterval, 1)
         await entry.markUsed()
         while position < upper {
             let limit = readsBack && readsAhead ? max(options.readAhead, 2 * streamPieceSize) : nil
-            switch await entry.nextStep(at: position, upTo: upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval, limit: limit) {
+            switch await entry.nextStep(at: position, upTo: upper, upstream: fetchSource, bridgeGap: options.bridgeGap, commitInterval: interval, limit: limit, othersAllowed: waitedForOthers < Self.patienceForOthers) {
+            case .elsewhere:
+                // Another process is fetching these bytes: what it commits reaches the table on
+                // disk. Look again shortly; after a long wait without progress, fetch them here.
+                try await Task.sleep(nanoseconds: 50_000_000)
+                waitedForOthers = try await entry.reload(checking: position) ? 0 : waitedForOthers + 1
             case .cached(let run):
                 guard readsBack else { position = run.upperBound; fruitless = 0; continue }
                 guard let bytes = try await entry.readCached(run) else {
@@ -393,7 +403,8 @@ actor CacheEntry {
             // the old file excludes nobody. Lock the file that is there now.
             Platform.unlock(lockFD)
             let relocked = try Platform.openAndLock(lockPath)
-            Platform.closeFile(lockFD)
+            // Kept open until the entry goes: fetches still release their range locks on it.
+            retiredDescriptors.append(lockFD)
             lockFD = relocked
         }
         defer { Platform.unlock(lockFD) }
@@ -545,6 +556,37 @@ actor CacheEntry {
         case cached(Range<UInt64>)
         /// Follow this fetch (started now or by another reader), which covers the position.
         case inFlight(Range<UInt64>, Task<Bool, any Error>, FillProgress)
+        /// Another process is fetching the bytes at the position: wait for its commits.
+        case elsewhere
+    }
+
+    /// Reloads the table from disk (another process's commits); returns whether `offset` is
+    /// present now.
+    func reload(checking offset: UInt64) throws -> Bool {
+        let generation = table.generation
+        table = try locked { try loadTable(length: table.length, validator: table.validator) }
+        if table.generation != generation { verifiedBlocks = [] }
+        return table.rangeSet.contains(offset..<(offset + 1))
+    }
+
+    /// Takes the range lock that tells other processes this one fetches `part`, trimmed to
+    /// end where another process's fetch begins; `nil` when another process fetches the
+    /// first byte of `part`. Without range locks (unsupported), `part` as it is.
+    private func claimFetch(_ part: Range<UInt64>) -> Range<UInt64>? {
+        var part = part
+        if let conflict = Platform.rangeLockConflict(lockFD, part) {
+            guard conflict > part.lowerBound else { return nil }
+            part = part.lowerBound..<conflict
+        }
+        return Platform.tryLockRange(lockFD, part) == false ? nil : part
+    }
+
+    /// Starts the fetch of `part` (claimed), registered in flight.
+    private func startFetch(of part: Range<UInt64>, upstream: any ByteSource, commitInterval: UInt64) -> (Task<Bool, any Error>, FillProgress) {
+        let progress = FillProgress(part, fd: dataFD, lockFD: lockFD)
+        let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
+        inFlight.append((part, task, progress))
+        return (task, progress)
     }
 
     /// The next step of a streaming read at `position` (before `upper`): a cached run of at
@@ -552,7 +594,9 @@ actor CacheEntry {
     /// the missing run there (ending where another fetch begins). An in-flight step is
     /// returned already followed by the caller (counted here, on the actor, so that no other
     /// reader leaving in between can cancel it); the caller unfollows it when done.
-    func nextStep(at position: UInt64, upTo upper: UInt64, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64, limit: UInt64? = nil) -> StreamStep {
+    /// With `othersAllowed` false, bytes another process is fetching are fetched anyway (a
+    /// reader that waited too long for that process).
+    func nextStep(at position: UInt64, upTo upper: UInt64, upstream: any ByteSource, bridgeGap: UInt64, commitInterval: UInt64, limit: UInt64? = nil, othersAllowed: Bool = true) -> StreamStep {
         let missing = table.rangeSet.missing(in: position..<upper)
         guard let first = missing.first, first.lowerBound == position else {
             return .cached(position..<min(missing.first?.lowerBound ?? upper, position + streamPieceSize))
@@ -574,14 +618,19 @@ actor CacheEntry {
                 return .inFlight(running.range, running.task, running.progress)
             }
             inFlight[index].range = running.range.lowerBound..<position
+            Platform.unlockRange(running.progress.lockFD, position..<running.range.upperBound)
             end = min(end, running.range.upperBound)
         }
         for other in inFlight where other.range.lowerBound > position && other.range.lowerBound < end { end = other.range.lowerBound }
         if let limit, end - position > limit { end = position + limit }
-        let part = position..<end
-        let progress = FillProgress(part, fd: dataFD)
-        let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
-        inFlight.append((part, task, progress))
+        var part = position..<end
+        if othersAllowed {
+            guard let claimed = claimFetch(part) else { return .elsewhere }
+            part = claimed
+        } else {
+            _ = Platform.tryLockRange(lockFD, part)
+        }
+        let (task, progress) = startFetch(of: part, upstream: upstream, commitInterval: commitInterval)
         progress.follow()
         return .inFlight(part, task, progress)
     }
@@ -609,9 +658,8 @@ actor CacheEntry {
         for other in inFlight where other.range.lowerBound > part.lowerBound && other.range.lowerBound < part.upperBound {
             part = part.lowerBound..<other.range.lowerBound
         }
-        let progress = FillProgress(part, fd: dataFD)
-        let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
-        inFlight.append((part, task, progress))
+        guard let claimed = claimFetch(part) else { return }
+        _ = startFetch(of: claimed, upstream: upstream, commitInterval: commitInterval)
     }
 
     /// The fetches the last ``prefetch(_:upstream:bridgeGap:commitInterval:maxRequests:)``
@@ -649,14 +697,14 @@ actor CacheEntry {
                 }
             }
         }
-        parts = Array(parts.prefix(max(maxRequests, 0)))
-        for part in parts {
-            let progress = FillProgress(part, fd: dataFD)
-            let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
-            inFlight.append((part, task, progress))
+        var started: [Range<UInt64>] = []
+        for part in parts where started.count < max(maxRequests, 0) {
+            guard let claimed = claimFetch(part) else { continue }
+            let (task, progress) = startFetch(of: claimed, upstream: upstream, commitInterval: commitInterval)
             prefetches.append((progress, task))
+            started.append(claimed)
         }
-        return parts
+        return started
     }
 
     /// Streams `part` from upstream into the data file, committing what arrived every
@@ -671,6 +719,8 @@ actor CacheEntry {
         defer {
             statistics.upstreamBytes += progress.written - part.lowerBound
             inFlight.removeAll { $0.progress === progress }
+            // Committed (or given up): other processes may take these bytes from the table now.
+            Platform.unlockRange(progress.lockFD, part)
             progress.finish()
         }
         var failure: (any Error)?
@@ -768,9 +818,13 @@ final class FillProgress: @unchecked Sendable {
     private var _committed: UInt64
     private var commitWaiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
-    init(_ part: Range<UInt64>, fd: Int32) {
+    /// The lock file descriptor holding the fetch's range lock.
+    let lockFD: Int32
+
+    init(_ part: Range<UInt64>, fd: Int32, lockFD: Int32) {
         self.part = part
         self.fd = fd
+        self.lockFD = lockFD
         _written = part.lowerBound
         _end = part.upperBound
         _committed = part.lowerBound

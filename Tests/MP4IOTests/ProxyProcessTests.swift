@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// The cache and the proxy across processes, with nginx as the origin: one origin fetch per
+/// byte between processes (range locks on the entry's lock file), a proxy killed with SIGKILL
+/// mid-fill, and a proxy that stays flat after 1,000 aborted requests.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ProxyProcessTests {
+    /// A 6 MB origin of random bytes in its own nginx root, paced at `rate`.
+    static func origin(rate: String?) throws -> (NginxServer, [UInt8], String) {
+        let root = FileSystem.temporaryDirectory("mp4probe-origin")
+        var random = SeededRandom(seed: 6)
+        let bytes = (0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        FileSystem.write(bytes, to: root + "/v.mp4")
+        let nginx = try #require(NginxServer.start(root: root, limitRate: rate))
+        return (nginx, bytes, root)
+    }
+
+    /// `mp4probe serve --cache directory` in its own process, and its base URL.
+    static func serve(_ executable: String, cache directory: String) throws -> (Process, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["serve", "--cache", directory, "--prefetch", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(10) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        let base = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
+        #expect(base.hasPrefix("http://127.0.0.1:"), "serve printed \(base)")
+        return (process, base)
+    }
+
+    static func proxied(_ base: String, _ origin: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return base + "v.mp4?url=" + (origin.addingPercentEncoding(withAllowedCharacters: allowed) ?? origin)
+    }
+
+    /// Two `fetch --all` processes and then two `serve` processes streaming the whole file to a
+    /// player each, on one cache directory at the same time: the origin sends each byte about
+    /// once (without range locks: twice), and both get the exact bytes.
+    @Test(.requires("nginx"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func processesSharingACacheFetchEachByteOnce() async throws {
+        let executable = try #require(Executables.mp4probe)
+        let (nginx, bytes, root) = try Self.origin(rate: "3m")
+        defer { nginx.stop(); FileSystem.removeDirectory(root) }
+
+        let fills = FileSystem.temporaryDirectory("mp4probe-processes")
+        defer { FileSystem.removeDirectory(fills) }
+        let fillURL = nginx.baseURL + "/v.mp4?fill=1"
+        let fetchers = try (0..<2).map { _ -> Process in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["fetch", fillURL, "--cache", fills, "--all"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        for process in fetchers { process.waitUntilExit(); #expect(process.terminationStatus == 0) }
+        let filled = nginx.requests(containing: "fill=1").reduce(0) { $0 + $1.bodyBytes }
+        let present = try CachedByteSourceTests.tableIsTruthful(fills, resource: fillURL, origin: bytes)
+        #expect(present.byteCount == UInt64(bytes.count))
+        #expect(filled < bytes.count * 5 / 4, "two fills made the origin send \(filled) bytes of a \(bytes.count)-byte file")
+
+        let cache = FileSystem.temporaryDirectory("mp4probe-processes")
+        defer { FileSystem.removeDirectory(cache) }
+        let (first, firstBase) = try Self.serve(executable, cache: cache)
+        let (second, secondBase) = try Self.serve(executable, cache: cache)
+        defer { first.terminate(); second.terminate(); first.waitUntilExit(); second.waitUntilExit() }
+        let origin = nginx.baseURL + "/v.mp4?play=1"
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for base in [firstBase, secondBase] {
+                group.addTask {
+                    let player = try HTTPByteSource(url: try #require(URL(string: Self.proxied(base, origin))))
+                    return try await player.read(0..<UInt64(bytes.count)) == bytes
+                }
+            }
+            for try await exact in group { #expect(exact) }
+        }
+        let played = nginx.requests(containing: "play=1").reduce(0) { $0 + $1.bodyBytes }
+        #expect(played < bytes.count * 5 / 4, "two proxies playing one file made the origin send \(played) bytes of a \(bytes.count)-byte file")
+    }
+
+    /// A proxy process killed with SIGKILL at random moments while it fills the cache for a
+    /// player, 20 times: the table never claims a byte the data file does not hold, and a new
+    /// proxy on the same cache then serves the exact file.
+    @Test(.requires("nginx"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func aProxyKilledMidFillNeverLeavesAFalseClaim() async throws {
+        let executable = try #require(Executables.mp4probe)
+        let (nginx, bytes, root) = try Self.origin(rate: "4m")
+        defer { nginx.stop(); FileSystem.removeDirectory(root) }
+        let cache = FileSystem.temporaryDirectory("mp4probe-killed")
+        defer { FileSystem.removeDirectory(cache) }
+        let origin = nginx.baseURL + "/v.mp4"
+        var random = SeededRandom(seed: 20)
+        var killsMidFill = 0
+        for round in 0..<20 {
+            let (proxy, base) = try Self.serve(executable, cache: cache)
+            // A player reading from somewhere in the file to the end.
+            let start = UInt64.random(in: 0..<UInt64(bytes.count), using: &random)
+            var options = HTTPByteSource.Options()
+            options.maxRetries = 0
+            let url = try #require(URL(string: Self.proxied(base, origin)))
+            let player = Task { [options] () async throws -> Void in
+                let source = try HTTPByteSource(url: url, options: options)
+                try await source.read(start..<UInt64(bytes.count)) { _ in }
+            }
+            usleep(UInt32.random(in: 100_000...600_000, using: &random))
+            if proxy.isRunning { killsMidFill += 1 }
+            kill(proxy.processIdentifier, SIGKILL)
+            proxy.waitUntilExit()
+            _ = try? await player.value
+            let present = try CachedByteSourceTests.tableIsTruthful(cache, resource: origin, origin: bytes)
+            #expect(present.byteCount < UInt64(bytes.count) || round > 0, "round \(round): the first fill cannot have finished")
+        }
+        #expect(killsMidFill == 20)
+        let (proxy, base) = try Self.serve(executable, cache: cache)
+        defer { proxy.terminate(); proxy.waitUntilExit() }
+        let player = try HTTPByteSource(url: try #require(URL(string: Self.proxied(base, origin))))
+        #expect(try await player.read(0..<UInt64(bytes.count)) == bytes)
+    }
+
+    /// 1,000 players that ask for the whole file and hang up after a few bytes: the proxy's
+    /// descriptors come back to where they were and its memory stays flat.
+    @Test(.requires("nginx"))
+    func aThousandAbortedRequestsLeaveNothingBehind() async throws {
+        let (nginx, _, root) = try Self.origin(rate: nil)
+        defer { nginx.stop(); FileSystem.removeDirectory(root) }
+        let cache = FileSystem.temporaryDirectory("mp4probe-aborted")
+        defer { FileSystem.removeDirectory(cache) }
+        let proxy = CachingProxy(options: .init(cacheDirectory: cache))
+        try proxy.start()
+        defer { proxy.stop() }
+        let url = try #require(URL(string: proxy.url(for: nginx.baseURL + "/v.mp4")))
+        let port = try #require(url.port), path = url.path + "?" + (url.query ?? "")
+        func abort(_ count: Int) {
+            for i in 0..<count {
+                guard let fd = connectLoopback(port) else { continue }
+                let start = (i * 7919) % (6 << 20)
+                let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: bytes=\(start)-\r\n\r\n"
+                _ = request.withCString { send(fd, $0, strlen($0), 0) }
+                var buffer = [UInt8](repeating: 0, count: 512)
+                _ = recv(fd, &buffer, buffer.count, 0)
+                close(fd)
+            }
+        }
+        func descriptors() -> Int { FileSystem.entries("/proc/self/fd").count }
+        func residentKiB() -> Int {
+            let status = String(decoding: FileSystem.read("/proc/self/status") ?? [], as: UTF8.self)
+            return status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+        }
+        abort(100)   // warm up: the entry, the connections to the origin
+        try await Task.sleep(nanoseconds: 500_000_000)
+        let (fdsBefore, rssBefore) = (descriptors(), residentKiB())
+        abort(1000)
+        var fdsAfter = descriptors()
+        for _ in 0..<40 where fdsAfter > fdsBefore + 4 {
+            try await Task.sleep(nanoseconds: 250_000_000)
+            fdsAfter = descriptors()
+        }
+        let rssAfter = residentKiB()
+        #expect(fdsAfter <= fdsBefore + 4, "descriptors: \(fdsBefore) before 1,000 aborted requests, \(fdsAfter) after")
+        #expect(rssAfter - rssBefore < 64 << 10, "resident memory grew from \(rssBefore) KiB to \(rssAfter) KiB")
+        // Still serving.
+        let player = try HTTPByteSource(url: url)
+        #expect(try await player.read(0..<1000).count == 1000)
+    }
+}
