@@ -170,6 +170,18 @@ enum DocExamples {
         // docs:end
     }
 
+    // docs/serving.md: the loader core
+    static func loader(_ cachesDirectory: String) async throws {
+        // docs:begin
+        let loader = MediaLoader(options: .init(cacheDirectory: cachesDirectory + "/media"))
+        let resource = try await loader.resource(for: "https://cdn.example.com/v.mp4")
+        let info = try await resource.contentInformation()   // length, MIME type, ETag, ranges
+        try await resource.load(offset: 0, length: 2) { bytes in /* hand them on */ }
+        try await resource.load(offset: 1_000_000, length: nil) { bytes in /* to the end */ }
+        // docs:end
+        _ = info
+    }
+
     // docs/cache.md
     static func cache(_ url: URL, _ cacheDirectory: String, _ t: Double) async throws {
         // docs:begin
