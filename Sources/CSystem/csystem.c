@@ -244,13 +244,18 @@ void mp4probe_forget_temporary(int slot) {
 #define MP4PROBE_GETLK F_GETLK
 #endif
 
-static int range_lock(int fd, short type, int64_t start, int64_t length) {
+static struct flock range_description(short type, int64_t start, int64_t length) {
     struct flock lock;
+    memset(&lock, 0, sizeof lock);
     lock.l_type = type;
     lock.l_whence = SEEK_SET;
     lock.l_start = (off_t)start;
     lock.l_len = (off_t)length;
-    lock.l_pid = 0;
+    return lock;
+}
+
+static int range_lock(int fd, short type, int64_t start, int64_t length) {
+    struct flock lock = range_description(type, start, length);
     int result;
     do { result = fcntl(fd, MP4PROBE_SETLK, &lock); } while (result != 0 && errno == EINTR);
     if (result == 0) return 0;
@@ -266,12 +271,7 @@ void mp4probe_range_unlock(int fd, int64_t start, int64_t length) {
 }
 
 int64_t mp4probe_range_conflict(int fd, int64_t start, int64_t length) {
-    struct flock lock;
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    lock.l_start = (off_t)start;
-    lock.l_len = (off_t)length;
-    lock.l_pid = 0;
+    struct flock lock = range_description(F_WRLCK, start, length);
     if (fcntl(fd, MP4PROBE_GETLK, &lock) != 0 || lock.l_type == F_UNLCK) return -1;
     return lock.l_start > start ? (int64_t)lock.l_start : start;
 }
