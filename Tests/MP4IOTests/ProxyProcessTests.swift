@@ -18,8 +18,26 @@ import MP4TestSupport
         return (nginx, bytes, root)
     }
 
-    /// `mp4probe serve --cache directory` in its own process, and its base URL.
-    static func serve(_ executable: String, cache directory: String) throws -> (Process, String) {
+    /// `mp4probe serve --cache directory` in its own process, and its base URL (read off the
+    /// cooperative pool: blocking it stalls every other suite's tasks).
+    static func serve(_ executable: String, cache directory: String) async throws -> (Process, String) {
+        let started = await Executables.offPool { () -> Result<ServeProcess, any Error> in
+            Result { try startServe(executable, cache: directory) }
+        }
+        let serve = try started.get()
+        #expect(serve.base.hasPrefix("http://127.0.0.1:"), "serve printed \(serve.base)")
+        return (serve.process, serve.base)
+    }
+
+    struct ServeProcess: @unchecked Sendable { let process: Process; let base: String }
+
+    /// Waits for `process` off the cooperative pool.
+    static func wait(_ process: Process) async {
+        let box = ServeProcess(process: process, base: "")
+        await Executables.offPool { box.process.waitUntilExit() }
+    }
+
+    private static func startServe(_ executable: String, cache directory: String) throws -> ServeProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["serve", "--cache", directory, "--prefetch", "0"]
@@ -33,9 +51,7 @@ import MP4TestSupport
             if chunk.isEmpty { break }
             line += chunk
         }
-        let base = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
-        #expect(base.hasPrefix("http://127.0.0.1:"), "serve printed \(base)")
-        return (process, base)
+        return ServeProcess(process: process, base: String(decoding: line.prefix { $0 != 10 }, as: UTF8.self))
     }
 
     static func proxied(_ base: String, _ origin: String) -> String {
@@ -65,7 +81,7 @@ import MP4TestSupport
             try process.run()
             return process
         }
-        for process in fetchers { process.waitUntilExit(); #expect(process.terminationStatus == 0) }
+        for process in fetchers { await Self.wait(process); #expect(process.terminationStatus == 0) }
         let filled = nginx.requests(containing: "fill=1").reduce(0) { $0 + $1.bodyBytes }
         let present = try CachedByteSourceTests.tableIsTruthful(fills, resource: fillURL, origin: bytes)
         #expect(present.byteCount == UInt64(bytes.count))
@@ -73,9 +89,9 @@ import MP4TestSupport
 
         let cache = FileSystem.temporaryDirectory("mp4probe-processes")
         defer { FileSystem.removeDirectory(cache) }
-        let (first, firstBase) = try Self.serve(executable, cache: cache)
-        let (second, secondBase) = try Self.serve(executable, cache: cache)
-        defer { first.terminate(); second.terminate(); first.waitUntilExit(); second.waitUntilExit() }
+        let (first, firstBase) = try await Self.serve(executable, cache: cache)
+        let (second, secondBase) = try await Self.serve(executable, cache: cache)
+        defer { first.terminate(); second.terminate() }
         let origin = nginx.baseURL + "/v.mp4?play=1"
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for base in [firstBase, secondBase] {
@@ -104,7 +120,7 @@ import MP4TestSupport
         var random = SeededRandom(seed: 20)
         var killsMidFill = 0
         for round in 0..<20 {
-            let (proxy, base) = try Self.serve(executable, cache: cache)
+            let (proxy, base) = try await Self.serve(executable, cache: cache)
             // A player reading from somewhere in the file to the end.
             let start = UInt64.random(in: 0..<UInt64(bytes.count), using: &random)
             var options = HTTPByteSource.Options()
@@ -114,17 +130,17 @@ import MP4TestSupport
                 let source = try HTTPByteSource(url: url, options: options)
                 try await source.read(start..<UInt64(bytes.count)) { _ in }
             }
-            usleep(UInt32.random(in: 100_000...600_000, using: &random))
+            try await Task.sleep(nanoseconds: UInt64.random(in: 100_000_000...600_000_000, using: &random))
             if proxy.isRunning { killsMidFill += 1 }
             kill(proxy.processIdentifier, SIGKILL)
-            proxy.waitUntilExit()
+            await Self.wait(proxy)
             _ = try? await player.value
             let present = try CachedByteSourceTests.tableIsTruthful(cache, resource: origin, origin: bytes)
             #expect(present.byteCount < UInt64(bytes.count) || round > 0, "round \(round): the first fill cannot have finished")
         }
         #expect(killsMidFill == 20)
-        let (proxy, base) = try Self.serve(executable, cache: cache)
-        defer { proxy.terminate(); proxy.waitUntilExit() }
+        let (proxy, base) = try await Self.serve(executable, cache: cache)
+        defer { proxy.terminate() }
         let player = try HTTPByteSource(url: try #require(URL(string: Self.proxied(base, origin))))
         #expect(try await player.read(0..<UInt64(bytes.count)) == bytes)
     }
@@ -142,7 +158,7 @@ import MP4TestSupport
         defer { proxy.stop() }
         let url = try #require(URL(string: proxy.url(for: nginx.baseURL + "/v.mp4")))
         let port = try #require(url.port), path = url.path + "?" + (url.query ?? "")
-        func abort(_ count: Int) {
+        @Sendable func abort(_ count: Int) {
             for i in 0..<count {
                 guard let fd = connectLoopback(port) else { continue }
                 let start = (i * 7919) % (6 << 20)
@@ -158,10 +174,10 @@ import MP4TestSupport
             let status = String(decoding: FileSystem.read("/proc/self/status") ?? [], as: UTF8.self)
             return status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
         }
-        abort(100)   // warm up: the entry, the connections to the origin
+        await Executables.offPool { abort(100) }   // warm up: the entry, the connections to the origin
         try await Task.sleep(nanoseconds: 500_000_000)
         let (fdsBefore, rssBefore) = (descriptors(), residentKiB())
-        abort(1000)
+        await Executables.offPool { abort(1000) }   // blocking sockets: off the pool
         var fdsAfter = descriptors()
         for _ in 0..<40 where fdsAfter > fdsBefore + 4 {
             try await Task.sleep(nanoseconds: 250_000_000)

@@ -29,6 +29,14 @@ public enum Executables {
         }
     }
 
+    /// Runs blocking `body` (process waits, socket loops, sleeps) on a thread of its own, for
+    /// async tests, for the same reason as ``runOffPool(_:_:stderrToStdout:)``.
+    public static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
     /// Runs `tool` and returns its standard output (and standard error, when asked).
     public static func run(_ tool: String, _ arguments: [String], stderrToStdout: Bool = false) -> String {
         let process = Process()
