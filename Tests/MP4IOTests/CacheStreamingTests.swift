@@ -190,7 +190,9 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         #expect(big == [2_000_000..<4_000_000])
         for _ in 0..<200 where upstream.sent < sentBefore + 32_768 { try await Task.sleep(nanoseconds: 10_000_000) }
         _ = await cached.prefetch([300_000..<310_000])
-        try await Task.sleep(nanoseconds: 400_000_000)
+        // The new prefetch's own 10,000 bytes arrive first (they count in `sent` too).
+        for _ in 0..<3000 where !(await cached.cachedRanges.contains(300_000..<310_000)) { try await Task.sleep(nanoseconds: 10_000_000) }
+        try await Task.sleep(nanoseconds: 200_000_000)
         let sent = upstream.sent
         try await Task.sleep(nanoseconds: 200_000_000)
         #expect(upstream.sent == sent, "a superseded prefetch went on")
