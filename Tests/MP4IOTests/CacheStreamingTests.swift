@@ -200,4 +200,40 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         // What the superseded fetch brought is kept (committed when it stopped).
         #expect(await cached.cachedRanges.contains(2_000_000..<2_016_384))
     }
+
+    /// Range locks belong to the open lock file, not to one fetch: a fetch cut short by a
+    /// reader's seek ahead, which then ends, must not release the bytes the newer fetch holds
+    /// (seen from another open file description, as another process sees them). Before, the
+    /// ending fetch unlocked its whole original range, and another process would have fetched
+    /// the newer fetch's bytes again.
+    @Test func aFetchThatEndsKeepsTheLocksOfTheFetchThatTookOver() async throws {
+        let size = 4 << 20
+        let (cached, _, directory) = try await Self.source(size)
+        defer { FileSystem.removeDirectory(directory) }
+        let started = Locked(false)
+        struct Leave: Error {}
+        let leave = Locked(false)
+        let sequential = Task {
+            try await cached.read(0..<UInt64(size)) { _ in
+                started.withLock { $0 = true }
+                if leave.withLock({ $0 }) { throw Leave() }
+            }
+        }
+        while !started.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
+        // A seek ahead within the sequential fetch's range: it is cut short there.
+        let ahead = Task { try await cached.read(UInt64(1 << 20)..<UInt64(2 << 20)) { _ in } }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        // The sequential reader leaves: its fetch stops and ends.
+        leave.withLock { $0 = true }
+        _ = try? await sequential.value
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let paths = CachedByteSource.entryPaths(directory: directory, resource: "paced://resource")
+        let other = try Platform.openForUpdate(paths.lock)
+        defer { Platform.closeFile(other) }
+        let present = await cached.cachedRanges
+        try #require(!present.contains(UInt64(1_900_000)..<UInt64(1_900_001)), "the fetch ahead ended before the check: the test would prove nothing")
+        #expect(Platform.rangeLockConflict(other, UInt64(1_900_000)..<UInt64(1_900_001)) != nil,
+                "the bytes the newer fetch is still fetching look free to another process")
+        try await ahead.value
+    }
 }

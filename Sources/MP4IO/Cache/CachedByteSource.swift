@@ -144,8 +144,14 @@ public final class CachedByteSource: ByteSource {
     public var cachedRanges: ByteRangeSet { get async { await entry.present } }
 
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        try await forgettingConfirmationOnChange { try await readWhole(range) }
+    }
+
+    /// Runs `body`; when it finds the origin changed, the entry forgets that the origin
+    /// confirmed it (the next open asks), and the error goes on.
+    private func forgettingConfirmationOnChange<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try await readWhole(range)
+            return try await body()
         } catch let error as MP4Error where error.cause == .sourceChanged {
             await entry.invalidateFreshness()
             throw error
@@ -174,12 +180,7 @@ public final class CachedByteSource: ByteSource {
     /// one upstream fetch per byte. When every reader of a fetch it started has gone (the
     /// player closed the connection), the fetch stops, keeping what arrived.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
-        do {
-            try await stream(range, into: consume)
-        } catch let error as MP4Error where error.cause == .sourceChanged {
-            await entry.invalidateFreshness()
-            throw error
-        }
+        try await forgettingConfirmationOnChange { try await stream(range, into: consume) }
     }
 
     /// How many 50 ms looks a read waits for bytes another process is fetching without any
@@ -253,7 +254,7 @@ public final class CachedByteSource: ByteSource {
                             // reader never waits for a request at the boundary.
                             if let limit, !startedAhead, run.upperBound < upper, position + limit / 2 >= run.upperBound {
                                 startedAhead = true
-                                await entry.startFetch(run.upperBound..<min(upper, run.upperBound + limit), upstream: fetchSource, commitInterval: interval)
+                                await entry.fetchAhead(run.upperBound..<min(upper, run.upperBound + limit), upstream: fetchSource, commitInterval: interval)
                             }
                         } else if finished {
                             _ = try await task.value   // the fetch's failure, if it failed
@@ -286,12 +287,7 @@ public final class CachedByteSource: ByteSource {
     public func fill(_ range: Range<UInt64>) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        do {
-            try await stream(range.lowerBound..<upper, readsBack: false, readsAhead: false) { _ in }
-        } catch let error as MP4Error where error.cause == .sourceChanged {
-            await entry.invalidateFreshness()
-            throw error
-        }
+        try await forgettingConfirmationOnChange { try await stream(range.lowerBound..<upper, readsBack: false, readsAhead: false) { _ in } }
     }
 
     /// Starts fetching the missing parts of `ranges` (a prefetch: what a player will ask for
@@ -571,8 +567,13 @@ actor CacheEntry {
 
     /// Takes the range lock that tells other processes this one fetches `part`, trimmed to
     /// end where another process's fetch begins; `nil` when another process fetches the
-    /// first byte of `part`. Without range locks (unsupported), `part` as it is.
-    private func claimFetch(_ part: Range<UInt64>) -> Range<UInt64>? {
+    /// first byte of `part`. Without range locks (unsupported), `part` as it is. With
+    /// `othersAllowed` false the lock is taken where it can be and `part` fetched anyway.
+    private func claimFetch(_ part: Range<UInt64>, othersAllowed: Bool = true) -> Range<UInt64>? {
+        guard othersAllowed else {
+            _ = Platform.tryLockRange(lockFD, part)
+            return part
+        }
         var part = part
         if let conflict = Platform.rangeLockConflict(lockFD, part) {
             guard conflict > part.lowerBound else { return nil }
@@ -581,9 +582,30 @@ actor CacheEntry {
         return Platform.tryLockRange(lockFD, part) == false ? nil : part
     }
 
-    /// Starts the fetch of `part` (claimed), registered in flight.
+    /// The range each running fetch holds locked, by descriptor. Locks belong to the open
+    /// file, not to a fetch: two fetches of this process may hold overlapping bytes (one
+    /// superseded and stopping, one started over the same bytes), so a fetch releases only
+    /// the bytes no other fetch of the same descriptor holds.
+    private var heldLocks: [(progress: ObjectIdentifier, fd: Int32, range: Range<UInt64>)] = []
+
+    /// Releases the lock `progress` holds, keeping `kept` (a fetch cut short keeps its head).
+    private func releaseLock(of progress: FillProgress, keeping kept: Range<UInt64>? = nil) {
+        let id = ObjectIdentifier(progress)
+        guard let index = heldLocks.firstIndex(where: { $0.progress == id }) else { return }
+        let held = heldLocks.remove(at: index)
+        var released = ByteRangeSet([held.range])
+        if let kept, !kept.isEmpty {
+            released.remove(kept)
+            heldLocks.append((id, held.fd, kept))
+        }
+        for other in heldLocks where other.fd == held.fd && other.progress != id { released.remove(other.range) }
+        for range in released.ranges { Platform.unlockRange(held.fd, range) }
+    }
+
+    /// Starts the fetch of `part` (claimed: its lock is held), registered in flight.
     private func startFetch(of part: Range<UInt64>, upstream: any ByteSource, commitInterval: UInt64) -> (Task<Bool, any Error>, FillProgress) {
-        let progress = FillProgress(part, fd: dataFD, lockFD: lockFD)
+        let progress = FillProgress(part, fd: dataFD)
+        heldLocks.append((ObjectIdentifier(progress), lockFD, part))
         let task = Task { try await self.fetch(part, from: upstream, commitInterval: commitInterval, progress: progress) }
         inFlight.append((part, task, progress))
         return (task, progress)
@@ -618,18 +640,12 @@ actor CacheEntry {
                 return .inFlight(running.range, running.task, running.progress)
             }
             inFlight[index].range = running.range.lowerBound..<position
-            Platform.unlockRange(running.progress.lockFD, position..<running.range.upperBound)
+            releaseLock(of: running.progress, keeping: running.range.lowerBound..<position)
             end = min(end, running.range.upperBound)
         }
         for other in inFlight where other.range.lowerBound > position && other.range.lowerBound < end { end = other.range.lowerBound }
         if let limit, end - position > limit { end = position + limit }
-        var part = position..<end
-        if othersAllowed {
-            guard let claimed = claimFetch(part) else { return .elsewhere }
-            part = claimed
-        } else {
-            _ = Platform.tryLockRange(lockFD, part)
-        }
+        guard let part = claimFetch(position..<end, othersAllowed: othersAllowed) else { return .elsewhere }
         let (task, progress) = startFetch(of: part, upstream: upstream, commitInterval: commitInterval)
         progress.follow()
         return .inFlight(part, task, progress)
@@ -652,7 +668,7 @@ actor CacheEntry {
     /// Starts a fetch of the first part of `range` that is neither present nor being fetched,
     /// when that part begins at the start of `range` (the bytes a reader needs next); nobody
     /// follows it yet.
-    func startFetch(_ range: Range<UInt64>, upstream: any ByteSource, commitInterval: UInt64) {
+    func fetchAhead(_ range: Range<UInt64>, upstream: any ByteSource, commitInterval: UInt64) {
         guard !inFlight.contains(where: { $0.range.contains(range.lowerBound) }),
               var part = table.rangeSet.missing(in: range).first, part.lowerBound == range.lowerBound else { return }
         for other in inFlight where other.range.lowerBound > part.lowerBound && other.range.lowerBound < part.upperBound {
@@ -679,10 +695,9 @@ actor CacheEntry {
             // Superseded: no new reader may follow it (it leaves the list now), and it stops
             // at its next piece, keeping what it committed.
             inFlight.removeAll { $0.progress === progress }
-            progress.cancelled = true
             task.cancel()
         }
-        prefetches.removeAll { $0.progress.cancelled || $0.progress.isFinished }
+        prefetches.removeAll { $0.task.isCancelled || $0.progress.isFinished }
         var parts: [Range<UInt64>] = []
         for range in wanted.ranges {
             var missing = ByteRangeSet()
@@ -720,13 +735,13 @@ actor CacheEntry {
             statistics.upstreamBytes += progress.written - part.lowerBound
             inFlight.removeAll { $0.progress === progress }
             // Committed (or given up): other processes may take these bytes from the table now.
-            Platform.unlockRange(progress.lockFD, part)
+            releaseLock(of: progress)
             progress.finish()
         }
         var failure: (any Error)?
         do {
             try await upstream.read(part, into: { @Sendable bytes in
-                guard progress.valid, !progress.cancelled, !Task.isCancelled else { throw CancellationError() }
+                guard progress.valid, !Task.isCancelled else { throw CancellationError() }
                 // Never past the part, whatever the upstream sends.
                 guard UInt64(bytes.count) <= part.upperBound - progress.written else {
                     throw MP4Error(.io, "\(name): upstream sent more than the \(part.count) bytes asked for at \(part.lowerBound)", offset: part.lowerBound)
@@ -818,13 +833,9 @@ final class FillProgress: @unchecked Sendable {
     private var _committed: UInt64
     private var commitWaiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
-    /// The lock file descriptor holding the fetch's range lock.
-    let lockFD: Int32
-
-    init(_ part: Range<UInt64>, fd: Int32, lockFD: Int32) {
+    init(_ part: Range<UInt64>, fd: Int32) {
         self.part = part
         self.fd = fd
-        self.lockFD = lockFD
         _written = part.lowerBound
         _end = part.upperBound
         _committed = part.lowerBound
@@ -910,13 +921,6 @@ final class FillProgress: @unchecked Sendable {
 
     /// How many readers follow the fetch now.
     var followerCount: Int { lock.withLock { followers } }
-
-    /// Set when a newer prefetch superseded this one: the fetch stops at its next piece.
-    var cancelled: Bool {
-        get { lock.withLock { _cancelled } }
-        set { lock.withLock { _cancelled = newValue } }
-    }
-    private var _cancelled = false
 
     /// A reader stops following; returns how many still do.
     func unfollow() -> Int { lock.withLock { followers -= 1; return followers } }
