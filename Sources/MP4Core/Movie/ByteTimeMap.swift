@@ -6,7 +6,7 @@
 /// A player seeking to a time asks for the first byte any track needs there, which is at or
 /// before the main track's keyframe (audio needs a little preroll, and interleaving puts it
 /// first). So an offset stands for the first keyframe of the main track at or after it (the
-/// first sample of a chunk, for tracks where every sample is a keyframe).
+/// first sample of a chunk, for tracks where every sample, or nearly every one, is a keyframe).
 ///
 /// ```swift
 /// let planner = SeekPlanner(file: file)
@@ -25,7 +25,9 @@ public struct ByteTimeMap: Sendable {
     public init(_ planner: SeekPlanner) {
         var points: [(offset: UInt64, time: Double)] = []
         if let main = planner.mainTrack {
-            if let syncs = main.samples.syncSampleIndices {
+            // A keyframe list as long as the samples (an `stss` listing nearly every sample)
+            // would cost a sample lookup each: chunks say as much, for less.
+            if let syncs = main.samples.syncSampleIndices, syncs.count <= Self.maxKeyframes {
                 for index in syncs {
                     guard let sample = main.samples.sample(at: index) else { continue }
                     points.append((sample.byteOffset, main.presentationTime(of: index)))
@@ -38,6 +40,9 @@ public struct ByteTimeMap: Sendable {
         offsets = points.map(\.offset)
         times = points.map(\.time)
     }
+
+    /// Above this many keyframes the map is built from chunk starts.
+    static let maxKeyframes = 65_536
 
     /// How many keyframes (or chunks) the map holds.
     public var count: Int { offsets.count }

@@ -95,11 +95,13 @@ public struct MediaResource: ByteSource {
 
     /// Length, type and entity tag, before any data.
     public func contentInformation() async throws -> MediaLoader.ContentInformation {
-        MediaLoader.ContentInformation(length: try await length(), contentType: Self.contentType(of: origin),
+        MediaLoader.ContentInformation(length: try await length(), contentType: contentType,
                                        entityTag: try await validator().map(SourceResponder.entityTag), acceptsRanges: true)
     }
 
-    /// The MIME type players expect for `origin`'s name.
+    /// The MIME type players expect for the origin's name.
+    public var contentType: String { Self.contentType(of: origin) }
+
     static func contentType(of origin: String) -> String {
         let path = URL(string: origin)?.path.lowercased() ?? ""
         if path.hasSuffix(".m4a") || path.hasSuffix(".m4b") { return "audio/mp4" }

@@ -32,7 +32,8 @@ actor Prefetcher {
     private var nextWaiter: UInt64 = 0
     /// The time the last prefetch was planned for.
     private var lastTime: Double?
-    /// The parts prefetches started, in order (for tests and benchmarks).
+    /// The parts the latest prefetches started, in order (for tests and benchmarks; the last
+    /// 256, so a long-running proxy does not grow it without bound).
     private(set) var started: [Range<UInt64>] = []
 
     init(cache: CachedByteSource, view: FaststartView?, options: MediaLoader.Options) {
@@ -114,5 +115,6 @@ actor Prefetcher {
             budget -= count
         }
         started += await cache.prefetch(ranges)
+        if started.count > 256 { started.removeFirst(started.count - 256) }
     }
 }

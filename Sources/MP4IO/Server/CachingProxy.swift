@@ -105,13 +105,13 @@ public final class CachingProxy: @unchecked Sendable {
     private func respond(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         guard request.path.hasPrefix("/\(secret)/") else { return .text(404, "not found") }
         guard let origin = request.query["url"] else { return .text(400, "missing ?url=ORIGIN") }
-        guard SourceFactory.isURL(origin), URL(string: origin) != nil else { return .text(400, "only http and https origins are served") }
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
         do {
             let resource = try await loader.resource(for: origin, faststart: faststart)
-            return await SourceResponder.response(for: request, source: resource, contentType: MediaResource.contentType(of: origin))
+            return await SourceResponder.response(for: request, source: resource, contentType: resource.contentType)
         } catch let error as MP4Error {
-            return .text(error.kind == .unsupported ? 422 : 502, "\(origin): \(error.message)")
+            let status = switch error.kind { case .invalidRequest: 400; case .unsupported: 422; default: 502 }
+            return .text(status, "\(origin): \(error.message)")
         } catch {
             return .text(502, "\(origin): \(error)")
         }
