@@ -207,8 +207,10 @@ public final class HTTPServer: @unchecked Sendable {
                 guard let received = try? await connection.fill(timeout: idle), received > 0 else { return }
                 if !timed {
                     timed = true
-                    DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) { [readingHead] in
-                        if readingHead.withLock({ $0 }) { connection.shutdown() }
+                    // Weakly: a served connection (and its 256 KiB buffer) must go when it
+                    // ends, not when this timer fires (each aborted request held it 10 s).
+                    DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) { [weak connection, readingHead] in
+                        if readingHead.withLock({ $0 }) { connection?.shutdown() }
                     }
                 }
             }
