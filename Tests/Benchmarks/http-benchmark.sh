@@ -31,26 +31,10 @@ done
 ln -sf "$dir/long.mp4" "$dir/www/long.mp4"
 
 # nginx with a private configuration on a free port.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-conf="$dir/nginx.conf"
-cat > "$conf" <<EOF
-daemon on;
-pid $dir/nginx.pid;
-error_log $dir/nginx-error.log;
-worker_processes 1;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
-  uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
-  sendfile on;
-  server { listen 127.0.0.1:$port; root $dir/www; }
-}
-EOF
-mkdir -p "$dir/tmp"
-nginx -c "$conf" -p "$dir"
-trap 'kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true' EXIT
-base="http://127.0.0.1:$port"
+. Tests/Benchmarks/nginx-origin.sh
+start_origin "$dir" "$dir/www"
+trap stop_origin EXIT
+base=$origin
 
 results="$dir/http-results.tsv"
 : > "$results"

@@ -28,32 +28,14 @@ bin=$1
 [ -f "$dir/www/256m.bin" ] || head -c $((256 << 20)) /dev/urandom > "$dir/www/256m.bin"
 ln -sf "$dir/long.mp4" "$dir/www/long.mp4"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-conf="$dir/serve-nginx.conf"
+. Tests/Benchmarks/nginx-origin.sh
 log="$dir/serve-access.log"
-: > "$log"
-cat > "$conf" <<EOF
-daemon on;
-pid $dir/serve-nginx.pid;
-error_log $dir/nginx-error.log;
-worker_processes 1;
-events { worker_connections 256; }
-http {
-  log_format bench '\$request_uri|\$http_range|\$status|\$body_bytes_sent';
-  access_log $log bench;
-  client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
-  uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
-  sendfile on;
-  server { listen 127.0.0.1:$port; root $dir/www; }
-}
-EOF
-nginx -c "$conf" -p "$dir"
-origin="http://127.0.0.1:$port"
+start_origin "$dir" "$dir/www" "$log"
 cache="$dir/serve-cache"
 rm -rf "$cache"
 "$bin" serve --cache "$cache" > "$dir/serve.out" 2> "$dir/serve.err" &
 proxy_pid=$!
-trap 'kill "$proxy_pid" 2>/dev/null || true; kill "$(cat "$dir/serve-nginx.pid")" 2>/dev/null || true' EXIT
+trap 'kill "$proxy_pid" 2>/dev/null || true; stop_origin' EXIT
 for _ in $(seq 100); do [ -s "$dir/serve.out" ] && break; sleep 0.05; done
 base=$(head -n 1 "$dir/serve.out")
 via() { python3 -c 'import sys, urllib.parse; print(sys.argv[1] + sys.argv[2] + "?url=" + urllib.parse.quote(sys.argv[3], safe=""))' "$base" "$1" "$2"; }

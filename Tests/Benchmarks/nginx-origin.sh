@@ -1,0 +1,36 @@
+# Sourced by the benchmark scripts: nginx as the origin, on 127.0.0.1 with a private
+# configuration in DIR.
+#
+#   start_origin DIR ROOT [ACCESS_LOG]
+#
+# Serves ROOT on a free port with sendfile; with ACCESS_LOG, logs "uri|range|status|body bytes"
+# per request there. Sets origin (http://127.0.0.1:PORT) and origin_pid_file; stop_origin stops it.
+start_origin() {
+  local dir=$1 root=$2 log=${3:-}
+  local port logging="access_log off;"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  if [ -n "$log" ]; then
+    : > "$log"
+    logging="log_format bench '\$request_uri|\$http_range|\$status|\$body_bytes_sent'; access_log $log bench;"
+  fi
+  mkdir -p "$dir/tmp"
+  origin_pid_file="$dir/origin-nginx.pid"
+  cat > "$dir/origin-nginx.conf" <<CONF
+daemon on;
+pid $origin_pid_file;
+error_log $dir/nginx-error.log;
+worker_processes 1;
+events { worker_connections 256; }
+http {
+  $logging
+  client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
+  uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
+  sendfile on;
+  server { listen 127.0.0.1:$port; root $root; }
+}
+CONF
+  nginx -c "$dir/origin-nginx.conf" -p "$dir"
+  origin="http://127.0.0.1:$port"
+}
+
+stop_origin() { kill "$(cat "$origin_pid_file")" 2>/dev/null || true; }
