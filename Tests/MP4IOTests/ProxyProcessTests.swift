@@ -155,17 +155,20 @@ import MP4TestSupport
     }
 
     /// 1,000 players that ask for the whole file and hang up after a few bytes: the proxy's
-    /// descriptors come back to where they were and its memory stays flat.
-    @Test(.requires("nginx"))
+    /// descriptors come back to where they were and its memory stays flat. Measured on a
+    /// `serve` process of its own (/proc/PID): this test process runs the other suites at the
+    /// same time, so its own figures say nothing (in CI they grew by 169 MB meanwhile).
+    @Test(.requires("nginx"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
     func aThousandAbortedRequestsLeaveNothingBehind() async throws {
+        let executable = try #require(Executables.mp4probe)
         let (nginx, _, root) = try Self.origin(rate: nil)
         defer { nginx.stop(); FileSystem.removeDirectory(root) }
         let cache = FileSystem.temporaryDirectory("mp4probe-aborted")
         defer { FileSystem.removeDirectory(cache) }
-        let proxy = CachingProxy(options: .init(cacheDirectory: cache))
-        try proxy.start()
-        defer { proxy.stop() }
-        let url = try #require(URL(string: proxy.url(for: nginx.baseURL + "/v.mp4")))
+        let (proxy, base) = try await Self.serve(executable, cache: cache)
+        defer { proxy.terminate() }
+        let pid = proxy.processIdentifier
+        let url = try #require(URL(string: Self.proxied(base, nginx.baseURL + "/v.mp4")))
         let port = try #require(url.port), path = url.path + "?" + (url.query ?? "")
         @Sendable func abort(_ count: Int) {
             for i in 0..<count {
@@ -178,11 +181,11 @@ import MP4TestSupport
                 close(fd)
             }
         }
-        func descriptors() -> Int { FileSystem.entries("/proc/self/fd").count }
+        func descriptors() -> Int { FileSystem.entries("/proc/\(pid)/fd").count }
         func residentKiB() -> Int {
-            // /proc/self/statm: sizes in pages, the second is resident (procfs files report a
+            // /proc/PID/statm: sizes in pages, the second is resident (procfs files report a
             // size of 0, so they are read with stdio, not by their size).
-            guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+            guard let file = fopen("/proc/\(pid)/statm", "r") else { return 0 }
             defer { fclose(file) }
             var total = 0, resident = 0
             guard withUnsafeMutablePointer(to: &total, { t in withUnsafeMutablePointer(to: &resident) { r in
@@ -192,7 +195,7 @@ import MP4TestSupport
         await Executables.offPool { abort(100) }   // warm up: the entry, the connections to the origin
         try await Task.sleep(nanoseconds: 500_000_000)
         let (fdsBefore, rssBefore) = (descriptors(), residentKiB())
-        #expect(rssBefore > 0, "VmRSS could not be read: the memory check would prove nothing")
+        #expect(rssBefore > 0 && fdsBefore > 0, "the proxy's /proc entries could not be read: the test would prove nothing")
         await Executables.offPool { abort(1000) }   // blocking sockets: off the pool
         var fdsAfter = descriptors()
         for _ in 0..<40 where fdsAfter > fdsBefore + 4 {
@@ -200,9 +203,9 @@ import MP4TestSupport
             fdsAfter = descriptors()
         }
         let rssAfter = residentKiB()
-        print("1,000 aborted requests: descriptors \(fdsBefore) → \(fdsAfter), resident memory \(rssBefore) → \(rssAfter) KiB")
+        print("1,000 aborted requests on a serve process: descriptors \(fdsBefore) → \(fdsAfter), resident memory \(rssBefore) → \(rssAfter) KiB")
         #expect(fdsAfter <= fdsBefore + 4, "descriptors: \(fdsBefore) before 1,000 aborted requests, \(fdsAfter) after")
-        #expect(rssAfter - rssBefore < 64 << 10, "resident memory grew from \(rssBefore) KiB to \(rssAfter) KiB")
+        #expect(rssAfter - rssBefore < 32 << 10, "resident memory grew from \(rssBefore) KiB to \(rssAfter) KiB")
         // Still serving.
         let player = try HTTPByteSource(url: url)
         #expect(try await player.read(0..<1000).count == 1000)
