@@ -287,6 +287,26 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         #expect(try CacheTable.load(directory + "/t.ranges")?.blockChecksums == [1: 42])
     }
 
+    /// The origin's type and date are part of the checksummed table: they round-trip, a
+    /// changed one fails the checksum, and a table written before they existed still loads.
+    @Test func theOriginsTypeAndDateAreRecordedInTheTable() throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-cache")
+        defer { FileSystem.removeDirectory(directory) }
+        let path = directory + "/t.ranges"
+        var table = CacheTable(resource: "r", length: 100, validator: "v", rangeSet: ByteRangeSet([0..<10]))
+        table.attributes = ResourceAttributes(contentType: "audio/mp4", lastModified: "Mon, 23 Nov 2026 10:00:00 GMT")
+        try table.write(to: path)
+        #expect(try CacheTable.load(path)?.attributes == table.attributes)
+        let text = String(decoding: try #require(FileSystem.read(path)), as: UTF8.self)
+        FileSystem.write(Array(text.replacingOccurrences(of: "audio", with: "video").utf8), to: path)
+        #expect(throws: MP4Error.self) { _ = try CacheTable.load(path) }
+        let old = CacheTable(resource: "r", length: 100, validator: "v", rangeSet: ByteRangeSet([0..<10]))
+        try old.write(to: path)
+        let oldText = String(decoding: try #require(FileSystem.read(path)), as: UTF8.self)
+        #expect(!oldText.contains("contentType") && !oldText.contains("lastModified"), "a table without them has the old form")
+        #expect(try CacheTable.load(path) == old)
+    }
+
     @Test func evictionAndExport() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-cache")
         defer { FileSystem.removeDirectory(directory) }

@@ -62,7 +62,8 @@ public final class NginxServer: Sendable {
 
     static let executables = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx", "/opt/homebrew/bin/nginx"]
 
-    /// Starts nginx serving `root`; `limitRate` (nginx syntax, `100k`) paces every response,
+    /// Starts nginx serving `root` (also under `/as-octet-stream/` and `/as-audio/`, which
+    /// give every file that `Content-Type`); `limitRate` (nginx syntax, `100k`) paces every response,
     /// as a slow origin does.
     public static func start(root: String, limitRate: String? = nil) -> NginxServer? {
         guard let nginx = executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
@@ -80,9 +81,13 @@ public final class NginxServer: Sendable {
           access_log \(directory)/access.log probe;
           client_body_temp_path \(directory)/body; proxy_temp_path \(directory)/proxy;
           fastcgi_temp_path \(directory)/fastcgi; uwsgi_temp_path \(directory)/uwsgi; scgi_temp_path \(directory)/scgi;
-          types { video/mp4 mp4 m4a; video/quicktime mov; text/html html; }
+          types { video/mp4 mp4; audio/mp4 m4a; video/quicktime mov; text/html html; }
           keepalive_requests 10000;
-          server { listen 127.0.0.1:\(port); root \(root);\(limitRate.map { " limit_rate \($0);" } ?? "") }
+          server {
+            listen 127.0.0.1:\(port); root \(root);\(limitRate.map { " limit_rate \($0);" } ?? "")
+            location /as-octet-stream/ { alias \(root)/; types { } default_type application/octet-stream; }
+            location /as-audio/ { alias \(root)/; types { } default_type audio/mp4; }
+          }
         }
         """
         FileSystem.write(Array(config.utf8), to: directory + "/nginx.conf")

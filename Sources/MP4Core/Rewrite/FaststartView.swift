@@ -59,6 +59,13 @@ public struct FaststartView: ByteSource {
         try await input.validator().map { "\($0);faststart-v1" }
     }
 
+    /// The input's media type. Not its `Last-Modified`: the view is another representation
+    /// (its layout can change with mp4probe's version while the input's date stays), so a
+    /// date must not validate a range of it; its ``validator()`` does.
+    public func attributes() async throws -> ResourceAttributes {
+        ResourceAttributes(contentType: try await input.attributes().contentType)
+    }
+
     /// Index of the piece holding output offset `offset` (binary search).
     private func pieceIndex(at offset: UInt64) -> Int {
         var low = 0, high = pieces.count

@@ -27,12 +27,30 @@ public protocol ByteSource: Sendable {
     /// to never mix two versions of a resource. Call after ``length()``.
     func validator() async throws -> String?
 
+    /// What the resource's server says about it besides its bytes (an HTTP response's
+    /// `Content-Type` and `Last-Modified`), for a cache or proxy to record and pass on. Call
+    /// after ``length()``. Empty by default.
+    func attributes() async throws -> ResourceAttributes
+
     /// Reads the bytes in `range` (clamped to the length, like ``read(_:)``) and hands them to
     /// `consume` in order, in pieces, so that memory stays bounded by a piece whatever the
     /// range's size: a cache filling from HTTP writes each piece to disk as it arrives. The
     /// pieces are valid only during the call. The default reads pieces of
     /// ``streamPieceSize`` with ``read(_:)``.
     func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws
+}
+
+/// What a server says about a resource besides its bytes, as it said it.
+public struct ResourceAttributes: Sendable, Hashable, Codable {
+    /// The media type the server gave (`Content-Type`), e.g. `video/mp4`.
+    public var contentType: String?
+    /// The server's `Last-Modified` date (an HTTP-date).
+    public var lastModified: String?
+
+    public init(contentType: String? = nil, lastModified: String? = nil) {
+        self.contentType = contentType
+        self.lastModified = lastModified
+    }
 }
 
 /// The piece size of the default ``ByteSource/read(_:into:)``: 1 MiB.
@@ -44,6 +62,9 @@ extension ByteSource {
 
     /// No validator by default.
     public func validator() async throws -> String? { nil }
+
+    /// No attributes by default.
+    public func attributes() async throws -> ResourceAttributes { ResourceAttributes() }
 
     /// Reads `range` with ``read(_:)`` in pieces of ``streamPieceSize``.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {

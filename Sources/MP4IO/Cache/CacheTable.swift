@@ -33,6 +33,10 @@ struct CacheTable: Equatable {
     /// cache's maximum age the entry is used without asking the origin. `nil` in tables written
     /// before it existed, and after the origin was found changed.
     var validatedAt: Int64?
+    /// The origin's `Content-Type` and `Last-Modified` when it last confirmed the entry, passed
+    /// on to players when the entry is served without asking it. Empty in tables written
+    /// before they were recorded.
+    var attributes = ResourceAttributes()
 
     /// The unit of ``blockChecksums``: 1 MiB (8 bytes of table per MiB of data).
     static let blockSize: UInt64 = 1 << 20
@@ -69,6 +73,8 @@ struct CacheTable: Equatable {
             text += "|b=" + blockChecksums.keys.sorted().map { "\($0):\(blockChecksums[$0] ?? 0)" }.joined(separator: ",")
         }
         if let validatedAt { text += "|t=\(validatedAt)" }
+        if let type = attributes.contentType { text += "|c=\(type)" }
+        if let modified = attributes.lastModified { text += "|m=\(modified)" }
         return String(FNV1a.hash(text.utf8), radix: 16)
     }
 
@@ -83,6 +89,8 @@ struct CacheTable: Equatable {
         /// `[blockIndex, checksum]` pairs, ascending (absent in older tables).
         var blocks: [[UInt64]]?
         var validatedAt: Int64?
+        var contentType: String?
+        var lastModified: String?
         var checksum: String
     }
 
@@ -99,6 +107,7 @@ struct CacheTable: Equatable {
         table.version = encoded.version
         for pair in encoded.blocks ?? [] where pair.count == 2 { table.blockChecksums[pair[0]] = pair[1] }
         table.validatedAt = encoded.validatedAt
+        table.attributes = ResourceAttributes(contentType: encoded.contentType, lastModified: encoded.lastModified)
         guard table.version == formatVersion, encoded.checksum == table.computedChecksum() else {
             throw MP4Error(.malformed, "cache table \(path) fails its checksum")
         }
@@ -121,6 +130,7 @@ struct CacheTable: Equatable {
                               ranges: rangeSet.ranges.map { [$0.lowerBound, $0.upperBound] },
                               blocks: blockChecksums.isEmpty ? nil : blockChecksums.keys.sorted().map { [$0, blockChecksums[$0] ?? 0] },
                               validatedAt: validatedAt,
+                              contentType: attributes.contentType, lastModified: attributes.lastModified,
                               checksum: computedChecksum())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -81,6 +81,7 @@ public final class CachedByteSource: ByteSource {
     let entry: CacheEntry
     private let totalLength: UInt64
     private let entryValidator: String?
+    private let entryAttributes: ResourceAttributes
     public let options: Options
     /// How the entry was settled when this source opened.
     public let freshness: Freshness
@@ -105,24 +106,24 @@ public final class CachedByteSource: ByteSource {
         let now = Int64(Date().timeIntervalSince1970)
         // The origin's word, unless the entry is fresh or the origin cannot be asked (only the
         // origin's failure counts: an error of the cache itself is thrown as it is).
-        var confirmed: (length: UInt64, validator: String?)?
+        var confirmed: (length: UInt64, validator: String?, attributes: ResourceAttributes)?
         var state = Freshness.fresh
         if let stored, let validated = stored.validatedAt, options.maxAge > 0, now >= validated, Double(now - validated) < options.maxAge {
             confirmed = nil
         } else {
             do {
-                confirmed = (try await upstream.length(), try await upstream.validator())
+                confirmed = (try await upstream.length(), try await upstream.validator(), try await upstream.attributes())
                 state = .revalidated
             } catch let error as MP4Error where options.servesStaleOnError && error.cause != .sourceChanged && (stored?.presentBytes ?? 0) > 0 {
                 state = .stale(reason: error.message)
             }
         }
         if let confirmed {
-            try await entry.prepare(length: confirmed.length, validator: confirmed.validator, confirmedAt: now)
+            entryAttributes = try await entry.prepare(length: confirmed.length, validator: confirmed.validator, confirmedAt: now, attributes: confirmed.attributes)
             (totalLength, entryValidator, fetchSource) = (confirmed.length, confirmed.validator, upstream)
         } else if let stored {
             // Used without asking: the first fetch checks that the origin is still this resource.
-            try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
+            entryAttributes = try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
             (totalLength, entryValidator) = (stored.length, stored.validator)
             fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
         } else {
@@ -136,6 +137,9 @@ public final class CachedByteSource: ByteSource {
     public func length() async throws -> UInt64 { totalLength }
     /// The validator of the resource the entry holds (the origin's when it was confirmed).
     public func validator() async throws -> String? { entryValidator }
+    /// The origin's `Content-Type` and `Last-Modified`, as it last confirmed them (recorded in
+    /// the entry, so an entry served offline still has them).
+    public func attributes() async throws -> ResourceAttributes { entryAttributes }
 
     /// What was served from where, for this entry (shared by all sources of the resource).
     public var statistics: Statistics { get async { await entry.statistics } }
@@ -453,18 +457,27 @@ actor CacheEntry {
     /// Settles the entry for a resource of `length` and `validator` (emptied when the table
     /// describes another); `confirmedAt`, when the origin just confirmed them, is recorded so
     /// that later opens within the maximum age need not ask it.
-    func prepare(length: UInt64, validator: String?, confirmedAt: Int64?) throws {
+    /// `attributes`, when the origin just gave them, are recorded too; returns the entry's.
+    @discardableResult
+    func prepare(length: UInt64, validator: String?, confirmedAt: Int64?, attributes: ResourceAttributes? = nil) throws -> ResourceAttributes {
         let generation = table.generation
         table = try locked {
             var loaded = try loadTable(length: length, validator: validator)
+            var changed = false
             // Recorded at most once a minute: an open is not a table write.
             if let confirmedAt, (loaded.validatedAt ?? 0) + 60 <= confirmedAt || (loaded.validatedAt ?? 0) > confirmedAt {
                 loaded.validatedAt = confirmedAt
-                try loaded.write(to: tablePath)
+                changed = true
             }
+            if let attributes, attributes != loaded.attributes {
+                loaded.attributes = attributes
+                changed = true
+            }
+            if changed { try loaded.write(to: tablePath) }
             return loaded
         }
         if table.generation != generation { verifiedBlocks = [] }
+        return table.attributes
     }
 
     /// Forgets that the origin confirmed the entry (it was found changed): the next open asks.

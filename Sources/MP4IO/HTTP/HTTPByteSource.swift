@@ -82,6 +82,7 @@ public final class HTTPByteSource: ByteSource {
         var head: [UInt8] = []
         var etag: String?
         var lastModified: String?
+        var contentType: String?
         var supportsRanges = true
         var statistics = Statistics()
         /// Whether the first request was answered over `http:` (not redirected to `https:`,
@@ -152,6 +153,13 @@ public final class HTTPByteSource: ByteSource {
     public func validator() async throws -> String? {
         try await fetchHead()
         return state.withLock { $0.etag ?? $0.lastModified }
+    }
+
+    /// The first response's `Content-Type` and `Last-Modified` (values that are not one
+    /// printable line of at most 256 bytes are dropped).
+    public func attributes() async throws -> ResourceAttributes {
+        try await fetchHead()
+        return state.withLock { ResourceAttributes(contentType: $0.contentType, lastModified: $0.lastModified.flatMap(Self.passable)) }
     }
 
     public func length() async throws -> UInt64 {
@@ -241,6 +249,14 @@ public final class HTTPByteSource: ByteSource {
         state.withLock { $0.length = length }
     }
 
+    /// A header value fit to pass on in a response of our own: one line, printable, at most
+    /// 256 bytes (an origin's value is not trusted to be either).
+    static func passable(_ value: String) -> String? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 256, trimmed.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else { return nil }
+        return trimmed
+    }
+
     /// Checks (or, on the first response, records) the validators.
     private func validate(_ exchange: HTTPResponseHead, learning: Bool) throws {
         let etag = exchange.header("etag"), modified = exchange.header("last-modified")
@@ -248,6 +264,7 @@ public final class HTTPByteSource: ByteSource {
             if learning && state.length == nil {
                 state.etag = etag
                 state.lastModified = modified
+                state.contentType = exchange.header("content-type").flatMap(Self.passable)
                 return
             }
             if let known = state.etag, let etag, known != etag {

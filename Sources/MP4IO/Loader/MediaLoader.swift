@@ -48,8 +48,13 @@ public final class MediaLoader: Sendable {
     public struct ContentInformation: Sendable, Equatable {
         /// The resource's length in bytes.
         public var length: UInt64
-        /// Its MIME type, from its name (`video/mp4`, `audio/mp4`, `video/quicktime`).
+        /// Its MIME type: the origin's when it names a media type (`video/*`, `audio/*`,
+        /// `application/mp4`), else from the origin's name (`video/mp4`, `audio/mp4`,
+        /// `video/quicktime`): origins that say `application/octet-stream` are common, and
+        /// AVPlayer refuses media it cannot type.
         public var contentType: String
+        /// The origin's `Last-Modified` date, when it gave one (not for the faststart view).
+        public var lastModified: String?
         /// A strong entity tag, derived from the origin's validator; `nil` without one.
         public var entityTag: String?
         /// Whether byte ranges can be asked for (always, from the cache).
@@ -95,12 +100,16 @@ public struct MediaResource: ByteSource {
 
     /// Length, type and entity tag, before any data.
     public func contentInformation() async throws -> MediaLoader.ContentInformation {
-        MediaLoader.ContentInformation(length: try await length(), contentType: contentType,
-                                       entityTag: try await validator().map(SourceResponder.entityTag), acceptsRanges: true)
+        let length = try await length(), attributes = try await attributes()
+        return MediaLoader.ContentInformation(length: length, contentType: SourceResponder.contentType(given: attributes.contentType, fallback: Self.contentType(of: origin)),
+                                              lastModified: attributes.lastModified,
+                                              entityTag: try await validator().map(SourceResponder.entityTag), acceptsRanges: true)
     }
 
+    public func attributes() async throws -> ResourceAttributes { try await source.attributes() }
+
     /// The MIME type players expect for the origin's name.
-    public var contentType: String { Self.contentType(of: origin) }
+    public var nameContentType: String { Self.contentType(of: origin) }
 
     static func contentType(of origin: String) -> String {
         let path = URL(string: origin)?.path.lowercased() ?? ""
@@ -222,6 +231,7 @@ struct WatchedSource: ByteSource {
 
     func length() async throws -> UInt64 { try await watching { try await base.length() } }
     func validator() async throws -> String? { try await watching { try await base.validator() } }
+    func attributes() async throws -> ResourceAttributes { try await watching { try await base.attributes() } }
     func read(_ range: Range<UInt64>) async throws -> [UInt8] { try await watching { try await base.read(range) } }
     func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         try await watching { try await base.read(range, into: consume) }

@@ -108,7 +108,7 @@ public final class CachingProxy: @unchecked Sendable {
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
         do {
             let resource = try await loader.resource(for: origin, faststart: faststart)
-            return await SourceResponder.response(for: request, source: resource, contentType: resource.contentType)
+            return await SourceResponder.response(for: request, source: resource, contentType: resource.nameContentType)
         } catch let error as MP4Error {
             let status = switch error.kind { case .invalidRequest: 400; case .unsupported: 422; default: 502 }
             return .text(status, "\(origin): \(error.message)")

@@ -13,22 +13,38 @@ public enum SourceResponder {
         "\"" + String(FNV1a.hash(validator.utf8), radix: 16) + "\""
     }
 
-    public static func response(for request: HTTPServerRequest, source: any ByteSource, contentType: String = "video/mp4") async -> HTTPServerResponse {
-        let length: UInt64, validator: String?
+    /// The `Content-Type` to send: the source's own when it names a media type (`video/*`,
+    /// `audio/*`, `application/mp4`), else `fallback` (origins often say
+    /// `application/octet-stream`, which AVPlayer refuses).
+    public static func contentType(given: String?, fallback: String) -> String {
+        guard let given else { return fallback }
+        let essence = given.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let isMedia = (essence.hasPrefix("video/") || essence.hasPrefix("audio/") || essence == "application/mp4") && essence.count > 6
+        return isMedia ? given : fallback
+    }
+
+    /// The response to `request` for `source`: its `Content-Type` and `Last-Modified` are the
+    /// source's ``ResourceAttributes`` (the type through ``contentType(given:fallback:)``).
+    public static func response(for request: HTTPServerRequest, source: any ByteSource, contentType fallbackType: String = "video/mp4") async -> HTTPServerResponse {
+        let length: UInt64, validator: String?, attributes: ResourceAttributes
         do {
             length = try await source.length()
             validator = try await source.validator()
+            attributes = try await source.attributes()
         } catch let error as MP4Error {
             return .text(502, "the origin cannot be read: \(error.message)")
         } catch {
             return .text(502, "the origin cannot be read: \(error)")
         }
         let tag = validator.map(entityTag)
-        var headers: [(name: String, value: String)] = [("Accept-Ranges", "bytes"), ("Content-Type", contentType)]
+        var headers: [(name: String, value: String)] = [("Accept-Ranges", "bytes"), ("Content-Type", contentType(given: attributes.contentType, fallback: fallbackType))]
         if let tag { headers.append(("ETag", tag)) }
+        if let modified = attributes.lastModified { headers.append(("Last-Modified", modified)) }
         var range = RangeRequest.parse(request.header("range"), length: length)
-        // If-Range with another validator: the representation changed, send all of it.
-        if let ifRange = request.header("if-range"), case .partial = range, ifRange.trimmingCharacters(in: .whitespaces) != tag {
+        // If-Range with another validator (entity tag or date, compared exactly): the
+        // representation changed, send all of it.
+        if let ifRange = request.header("if-range")?.trimmingCharacters(in: .whitespaces), case .partial = range,
+           ifRange != tag, ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") || ifRange != attributes.lastModified {
             range = .whole
         }
         switch range {
