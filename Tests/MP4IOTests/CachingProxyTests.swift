@@ -19,7 +19,7 @@ import MP4TestSupport
         return (proxy, directory)
     }
 
-    /// 300 random ranges byte-exact; a second full read makes no origin request.
+    /// 1,000 random ranges byte-exact; a second full read makes no origin request.
     @Test(.requires("nginx"))
     func rangesAreByteExactAndASecondPlayIsFromTheCache() async throws {
         let nginx = try #require(NginxServer.sampleMedia)
@@ -29,7 +29,7 @@ import MP4TestSupport
         let origin = nginx.baseURL + "/moov-at-end.mp4?" + marker
         let file = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
         let client = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin, name: "movie.mp4"))))
-        try await expectRandomRanges(of: client, equal: file, count: 300, maxLength: 20_000, seed: 11)
+        try await expectRandomRanges(of: client, equal: file, count: 1_000, maxLength: 20_000, seed: 11)
         let before = nginx.requests(containing: marker).count
         let again = try HTTPByteSource(url: try #require(URL(string: proxy.url(for: origin, name: "movie.mp4"))))
         #expect(try await again.read(0..<UInt64(file.count)) == file)
@@ -58,6 +58,37 @@ import MP4TestSupport
         }
         let heads = nginx.requests(containing: marker).filter { $0.range == "bytes=0-65535" }
         #expect(heads.count == 1, "\(heads.count) head requests to the origin")
+    }
+
+    /// Eight players on one uncached 6 MB URL at once, four from the start and four from
+    /// offsets in the middle, each reading to the end through a 4 MB/s origin: every one gets
+    /// exactly the file's bytes, and the origin sends the file about once (one fetch per
+    /// byte), not eight times.
+    @Test(.requires("nginx"))
+    func eightPlayersOnOneUncachedURLFetchItOnce() async throws {
+        let (nginx, file, root) = try ProxyProcessTests.origin(rate: "4m")
+        defer { nginx.stop(); FileSystem.removeDirectory(root) }
+        let (proxy, directory) = try Self.proxy(prefetchSeconds: 0)
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        let url = try #require(URL(string: proxy.url(for: nginx.baseURL + "/v.mp4")))
+        let total = UInt64(file.count)
+        let starts: [UInt64] = [0, 0, 0, 0, total / 5, total / 3, total / 2, total * 4 / 5]
+        try await withThrowingTaskGroup(of: (UInt64, Bool).self) { group in
+            for start in starts {
+                group.addTask {
+                    let player = try HTTPByteSource(url: url)
+                    var received: [UInt8] = []
+                    received.reserveCapacity(file.count - Int(start))
+                    try await player.read(start..<total) { received += $0 }
+                    return (start, received.elementsEqual(file[Int(start)...]))
+                }
+            }
+            for try await (start, exact) in group { #expect(exact, "the player from \(start) got other bytes") }
+        }
+        let sent = nginx.requests(containing: "/v.mp4").reduce(0) { $0 + $1.bodyBytes }
+        #expect(sent >= file.count, "the origin sent \(sent) bytes, less than the file")
+        #expect(Double(sent) <= Double(file.count) * 1.1 + 65_536, "the origin sent \(sent) bytes for a \(file.count)-byte file (eight players)")
+        print("eight players: the origin sent \(sent) bytes for a \(file.count)-byte file in \(nginx.requests(containing: "/v.mp4").count) requests")
     }
 
     /// `&faststart=1` serves exactly the bytes `mp4probe faststart` writes, with its own ETag.
@@ -109,6 +140,51 @@ import MP4TestSupport
             #expect(await framemd5(proxy.url(for: nginx.baseURL + "/" + name, name: name)) == local, "\(name)")
             #expect(await framemd5(proxy.url(for: nginx.baseURL + "/" + name, name: name, faststart: true)) == local, "\(name) as faststart")
         }
+    }
+
+    /// A player seeking in an uncached 40 s, 15 MB moov-at-end film: `ffmpeg -ss T -t 2`
+    /// through the proxy decodes exactly the frames it decodes from the local file, online
+    /// and, for a window it played, with the origin stopped; ffprobe still probes offline; a
+    /// window never fetched fails offline (an error, or fewer frames that are all right),
+    /// never other frames.
+    @Test(.requires("nginx", "ffmpeg", "ffprobe"))
+    func seeksDecodeTheSameFramesOnlineAndOffline() async throws {
+        let ffmpeg = try #require(Self.ffmpeg), ffprobe = try #require(Self.ffprobe)
+        let root = FileSystem.temporaryDirectory("mp4probe-seek-origin")
+        defer { FileSystem.removeDirectory(root) }
+        let film = root + "/film.mp4"
+        _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25,noise=alls=40:allf=t",
+                                                  "-f", "lavfi", "-i", "sine=frequency=440", "-t", "40", "-c:v", "libx264", "-preset", "ultrafast",
+                                                  "-b:v", "3M", "-maxrate", "3M", "-bufsize", "1M", "-g", "50", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", film])
+        let layout = try await MP4File.open(try FileSource(path: film)).layout
+        #expect(!layout.isFastStart, "the film is moov-at-end")
+        let started = try #require(NginxServer.start(root: root))
+        var nginx: NginxServer? = started
+        defer { nginx?.stop() }
+        let (proxy, directory) = try Self.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        let url = proxy.url(for: started.baseURL + "/film.mp4", name: "film.mp4")
+        func frames(_ input: String, at time: String) async -> [String] {
+            let out = await Executables.runOffPool(ffmpeg, ["-v", "quiet", "-nostdin", "-ss", time, "-i", input, "-t", "2", "-map", "0:v", "-map", "0:a", "-f", "framemd5", "-"])
+            return out.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        }
+        for time in ["5", "12.3", "21.7"] {
+            let local = await frames(film, at: time)
+            #expect(local.count > 50, "ffmpeg decoded \(local.count) frames at \(time) s locally")
+            #expect(await frames(url, at: time) == local, "-ss \(time) through the proxy")
+        }
+        nginx?.stop()
+        nginx = nil
+        try await Task.sleep(for: .milliseconds(300))
+        // Offline: the windows played decode the same; the moov probes.
+        #expect(await frames(url, at: "12.3") == frames(film, at: "12.3"), "-ss 12.3 offline")
+        let probed = await Executables.runOffPool(ffprobe, ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url])
+        #expect(probed.hasPrefix("40."), "ffprobe offline: \(probed)")
+        // A window never fetched: whatever frames come are the file's frames.
+        let localLate = Set(await frames(film, at: "36"))
+        let offlineLate = await frames(url, at: "36")
+        #expect(offlineLate.allSatisfy(localLate.contains), "frames offline at 36 s that are not the file's")
+        #expect(offlineLate.count < localLate.count, "36 s was never fetched, yet decoded whole offline (\(offlineLate.count) frames): the test proves nothing")
     }
 
     /// The origin changes under an open view: the old view is never mixed with new bytes (the
