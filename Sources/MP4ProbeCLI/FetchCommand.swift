@@ -13,7 +13,7 @@ enum FetchCommand: Command {
         Fills the cache in DIR for URL: the box headers and moov, plus with --time exactly the byte
         ranges a player needs to show T..T+D (the seek plan), or with --all the whole resource (one
         streamed request per missing part, written to the cache as it arrives; memory stays
-        bounded whatever the size). Every --block bytes (default 64M) what arrived is committed
+        bounded whatever the size). Every --block bytes (default 16M) what arrived is committed
         (data fsync, then the range table), so an interrupted fetch keeps it. Reads already cached
         are not fetched again; an entry whose upstream changed (length, ETag, Last-Modified) is
         emptied first. See docs/cache.md.
@@ -22,7 +22,7 @@ enum FetchCommand: Command {
             .value("time", "T", "cache what a player needs to start at T"),
             .value("duration", "D", "with --time: and to play D seconds"),
             .flag("all", "cache the whole resource"),
-            .value("block", "SIZE", "commit every SIZE bytes (default 64M)"),
+            .value("block", "SIZE", "commit every SIZE bytes (default 16M)"),
             .flag("json", "accepted for symmetry; the summary is text"),
         ], groups: [CommandTable.source, CommandTable.limits], exitCodes: CommandTable.readingExits)
 

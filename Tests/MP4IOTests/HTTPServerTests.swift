@@ -65,6 +65,34 @@ import Glibc
         try await exchange(port, "\(method) /x.mp4 HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n\(extra)\r\n")
     }
 
+    /// A source that fails at once is a 502 with the reason, not a 206 that never delivers; one
+    /// that fails midway closes the connection after the bytes it had (a short body, never
+    /// wrong bytes).
+    @Test func aFailingSourceIsA502OrAShortBody() async throws {
+        struct Failing: ByteSource {
+            let goodBytes: UInt64
+            var name: String { "failing" }
+            func length() async throws -> UInt64 { 400_000 }
+            func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+                guard range.lowerBound < goodBytes else { throw MP4Error(.io, "the origin is down", offset: range.lowerBound) }
+                return Array(HTTPServerTests.body[Int(range.lowerBound)..<Int(min(range.upperBound, goodBytes))])
+            }
+            func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+                let good = try await read(range.lowerBound..<max(range.lowerBound, min(range.upperBound, goodBytes)))
+                if !good.isEmpty { try await consume(good[...]) }
+                if range.upperBound > goodBytes { throw MP4Error(.io, "the origin is down", offset: goodBytes) }
+            }
+        }
+        let server = HTTPServer { request in await SourceResponder.response(for: request, source: Failing(goodBytes: 1000)) }
+        try server.start()
+        defer { server.stop() }
+        let atOnce = try await Self.get(server.port, "Range: bytes=5000-5999\r\n")
+        #expect(atOnce.status == 502 && String(decoding: atOnce.body, as: UTF8.self).contains("the origin is down"))
+        let midway = try await Self.get(server.port, "Range: bytes=500-1499\r\n")
+        #expect(midway.status == 206 && midway.headers["content-length"] == "1000")
+        #expect(midway.body == Array(Self.body[500..<1000]), "the bytes before the failure, and the connection closed")
+    }
+
     @Test func rangeSemanticsPlayersRelyOn() async throws {
         let server = try Self.server()
         defer { server.stop() }

@@ -271,9 +271,45 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Writes `response` (the head; the body unless `head`). Returns false when the
     /// connection cannot go on (a write failed, the body source failed midway: the client sees
-    /// a short body, never wrong bytes).
+    /// a short body, never wrong bytes). A source body's head goes with its first bytes: a
+    /// source that fails before it has any (an uncached range with the origin down) is
+    /// answered 502 with the reason instead of a 206 that never delivers.
     @discardableResult
     private func send(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool) async -> Bool {
+        let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
+        do {
+            guard !head, case .source(let source, let range) = response.body, !range.isEmpty else {
+                try await connection.send(headBytes(of: response, keepAlive: keepAlive), timeout: timeout)
+                guard !head else { return true }
+                if case .bytes(let bytes) = response.body { try await connection.send(bytes, timeout: timeout) }
+                return true
+            }
+            var sent: UInt64 = 0
+            var headSent = false
+            do {
+                try await source.read(range) { piece in
+                    if !headSent {
+                        headSent = true
+                        try await connection.send(headBytes(of: response, keepAlive: keepAlive) + piece, timeout: timeout)
+                    } else {
+                        try await connection.send(Array(piece), timeout: timeout)
+                    }
+                    sent += UInt64(piece.count)
+                }
+            } catch let error where !headSent && !Task.isCancelled {
+                let reason = (error as? MP4Error)?.message ?? "\(error)"
+                await send(.text(502, "the origin cannot be read: \(reason)"), to: connection, head: false, keepAlive: false)
+                return false
+            }
+            return headSent && sent == UInt64(range.count)
+        } catch {
+            return false
+        }
+    }
+
+    /// The status line and header fields of `response`, with `Content-Length`, `Connection`
+    /// and `Server` added; fields that are not valid HTTP are dropped.
+    private func headBytes(of response: HTTPServerResponse, keepAlive: Bool) -> [UInt8] {
         var lines = ["HTTP/1.1 \(response.status) \(Self.reason(response.status))"]
         var headers = response.headers
         if !headers.contains(where: { $0.name.lowercased() == "content-length" }) {
@@ -284,27 +320,7 @@ public final class HTTPServer: @unchecked Sendable {
         for (name, value) in headers where HTTPRequest.isValidHeaderName(name) && HTTPRequest.isValidHeaderValue(value) {
             lines.append("\(name): \(value)")
         }
-        let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
-        do {
-            try await connection.send(Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8), timeout: timeout)
-            guard !head else { return true }
-            switch response.body {
-            case .empty:
-                break
-            case .bytes(let bytes):
-                try await connection.send(bytes, timeout: timeout)
-            case .source(let source, let range):
-                var sent: UInt64 = 0
-                try await source.read(range) { piece in
-                    try await connection.send(Array(piece), timeout: timeout)
-                    sent += UInt64(piece.count)
-                }
-                guard sent == UInt64(range.count) else { return false }
-            }
-            return true
-        } catch {
-            return false
-        }
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
     }
 
     static func reason(_ status: Int) -> String {
