@@ -275,3 +275,59 @@ int64_t mp4probe_range_conflict(int fd, int64_t start, int64_t length) {
     if (fcntl(fd, MP4PROBE_GETLK, &lock) != 0 || lock.l_type == F_UNLCK) return -1;
     return lock.l_start > start ? (int64_t)lock.l_start : start;
 }
+
+#if defined(__linux__)
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#endif
+
+int mp4probe_insert_range(int fd, int64_t offset, int64_t length) {
+#if defined(__linux__) && defined(FALLOC_FL_INSERT_RANGE)
+    return fallocate(fd, FALLOC_FL_INSERT_RANGE, (off_t)offset, (off_t)length);
+#else
+    (void)fd; (void)offset; (void)length;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int mp4probe_collapse_range(int fd, int64_t offset, int64_t length) {
+#if defined(__linux__) && defined(FALLOC_FL_COLLAPSE_RANGE)
+    return fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, (off_t)offset, (off_t)length);
+#else
+    (void)fd; (void)offset; (void)length;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int mp4probe_clone_range(int source_fd, int64_t source_offset, int64_t length, int destination_fd, int64_t destination_offset) {
+#if defined(__linux__) && defined(FICLONERANGE)
+    struct file_clone_range range;
+    range.src_fd = source_fd;
+    range.src_offset = (uint64_t)source_offset;
+    range.src_length = (uint64_t)length;
+    range.dest_offset = (uint64_t)destination_offset;
+    return ioctl(destination_fd, FICLONERANGE, &range);
+#else
+    (void)source_fd; (void)source_offset; (void)length; (void)destination_fd; (void)destination_offset;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int mp4probe_opened_for_writing_elsewhere(int read_only_fd) {
+#if defined(__linux__) && defined(F_SETLEASE)
+    // A read lease is refused (EAGAIN) while any other open file description has the file
+    // open for writing.
+    if (fcntl(read_only_fd, F_SETLEASE, F_RDLCK) == 0) {
+        fcntl(read_only_fd, F_SETLEASE, F_UNLCK);
+        return 0;
+    }
+    return errno == EAGAIN ? 1 : -1;
+#else
+    (void)read_only_fd;
+    return -1;
+#endif
+}

@@ -44,6 +44,8 @@ public enum SourceFactory {
             guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
             upstream = try HTTPByteSource(url: url, options: options.http)
         } else {
+            // An in-place faststart a crash interrupted is finished or undone first.
+            try InPlaceFaststart.recover(path: location)
             upstream = try FileSource(path: location)
         }
         guard let directory = options.cacheDirectory else { return upstream }

@@ -25,7 +25,8 @@ enum FaststartCommand: Command {
         moov first, through the same plan, to the local OUT.
         """,
         options: [
-            .flag("in-place", "rewrite FILE itself (same temp-and-rename safety, permissions kept)"),
+            .flag("in-place", "rewrite FILE itself: on ext4/XFS by inserting space at its start\n(O(moov), no copy, journaled); elsewhere by a copy renamed into place"),
+            .flag("atomic", "with --in-place: always the copy renamed into place (readers that\nhave the file open keep the old version; needs the file's size free)"),
             .flag("dry-run", "print the plan (new layout, offsets relocated, co64 promotion, size)\nwithout writing anything"),
             .flag("verify", "before replacing anything, re-read the output: it must be faststart\nand every sample's bytes must equal the input's"),
             .flag("drop-free", "drop top-level free/skip padding"),
@@ -81,8 +82,22 @@ enum FaststartCommand: Command {
                 write(plan: plan, input: input, output: paths.count > 1 || inPlace ? destination : nil, dryRun: true, verified: nil, json: scanner, to: output)
                 return ExitCode.success.rawValue
             }
-            let result = try await FaststartRewriter.rewrite(input: input, output: destination, options: options)
-            write(plan: result.plan, input: input, output: result.wroteOutput ? destination : nil, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output)
+            try MP4Probe.recoverInterruptedFaststart(input)
+            var fallback: String?
+            if inPlace && !scanner.flag("atomic") && !options.verifies && !options.dropsPadding {
+                switch try await InPlaceFaststart.run(path: input, limits: limits) {
+                case .rewritten(let insertion):
+                    write(insertion: insertion, input: input, json: scanner, to: output)
+                    return ExitCode.success.rawValue
+                case .nothingToDo:
+                    break
+                case .unavailable(let reason):
+                    fallback = reason
+                }
+            }
+            var result = try await FaststartRewriter.rewrite(input: input, output: destination, options: options)
+            if let fallback, result.plan.verdict == .rewrite { result.plan.notes.append("rewritten by copying, not in place: \(fallback)") }
+            write(plan: result.plan, input: input, output: result.wroteOutput ? destination : nil, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output, method: "copy")
             return ExitCode.success.rawValue
         } catch let error as MP4Error {
             let named = error.about(input)
@@ -103,13 +118,47 @@ enum FaststartCommand: Command {
         }
     }
 
-    static func write(plan: FaststartPlan, input: String, output: String?, dryRun: Bool, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput) {
+    /// The report of an in-place insertion (same JSON fields as a rewrite's, `method` `insert`).
+    static func write(insertion: FaststartInsertion, input: String, json scanner: ArgumentScanner, to stream: some TextOutput) {
+        if scanner.flag("json") {
+            let document: JSONValue = .object([
+                ("schemaVersion", .int(1)),
+                ("input", .string(input)),
+                ("output", .string(input)),
+                ("dryRun", .bool(false)),
+                ("method", .string("insert")),
+                ("verdict", .string(FaststartPlan.Verdict.rewrite.rawValue)),
+                ("inputSize", .uint(insertion.inputSize)),
+                ("outputSize", .uint(insertion.outputSize)),
+                ("moovSizeBefore", .uint(insertion.movieSize.before)),
+                ("moovSizeAfter", .uint(insertion.movieSize.after)),
+                ("relocatedOffsets", .int(Int64(insertion.relocatedOffsetCount))),
+                ("promotedToCo64", .int(Int64(insertion.promotedTableCount))),
+                ("insertedBytes", .uint(insertion.insertedLength)),
+                ("layout", .array(insertion.boxes.map { .object([("type", .string($0.type.description)), ("offset", .uint($0.outputOffset)), ("size", .uint($0.size)), ("inputOffset", .uint($0.inputOffset))]) })),
+                ("verifiedSamples", .null),
+                ("notes", .array(insertion.notes.map(JSONValue.string))),
+            ])
+            stream.write(document.rendered(pretty: !scanner.flag("compact")) + "\n")
+            return
+        }
+        var text = "moved moov (\(Format.bytes(insertion.movieSize.before))" + (insertion.movieSize.after != insertion.movieSize.before ? " → \(Format.bytes(insertion.movieSize.after))" : "") + ") to the front in place: \(Format.grouped(insertion.insertedLength)) bytes inserted at the start, no media copied\n"
+        text += "offsets:   \(Format.grouped(UInt64(insertion.relocatedOffsetCount))) relocated" + (insertion.promotedTableCount > 0 ? "; \(Format.count(insertion.promotedTableCount, "stco table")) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
+        text += "layout:    " + insertion.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
+        text += "size:      \(Format.grouped(insertion.inputSize)) → \(Format.grouped(insertion.outputSize)) bytes\n"
+        text += "wrote:     \(input)\n"
+        for note in insertion.notes { text += "note:      \(note)\n" }
+        stream.write(text)
+    }
+
+    static func write(plan: FaststartPlan, input: String, output: String?, dryRun: Bool, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput, method: String = "copy") {
         if scanner.flag("json") {
             let document: JSONValue = .object([
                 ("schemaVersion", .int(1)),
                 ("input", .string(input)),
                 ("output", output.map(JSONValue.string) ?? .null),
                 ("dryRun", .bool(dryRun)),
+                ("method", dryRun ? .null : .string(method)),
                 ("verdict", .string(plan.verdict.rawValue)),
                 ("inputSize", .uint(plan.inputSize)),
                 ("outputSize", .uint(plan.verdict == .rewrite ? plan.outputSize : plan.inputSize)),

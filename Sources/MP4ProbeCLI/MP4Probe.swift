@@ -124,6 +124,16 @@ public enum MP4Probe {
         return options
     }
 
+    /// Finishes or undoes an in-place faststart of `path` that a crash interrupted, and says so
+    /// on standard error.
+    static func recoverInterruptedFaststart(_ path: String) throws {
+        switch try InPlaceFaststart.recover(path: path) {
+        case .rolledBack?: StandardStream.error.write("note: an interrupted in-place faststart of \(path) was undone: the file is as it was before\n")
+        case .finished?: StandardStream.error.write("note: an interrupted in-place faststart of \(path) was finished: moov is at the front\n")
+        case nil: break
+        }
+    }
+
     /// Whether `location` is an http(s) URL.
     static func isURL(_ location: String) -> Bool { SourceFactory.isURL(location) }
 
@@ -133,6 +143,7 @@ public enum MP4Probe {
         if location == "-" {
             throw ArgumentScanner.UsageError(description: "reading standard input ('-') is not supported: an MP4 file is read out of order (its moov is often at the end); give a file name or an http(s) URL")
         }
+        if !isURL(location) { try recoverInterruptedFaststart(location) }
         var factory = factoryOptions(options)
         factory.cache = cacheOptions
         if let maxAge = options.cacheMaxAge { factory.cache.maxAge = maxAge }

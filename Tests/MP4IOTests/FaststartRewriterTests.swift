@@ -182,12 +182,13 @@ import MP4TestSupport
         #expect(Platform.status(path: directory + "/a.mp4")?.links == 2)
     }
 
-    /// A moov-at-end file whose chunk offsets sit just below 2^32, written sparse: moving moov
-    /// in front pushes them past 2^32, so stco must become co64.
-    @Test func offsetsPast4GiBPromoteStcoToCo64() async throws {
-        let directory = FileSystem.temporaryDirectory()
-        defer { FileSystem.removeDirectory(directory) }
-        let input = directory + "/big.mp4", output = directory + "/big-faststart.mp4"
+    /// A sparse moov-at-end file of just over 4 GiB with two samples, the last just below
+    /// 2^32 (see ``offsetsPast4GiBPromoteStcoToCo64()``).
+    struct SparseNear4GiB {
+        var size: UInt64, movieCount: Int, first: UInt64, last: UInt64, sampleA: [UInt8], sampleB: [UInt8]
+    }
+
+    static func writeSparseNear4GiB(to input: String) -> SparseNear4GiB? {
         let ftyp = B.box("ftyp", Array("isom".utf8) + B.u32(0) + Array("isom".utf8))
         let mdatStart = UInt64(ftyp.count)
         let first = mdatStart + 8, last = (UInt64(1) << 32) - 100
@@ -213,7 +214,18 @@ import MP4TestSupport
         let moov = B.box("moov", children: [B.fullBox("mvhd", B.u32(0) + B.u32(0) + B.u32(1000) + B.u32(2000) + [UInt8](repeating: 0, count: 80)), trak])
         let size = mdatEnd + UInt64(moov.count)
         let pieces: [(UInt64, [UInt8])] = [(0, ftyp), (mdatStart, mdatHeader), (first, sampleA), (last, sampleB), (mdatEnd, moov)]
-        #expect(FileSystem.writeSparse(input, size: size, pieces: pieces))
+        guard FileSystem.writeSparse(input, size: size, pieces: pieces) else { return nil }
+        return SparseNear4GiB(size: size, movieCount: moov.count, first: first, last: last, sampleA: sampleA, sampleB: sampleB)
+    }
+
+    /// A moov-at-end file whose chunk offsets sit just below 2^32, written sparse: moving moov
+    /// in front pushes them past 2^32, so stco must become co64.
+    @Test func offsetsPast4GiBPromoteStcoToCo64() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let input = directory + "/big.mp4", output = directory + "/big-faststart.mp4"
+        let sparse = try #require(Self.writeSparseNear4GiB(to: input))
+        let (size, first, last, sampleA, sampleB) = (sparse.size, sparse.first, sparse.last, sparse.sampleA, sparse.sampleB)
         let clock = ContinuousClock(), started = clock.now
         let result = try await FaststartRewriter.rewrite(input: input, output: output, options: .init(verifies: true))
         let elapsed = clock.now - started
@@ -227,7 +239,7 @@ import MP4TestSupport
         let track = try #require(SeekPlanner(file: file).tracks.first)
         #expect(file.movie?.tracks.first?.usesLargeChunkOffsets == true)
         let s0 = try #require(track.samples.sample(at: 0)), s1 = try #require(track.samples.sample(at: 1))
-        let moovSize = UInt64(moov.count) + 8
+        let moovSize = UInt64(sparse.movieCount) + 8
         #expect(s0.byteOffset == first + moovSize && s1.byteOffset == last + moovSize && s1.byteOffset > UInt64(UInt32.max))
         let source = try FileSource(path: output)
         #expect(try await source.read(s1.byteOffset..<s1.endOffset) == sampleB)

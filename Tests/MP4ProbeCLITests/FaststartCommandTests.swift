@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import MP4ProbeCLI
 import MP4TestSupport
+import MP4IO
 
 /// `mp4probe faststart`: arguments, exit codes, dry run, JSON, and refusals.
 @Suite struct FaststartCommandTests {
@@ -33,7 +34,30 @@ import MP4TestSupport
         #expect(json["verdict"] as? String == "rewrite" && json["dryRun"] as? Bool == true)
         #expect(json["relocatedOffsets"] as? Int == 98 && json["promotedToCo64"] as? Int == 0)
         #expect(json["outputSize"] as? Int == 82_215 && (json["layout"] as? [[String: Any]])?.count == 4)
-        #expect(Set(json.keys) == ["schemaVersion", "input", "output", "dryRun", "verdict", "inputSize", "outputSize", "moovSizeBefore", "moovSizeAfter", "relocatedOffsets", "promotedToCo64", "layout", "verifiedSamples", "notes"])
+        #expect(Set(json.keys) == ["schemaVersion", "input", "output", "dryRun", "method", "verdict", "inputSize", "outputSize", "moovSizeBefore", "moovSizeAfter", "relocatedOffsets", "promotedToCo64", "layout", "verifiedSamples", "notes"])
+    }
+
+    /// `--in-place` inserts space where the filesystem can (JSON `method` `insert`, the same
+    /// keys as a copy plus `insertedBytes`); `--atomic` copies and renames.
+    @Test func inPlaceInsertsWhereItCanAndAtomicCopies() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let original = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        FileSystem.write(original, to: directory + "/a.mp4")
+        FileSystem.write(original, to: directory + "/b.mp4")
+        let inserted = try CommandTests.json(await CommandTests.run(["faststart", "--in-place", "--json", directory + "/a.mp4"]).out)
+        if InPlaceFaststart.filesystemInsertsSpace(in: directory) {
+            #expect(inserted["method"] as? String == "insert" && inserted["insertedBytes"] as? Int == 4096)
+            #expect(Set(inserted.keys) == ["schemaVersion", "input", "output", "dryRun", "method", "verdict", "inputSize", "outputSize", "moovSizeBefore", "moovSizeAfter", "relocatedOffsets", "promotedToCo64", "insertedBytes", "layout", "verifiedSamples", "notes"])
+            let text = await CommandTests.run(["faststart", "--in-place", directory + "/a.mp4"])
+            #expect(text.code == 0 && text.out.contains("already faststart"))
+        } else {
+            print("the temporary directory's filesystem cannot insert space: --in-place copied")
+            #expect(inserted["method"] as? String == "copy")
+        }
+        let copied = try CommandTests.json(await CommandTests.run(["faststart", "--in-place", "--atomic", "--json", directory + "/b.mp4"]).out)
+        #expect(copied["method"] as? String == "copy" && copied["outputSize"] as? Int == original.count)
+        #expect(await CommandTests.run(["check", directory + "/a.mp4", directory + "/b.mp4"]).code == 0)
     }
 
     @Test func exitCodes() async throws {

@@ -87,4 +87,19 @@ int mp4probe_register_temporary(const char *path);
 /// Forgets a slot (the file was renamed into place or removed).
 void mp4probe_forget_temporary(int slot);
 
+/// fallocate(FALLOC_FL_INSERT_RANGE): inserts `length` bytes (a hole) at `offset`, shifting
+/// the rest of the file up; both must be multiples of the filesystem block. -1 with errno
+/// (EOPNOTSUPP where the filesystem or platform cannot, EINVAL when misaligned).
+int mp4probe_insert_range(int fd, int64_t offset, int64_t length);
+/// fallocate(FALLOC_FL_COLLAPSE_RANGE): removes [offset, offset + length), shifting the rest
+/// down (the inverse of mp4probe_insert_range).
+int mp4probe_collapse_range(int fd, int64_t offset, int64_t length);
+/// ioctl(FICLONERANGE): makes [destination_offset, +length) of destination_fd share the
+/// extents of [source_offset, +length) of source_fd (reflink). -1 with errno (EOPNOTSUPP,
+/// EXDEV, EINVAL when misaligned) to fall back to copying.
+int mp4probe_clone_range(int source_fd, int64_t source_offset, int64_t length, int destination_fd, int64_t destination_offset);
+/// Whether another open file description has the file open for writing (a read lease is
+/// refused): 1 yes, 0 no, -1 cannot tell (no leases here, not the file's owner...).
+int mp4probe_opened_for_writing_elsewhere(int read_only_fd);
+
 #endif

@@ -90,25 +90,7 @@ public struct FaststartPlan: Sendable {
             return plan
         }
         if layout.moviePlacement != .afterMediaData { return plan }
-        if let truncated = layout.boxes.first(where: \.isTruncated) {
-            throw MP4Error(.unsupported, "the input is truncated: '\(truncated.type)' at \(truncated.offset) claims \(truncated.size) bytes but the file ends after \(truncated.availableSize); rewriting would lose data", offset: truncated.offset, path: .top(truncated.type))
-        }
-        if layout.boxes.filter({ $0.type == .moov }).count > 1 {
-            throw MP4Error(.unsupported, "the file has several moov boxes; which one players use is ambiguous", path: .top(.moov))
-        }
-        if let meta = layout.boxes.first(where: { $0.type == .meta }) {
-            throw MP4Error(.unsupported, "a top-level meta box may hold item offsets (iloc) into the media; it is not relocated", offset: meta.offset, path: .top(.meta))
-        }
-        guard let moov = file.movieBox else { throw MP4Error(.unsupported, "moov was not parsed", path: .top(.moov)) }
-        var found: (node: BoxNode, path: BoxPath)?
-        moov.walk(path: .top(.moov)) { node, path -> BoxNode.WalkStep in
-            guard node.type == .cmov else { return .descend }
-            found = (node, path)
-            return .stop
-        }
-        if let cmov = found {
-            throw MP4Error(.unsupported, "moov is compressed (cmov): its chunk offsets cannot be relocated", offset: cmov.node.header.offset, path: cmov.path)
-        }
+        let moov = try checkRewritable(file)
 
         // The new order: everything before the first mdat, then moov, then the rest.
         let firstMedia = layout.boxes.firstIndex { $0.type == .mdat } ?? layout.boxes.count
@@ -187,6 +169,34 @@ public struct FaststartPlan: Sendable {
         plan.relocatedOffsetCount = relocations.offsetCount
         plan.promotedTableCount = relocations.promotedCount
         return plan
+    }
+
+
+    /// What makes a moov-at-end file unsafe to rewrite, refused: a truncated input, several
+    /// `moov`, a top-level `meta` (item offsets), a compressed `moov`. Returns the parsed `moov`.
+    static func checkRewritable(_ file: MP4File) throws -> BoxNode {
+        let layout = file.layout
+        if let truncated = layout.boxes.first(where: \.isTruncated) {
+            throw MP4Error(.unsupported, "the input is truncated: '\(truncated.type)' at \(truncated.offset) claims \(truncated.size) bytes but the file ends after \(truncated.availableSize); rewriting would lose data", offset: truncated.offset, path: .top(truncated.type))
+        }
+        if layout.boxes.filter({ $0.type == .moov }).count > 1 {
+            throw MP4Error(.unsupported, "the file has several moov boxes; which one players use is ambiguous", path: .top(.moov))
+        }
+        if let meta = layout.boxes.first(where: { $0.type == .meta }) {
+            throw MP4Error(.unsupported, "a top-level meta box may hold item offsets (iloc) into the media; it is not relocated", offset: meta.offset, path: .top(.meta))
+        }
+        guard let moov = file.movieBox else { throw MP4Error(.unsupported, "moov was not parsed", path: .top(.moov)) }
+        var found: (node: BoxNode, path: BoxPath)?
+        moov.walk(path: .top(.moov)) { node, path -> BoxNode.WalkStep in
+            guard node.type == .cmov else { return .descend }
+            found = (node, path)
+            return .stop
+        }
+        if let cmov = found {
+            throw MP4Error(.unsupported, "moov is compressed (cmov): its chunk offsets cannot be relocated", offset: cmov.node.header.offset, path: cmov.path)
+        }
+
+        return moov
     }
 
     /// Output positions of `order` with `moov` (of `movieSize`) after the first `leadingCount`.

@@ -1,0 +1,259 @@
+import Foundation
+import MP4Core
+import CSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Faststart of a file in place in O(moov): ``FaststartInsertion`` executed with
+/// `fallocate(FALLOC_FL_INSERT_RANGE)` (ext4 and XFS on Linux), journaled so that a crash at
+/// any point leaves a file that the next mp4probe command turns into either the original or
+/// the result, byte for byte.
+///
+/// The steps, each durable before the next:
+/// 1. The journal `.NAME.mp4probe-journal` beside the file, phase `inserting`: which file
+///    (device, inode, size), the inserted length and the end step.
+/// 2. The space is inserted at offset 0: every original byte is still there, moved up.
+/// 3. The head (leading boxes, the new `moov`, the `free` header) is written into the space.
+/// 4. The journal's phase becomes `finishing`: from here on the operation goes forward.
+/// 5. The old `moov` is cut off (or turned into `free`).
+/// 6. The journal is removed.
+///
+/// ``recover(path:)`` (run by ``SourceFactory/open(_:options:)`` and the faststart command
+/// before they touch a file) reads a journal left by a crash: in phase `inserting` it removes
+/// the inserted space again (`FALLOC_FL_COLLAPSE_RANGE`): the original; in phase `finishing`
+/// it repeats step 5: the result.
+///
+/// Readers that have the file open while it runs see its bytes move under them; the copy path
+/// (``FaststartRewriter`` with `--atomic`) is the one to use when a file is being served.
+public enum InPlaceFaststart {
+    /// How a run ended.
+    public enum Outcome: Sendable, Equatable {
+        /// The file was rewritten; the plan that was executed.
+        case rewritten(FaststartInsertion)
+        /// Nothing to move (already faststart, fragmented).
+        case nothingToDo
+        /// The insertion cannot be used here (filesystem, platform, another writer, a layout
+        /// it does not handle); the reason. Nothing was changed: use the copy path.
+        case unavailable(String)
+    }
+
+    /// What ``recover(path:)`` did.
+    public enum Recovery: Sendable, Equatable {
+        /// The interrupted operation was undone: the file is the original.
+        case rolledBack
+        /// The interrupted operation was finished: the file is the faststart result.
+        case finished
+    }
+
+    /// The journal of `path`: `.NAME.mp4probe-journal` in the same directory.
+    public static func journalPath(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".mp4probe-journal"
+    }
+
+    /// The journal's content.
+    struct Journal: Codable, Equatable {
+        static let formatVersion = 1
+        var version = Journal.formatVersion
+        var device: UInt64
+        var inode: UInt64
+        var inputSize: UInt64
+        var insertedLength: UInt64
+        var outputSize: UInt64
+        /// `cut` or `free`, and the offset (after the insertion) it applies to.
+        var tail: String
+        var tailOffset: UInt64
+        /// `inserting` or `finishing`.
+        var phase: String
+        var checksum: String = ""
+
+        func computedChecksum() -> String {
+            let text = "\(version)|\(device)|\(inode)|\(inputSize)|\(insertedLength)|\(outputSize)|\(tail)|\(tailOffset)|\(phase)"
+            return String(FNV1a.hash(text.utf8), radix: 16)
+        }
+
+        func write(to path: String) throws {
+            var sealed = self
+            sealed.checksum = computedChecksum()
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let writer = try AtomicFileWriter(destination: path, permissions: 0o600)
+            try writer.write(Array(try encoder.encode(sealed)), at: 0)
+            try writer.commit()
+        }
+
+        static func read(_ path: String) throws -> Journal? {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            guard data.count < 4096, let journal = try? JSONDecoder().decode(Journal.self, from: data),
+                  journal.version == formatVersion, journal.checksum == journal.computedChecksum(),
+                  journal.phase == "inserting" || journal.phase == "finishing", journal.tail == "cut" || journal.tail == "free" else {
+                throw MP4Error(.malformed, "the in-place faststart journal \(path) is damaged; the file beside it may be mid-rewrite: check it, then remove the journal")
+            }
+            return journal
+        }
+    }
+
+    /// Test hook: `MP4PROBE_TEST_CRASH_AT=STEP` kills the process with SIGKILL at that step
+    /// (`journal`, `inserted`, `half-head`, `head`, `finishing`, `tail`), as a crash would.
+    static func crashPoint(_ step: String) {
+        if let wanted = ProcessInfo.processInfo.environment["MP4PROBE_TEST_CRASH_AT"], wanted == step {
+            kill(getpid(), SIGKILL)
+        }
+    }
+
+    /// Whether the filesystem of `directory` can insert space into files (tried on a small
+    /// temporary file there, removed after).
+    public static func filesystemInsertsSpace(in directory: String) -> Bool {
+        let path = directory + "/.mp4probe-insert-probe-" + Platform.randomSuffix()
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        defer { Platform.closeFile(fd); Platform.removeFile(path) }
+        let block = blockSize(fd)
+        guard (try? Platform.writeFully(fd, [UInt8](repeating: 1, count: Int(block) * 2), offset: 0, path: path)) != nil else { return false }
+        return mp4probe_insert_range(fd, 0, Int64(block)) == 0
+    }
+
+    /// The allocation unit insertions must be multiples of: the filesystem's block size
+    /// (`st_blksize`), at least 4 KiB.
+    static func blockSize(_ fd: Int32) -> UInt64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return 4096 }
+        return max(UInt64(info.st_blksize), 4096)
+    }
+
+    /// Moves `moov` of the file at `path` in front of its media in place. Runs ``recover(path:)``
+    /// first.
+    /// - Throws: ``MP4Error`` `.unsupported` for files the rewrite refuses, `.io` when a step
+    ///   fails (the journal then says how the next command finishes or undoes it).
+    public static func run(path given: String, limits: ParseLimits = ParseLimits()) async throws -> Outcome {
+        #if os(Linux)
+        // A symbolic link is written through (the journal goes beside the file itself).
+        let path = Platform.resolvedPath(given) ?? given
+        _ = try recover(path: path)
+        // Another writer would write at offsets that move under it (asked before our own
+        // read-write descriptor exists: the lease counts it too).
+        if isOpenForWritingElsewhere(path) == true { return .unavailable("another process has \(path) open for writing") }
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        if fd < 0 { throw Platform.ioError("cannot open \(path) for writing") }
+        defer { Platform.closeFile(fd) }
+        let status = try Platform.status(fd, path: path)
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .unavailable("\(path) is not a regular file") }
+        let file = try await MP4File.open(try FileSource(path: path), options: MP4File.Options(limits: limits))
+        let source = try FileSource(path: path)
+        let plan: FaststartInsertion?
+        do {
+            plan = try await FaststartInsertion.make(file, source: source, blockSize: blockSize(fd))
+        } catch let error as MP4Error where error.kind == .unsupported {
+            return .unavailable(error.message)
+        }
+        guard let plan else { return .nothingToDo }
+        guard UInt64(plan.head.count) <= plan.insertedLength, status.size == plan.inputSize else {
+            throw MP4Error(.internalError, "the insertion plan does not fit the file (a bug; nothing was changed)")
+        }
+        let journalPath = journalPath(for: path)
+        let directory = URL(fileURLWithPath: journalPath).deletingLastPathComponent().path
+        var journal = Journal(device: status.device, inode: status.inode, inputSize: status.size, insertedLength: plan.insertedLength,
+                              outputSize: plan.outputSize, tail: "cut", tailOffset: 0, phase: "inserting")
+        switch plan.tail {
+        case .cut(let offset): (journal.tail, journal.tailOffset) = ("cut", offset)
+        case .free(let offset): (journal.tail, journal.tailOffset) = ("free", offset)
+        }
+        try journal.write(to: journalPath)
+        crashPoint("journal")
+        if mp4probe_insert_range(fd, 0, Int64(plan.insertedLength)) != 0 {
+            let code = errno
+            Platform.removeFile(journalPath)
+            Platform.syncDirectory(directory)
+            return .unavailable("the filesystem cannot insert space into the file (\(String(cString: strerror(code))))")
+        }
+        try Platform.sync(fd, path: path)
+        crashPoint("inserted")
+        let half = plan.head.count / 2
+        try Platform.writeFully(fd, plan.head[..<half], offset: 0, path: path)
+        crashPoint("half-head")
+        try Platform.writeFully(fd, plan.head[half...], offset: UInt64(half), path: path)
+        try Platform.syncData(fd, path: path)
+        crashPoint("head")
+        journal.phase = "finishing"
+        try journal.write(to: journalPath)
+        crashPoint("finishing")
+        try finish(fd, journal, path: path)
+        crashPoint("tail")
+        Platform.removeFile(journalPath)
+        Platform.syncDirectory(directory)
+        return .rewritten(plan)
+        #else
+        return .unavailable("inserting space into a file needs Linux (fallocate)")
+        #endif
+    }
+
+    /// Step 5: the old `moov` cut off or turned into `free` (both can be repeated).
+    static func finish(_ fd: Int32, _ journal: Journal, path: String) throws {
+        if journal.tail == "cut" {
+            try Platform.truncate(fd, size: journal.tailOffset, path: path)
+        } else {
+            try Platform.writeFully(fd, Array("free".utf8), offset: journal.tailOffset, path: path)
+        }
+        try Platform.sync(fd, path: path)
+    }
+
+    /// Whether another process has `path` open for writing: `nil` when it cannot be told
+    /// (leases need the file's owner, or Linux).
+    public static func isOpenForWritingElsewhere(_ path: String) -> Bool? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Platform.closeFile(fd) }
+        switch mp4probe_opened_for_writing_elsewhere(fd) {
+        case 1: return true
+        case 0: return false
+        default: return nil
+        }
+    }
+
+    /// Finishes or undoes an in-place faststart of `path` that a crash interrupted; `nil` when
+    /// there is no journal.
+    /// - Throws: ``MP4Error`` when the journal is damaged or does not describe the file as it
+    ///   is (then nothing is changed, and the message says what to check).
+    @discardableResult
+    public static func recover(path given: String) throws -> Recovery? {
+        let path = Platform.resolvedPath(given) ?? given
+        let journalPath = journalPath(for: path)
+        guard FileManager.default.fileExists(atPath: journalPath) else { return nil }
+        guard let journal = try Journal.read(journalPath) else { return nil }
+        let directory = URL(fileURLWithPath: journalPath).deletingLastPathComponent().path
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        if fd < 0 { throw Platform.ioError("cannot open \(path) to recover an interrupted in-place faststart (journal \(journalPath))") }
+        defer { Platform.closeFile(fd) }
+        let status = try Platform.status(fd, path: path)
+        guard status.device == journal.device, status.inode == journal.inode else {
+            throw MP4Error(.io, "the in-place faststart journal \(journalPath) describes another file than \(path) (it was replaced); nothing was changed: remove the journal if \(path) is intact")
+        }
+        let inserted = journal.inputSize + journal.insertedLength
+        let outcome: Recovery
+        if journal.phase == "inserting" {
+            if status.size == inserted {
+                if mp4probe_collapse_range(fd, 0, Int64(journal.insertedLength)) != 0 {
+                    throw Platform.ioError("cannot remove the space inserted into \(path) (journal \(journalPath))")
+                }
+                try Platform.sync(fd, path: path)
+            } else if status.size != journal.inputSize {
+                throw MP4Error(.io, "\(path) is \(status.size) bytes, neither its size before (\(journal.inputSize)) nor after the insertion (\(inserted)) that \(journalPath) records; nothing was changed")
+            }
+            outcome = .rolledBack
+        } else {
+            let done = journal.tail == "cut" ? journal.tailOffset : inserted
+            guard status.size == inserted || status.size == done else {
+                throw MP4Error(.io, "\(path) is \(status.size) bytes, not the \(inserted) or \(done) bytes that \(journalPath) records; nothing was changed")
+            }
+            try finish(fd, journal, path: path)
+            outcome = .finished
+        }
+        Platform.removeFile(journalPath)
+        Platform.syncDirectory(directory)
+        return outcome
+    }
+}

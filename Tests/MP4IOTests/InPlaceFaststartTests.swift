@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Faststart in place by inserting space (`FALLOC_FL_INSERT_RANGE`): every moov-at-end sample
+/// comes out faststart with every sample's bytes unchanged and decodes the same; a crash at
+/// every step (the process SIGKILLed) is finished or undone by the next command, byte for
+/// byte; journals that do not describe the file are refused. Skipped, with a message, where
+/// the filesystem of the temporary directory cannot insert space.
+@Suite(.serialized) struct InPlaceFaststartTests {
+    static let movieAtEnd = ["moov-at-end.mp4", "largesize-mdat.mp4", "two-mdat-free.mp4", "ac3.mp4", "alac.m4a", "audio-edit-list.m4a", "quicktime.mov"]
+    static let ffmpeg = Executables.find("ffmpeg")
+
+    /// A copy of sample `name` in a new directory.
+    static func copy(_ name: String) throws -> (String, String) {
+        let directory = FileSystem.temporaryDirectory("mp4probe-inplace")
+        let path = directory + "/" + name
+        #expect(FileSystem.write(try #require(FileSystem.read(Fixtures.sample(name))), to: path))
+        return (directory, path)
+    }
+
+    /// Whether this filesystem inserts space; records why not (the tests then skip).
+    static let insertionWorks: Bool = {
+        let directory = FileSystem.temporaryDirectory("mp4probe-insert-probe")
+        defer { FileSystem.removeDirectory(directory) }
+        return InPlaceFaststart.filesystemInsertsSpace(in: directory)
+    }()
+
+    static func framemd5(_ path: String) async -> String {
+        guard let ffmpeg else { return "" }
+        return await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-i", path, "-map", "0", "-f", "framemd5", "-"])
+    }
+
+    @Test(arguments: movieAtEnd)
+    func everyMoovAtEndSampleIsRewrittenInPlace(_ name: String) async throws {
+        guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space (FALLOC_FL_INSERT_RANGE)"); return }
+        let (directory, path) = try Self.copy(name)
+        defer { FileSystem.removeDirectory(directory) }
+        let original = try #require(FileSystem.read(path))
+        let expectedFrames = await Self.framemd5(path)
+        FileSystem.write(original, to: directory + "/original")
+        guard case .rewritten(let plan) = try await InPlaceFaststart.run(path: path) else {
+            Issue.record("\(name) was not rewritten in place"); return
+        }
+        let result = try #require(FileSystem.read(path))
+        #expect(UInt64(result.count) == plan.outputSize)
+        #expect(plan.insertedLength % 4096 == 0 && UInt64(plan.head.count) <= plan.insertedLength)
+        #expect(!FileSystem.exists(InPlaceFaststart.journalPath(for: path)), "the journal is removed")
+        // Faststart, and every sample of every track holds the input's bytes.
+        let samples = try await FaststartRewriter.verify(input: directory + "/original", output: path)
+        #expect(samples > 0)
+        let layout = try await MP4File.open(try FileSource(path: path)).layout
+        #expect(layout.isFastStart && layout.boxes.map(\.type).filter { $0 == .moov }.count == 1, "\(layout.boxes.map(\.type))")
+        #expect(layout.boxes.map { $0.offset } == plan.boxes.map(\.outputOffset), "the reported layout is the file's")
+        if Self.ffmpeg != nil { #expect(await Self.framemd5(path) == expectedFrames, "\(name) decodes differently") }
+        // Again: nothing to do.
+        #expect(try await InPlaceFaststart.run(path: path) == .nothingToDo)
+    }
+
+    /// The process is SIGKILLed at every step; the next `mp4probe info` leaves the original
+    /// (before the journal says `finishing`) or the uninterrupted result (after), byte for
+    /// byte, and no journal.
+    @Test(arguments: ["journal", "inserted", "half-head", "head", "finishing", "tail"])
+    func aCrashAtEveryStepIsFinishedOrUndone(_ step: String) async throws {
+        guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
+        let mp4probe = try #require(Executables.mp4probe, "the mp4probe executable is not built")
+        let (directory, path) = try Self.copy("moov-at-end.mp4")
+        defer { FileSystem.removeDirectory(directory) }
+        let original = try #require(FileSystem.read(path))
+        // The uninterrupted result, for comparison.
+        let reference = directory + "/reference.mp4"
+        FileSystem.write(original, to: reference)
+        _ = try await InPlaceFaststart.run(path: reference)
+        let finished = try #require(FileSystem.read(reference))
+
+        let status = await Executables.offPool { () -> Int32 in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: mp4probe)
+            process.arguments = ["faststart", "--in-place", path]
+            process.environment = ProcessInfo.processInfo.environment.merging(["MP4PROBE_TEST_CRASH_AT": step]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return -1 }
+            process.waitUntilExit()
+            return process.terminationReason == .uncaughtSignal ? process.terminationStatus : 0
+        }
+        #expect(status == SIGKILL, "mp4probe was not killed at \(step)")
+        #expect(FileSystem.exists(InPlaceFaststart.journalPath(for: path)), "a crash at \(step) left no journal")
+        let interrupted = try #require(FileSystem.read(path))
+        #expect(interrupted != original || step == "journal", "the crash at \(step) came before any change: the test proves nothing")
+        let info = await Executables.runOffPool(mp4probe, ["info", path], stderrToStdout: true)
+        let expected = ["journal", "inserted", "half-head", "head"].contains(step) ? original : finished
+        #expect(FileSystem.read(path) == expected, "after a crash at \(step) and recovery the file is neither the original nor the result")
+        #expect(info.contains(expected == original ? "was undone" : "was finished"), "\(info)")
+        #expect(!FileSystem.exists(InPlaceFaststart.journalPath(for: path)))
+        if Self.ffmpeg != nil { #expect(await Self.framemd5(path) == Self.framemd5(Fixtures.sample("moov-at-end.mp4"))) }
+    }
+
+    /// A journal for another file (the file was replaced), or a damaged one, changes nothing
+    /// and says so; a file open for writing elsewhere is not rewritten in place.
+    @Test func journalsThatDoNotFitAndOtherWritersAreRefused() async throws {
+        guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
+        let (directory, path) = try Self.copy("moov-at-end.mp4")
+        defer { FileSystem.removeDirectory(directory) }
+        let original = try #require(FileSystem.read(path))
+        let journal = InPlaceFaststart.journalPath(for: path)
+        let status = try #require(Platform.status(path: path))
+        try InPlaceFaststart.Journal(device: status.device, inode: status.inode + 1, inputSize: status.size, insertedLength: 4096,
+                                     outputSize: status.size, tail: "cut", tailOffset: status.size, phase: "inserting").write(to: journal)
+        #expect(throws: MP4Error.self) { try InPlaceFaststart.recover(path: path) }
+        FileSystem.write(Array("{\"version\":1}".utf8), to: journal)
+        #expect(throws: MP4Error.self) { try InPlaceFaststart.recover(path: path) }
+        await #expect(throws: MP4Error.self) { _ = try await SourceFactory.open(path) }
+        #expect(FileSystem.read(path) == original)
+        // A journal of this file whose size matches neither side: refused too.
+        try InPlaceFaststart.Journal(device: status.device, inode: status.inode, inputSize: status.size + 1, insertedLength: 4096,
+                                     outputSize: status.size, tail: "cut", tailOffset: status.size, phase: "inserting").write(to: journal)
+        #expect(throws: MP4Error.self) { try InPlaceFaststart.recover(path: path) }
+        #expect(FileSystem.read(path) == original)
+        unlink(journal)
+
+        // Another open file description writing to it: no insertion.
+        let writer = open(path, O_WRONLY)
+        #expect(writer >= 0)
+        if InPlaceFaststart.isOpenForWritingElsewhere(path) != nil {
+            guard case .unavailable(let reason) = try await InPlaceFaststart.run(path: path) else {
+                Issue.record("rewritten in place while another descriptor had it open for writing"); close(writer); return
+            }
+            #expect(reason.contains("open for writing"))
+            #expect(FileSystem.read(path) == original)
+        }
+        close(writer)
+    }
+
+    /// Hard links keep pointing at one file (the copy path refuses them); a symbolic link is
+    /// written through, the journal beside the file it points to.
+    @Test func linksKeepTheirFile() async throws {
+        guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
+        let (directory, path) = try Self.copy("moov-at-end.mp4")
+        defer { FileSystem.removeDirectory(directory) }
+        #expect(link(path, directory + "/hard.mp4") == 0 && symlink(path, directory + "/soft.mp4") == 0)
+        guard case .rewritten = try await InPlaceFaststart.run(path: directory + "/soft.mp4") else { Issue.record("not rewritten"); return }
+        #expect(Platform.isSymbolicLink(directory + "/soft.mp4"))
+        let result = try #require(FileSystem.read(path))
+        #expect(FileSystem.read(directory + "/hard.mp4") == result)
+        #expect(try await MP4File.open(try FileSource(path: directory + "/hard.mp4")).layout.isFastStart)
+    }
+
+    /// Two samples, the last just below 4 GiB in a sparse file: inserting space pushes it past
+    /// 2^32, so `stco` becomes `co64`, and both samples are found at their new offsets. The
+    /// space is inserted, not copied: the file still occupies a few blocks.
+    @Test func offsetsPushedPast4GiBArePromoted() async throws {
+        guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
+        let directory = FileSystem.temporaryDirectory("mp4probe-inplace-4g")
+        defer { FileSystem.removeDirectory(directory) }
+        let path = directory + "/big.mp4"
+        let sparse = try #require(FaststartRewriterTests.writeSparseNear4GiB(to: path))
+        guard case .rewritten(let plan) = try await InPlaceFaststart.run(path: path) else { Issue.record("not rewritten"); return }
+        #expect(plan.promotedTableCount == 1, "no stco was promoted: the test proves nothing")
+        let file = try await MP4File.open(try FileSource(path: path))
+        #expect(file.layout.isFastStart && file.movie?.tracks.first?.usesLargeChunkOffsets == true)
+        let track = try #require(SeekPlanner(file: file).tracks.first)
+        let s0 = try #require(track.samples.sample(at: 0)), s1 = try #require(track.samples.sample(at: 1))
+        #expect(s0.byteOffset == sparse.first + plan.insertedLength && s1.byteOffset == sparse.last + plan.insertedLength)
+        let source = try FileSource(path: path)
+        #expect(try await source.read(s0.byteOffset..<s0.endOffset) == sparse.sampleA)
+        #expect(try await source.read(s1.byteOffset..<s1.endOffset) == sparse.sampleB)
+        #expect(FileSystem.allocatedBytes(path) < 16 << 20, "the insertion allocated \(FileSystem.allocatedBytes(path)) bytes")
+    }
+}
