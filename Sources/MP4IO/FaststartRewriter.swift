@@ -23,6 +23,9 @@ public enum FaststartRewriter {
         public var progress: (@Sendable (UInt64, UInt64) -> Void)?
         /// Resource bounds for parsing the input.
         public var limits: ParseLimits
+        /// Share the input's blocks with the output where the filesystem can (reflink);
+        /// otherwise, and with `false`, the media is copied.
+        public var clones = true
         /// Tests only: fail as if the disk were full once this many bytes were written.
         var failsAfterBytes: UInt64?
 
@@ -43,6 +46,9 @@ public enum FaststartRewriter {
         public var wroteOutput: Bool
         /// Samples compared by ``Options/verifies`` (nil when not verified).
         public var verifiedSampleCount: Int?
+        /// When OUT shares IN's blocks (reflink, XFS/Btrfs): the layout written, which is the
+        /// in-place insertion's (``plan`` is then the copy's plan, not what was written).
+        public var clonedLayout: FaststartInsertion?
     }
 
     /// Plans the rewrite of `input` without writing.
@@ -122,6 +128,10 @@ public enum FaststartRewriter {
         }
         try refuseHardLinks(output, named: requestedOutput)
         let plan = try await Self.plan(input: input, options: options)
+        if plan.verdict == .rewrite && !options.inPlace && !options.dropsPadding && options.failsAfterBytes == nil && options.clones,
+           let (cloned, verified) = try await rewriteByCloning(input: input, output: output, options: options) {
+            return Result(plan: plan, wroteOutput: true, verifiedSampleCount: verified, clonedLayout: cloned)
+        }
         if plan.verdict != .rewrite && options.inPlace {
             return Result(plan: plan, wroteOutput: false, verifiedSampleCount: nil)
         }

@@ -12,17 +12,21 @@ enum FaststartCommand: Command {
         description: """
         Moves moov in front of the media so that progressive players can start before the whole
         file has arrived. Every chunk offset is relocated (stco is promoted to co64 when an offset
-        passes 4 GiB; saio and iloc offsets are relocated too); every other box is copied byte for
-        byte, with the kernel's copy primitive. The output is written to a temporary file beside
-        OUT, flushed to disk and renamed into place: on any error or interruption nothing appears
-        at OUT and IN is unchanged. A symbolic link is followed: the file it points to is
-        rewritten and the link kept. A file with several hard links is refused with --in-place
-        (the rewrite would split them). A file that is already faststart, or fragmented, is copied
-        unchanged to OUT (left alone with --in-place). Files that cannot be rewritten safely
-        (cmov, offsets outside every box, a truncated input, a top-level meta) are refused with
-        exit code 6. IN and OUT are files: '-' (standard input or output) is refused. IN may be
-        an http(s) URL (or be read through --cache DIR): it is downloaded in faststart order,
-        moov first, through the same plan, to the local OUT.
+        passes 4 GiB; saio and iloc offsets are relocated too); every other box is kept byte for
+        byte. IN OUT: the output is written to a temporary file beside OUT, flushed to disk and
+        renamed into place: on any error or interruption nothing appears at OUT and IN is
+        unchanged. Where IN and OUT share an XFS or Btrfs filesystem, OUT shares IN's blocks
+        (reflink) instead of copying them. --in-place on ext4 or XFS inserts space at the start of
+        FILE (no media copied, a journal beside the file: an interrupted run is finished or undone
+        by the next mp4probe command that opens it); elsewhere, or with --atomic, it writes a copy
+        and renames it over FILE. A symbolic link is followed: the file it points to is rewritten
+        and the link kept. The copy path refuses a file with several hard links (the rewrite would
+        split them). A file that is already faststart, or fragmented, is copied unchanged to OUT
+        (left alone with --in-place). Files that cannot be rewritten safely (cmov, offsets outside
+        every box, a truncated input, a top-level meta) are refused with exit code 6. IN and OUT
+        are files: '-' (standard input or output) is refused. IN may be an http(s) URL (or be read
+        through --cache DIR): it is downloaded in faststart order, moov first, through the same
+        plan, to the local OUT.
         """,
         options: [
             .flag("in-place", "rewrite FILE itself: on ext4/XFS by inserting space at its start\n(O(moov), no copy, journaled); elsewhere by a copy renamed into place"),
@@ -87,7 +91,7 @@ enum FaststartCommand: Command {
             if inPlace && !scanner.flag("atomic") && !options.verifies && !options.dropsPadding {
                 switch try await InPlaceFaststart.run(path: input, limits: limits) {
                 case .rewritten(let insertion):
-                    write(insertion: insertion, input: input, json: scanner, to: output)
+                    write(insertion: insertion, input: input, output: input, method: "insert", verified: nil, json: scanner, to: output)
                     return ExitCode.success.rawValue
                 case .nothingToDo:
                     break
@@ -96,6 +100,10 @@ enum FaststartCommand: Command {
                 }
             }
             var result = try await FaststartRewriter.rewrite(input: input, output: destination, options: options)
+            if let cloned = result.clonedLayout {
+                write(insertion: cloned, input: input, output: destination, method: "clone", verified: result.verifiedSampleCount, json: scanner, to: output)
+                return ExitCode.success.rawValue
+            }
             if let fallback, result.plan.verdict == .rewrite { result.plan.notes.append("rewritten by copying, not in place: \(fallback)") }
             write(plan: result.plan, input: input, output: result.wroteOutput ? destination : nil, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output, method: "copy")
             return ExitCode.success.rawValue
@@ -118,15 +126,16 @@ enum FaststartCommand: Command {
         }
     }
 
-    /// The report of an in-place insertion (same JSON fields as a rewrite's, `method` `insert`).
-    static func write(insertion: FaststartInsertion, input: String, json scanner: ArgumentScanner, to stream: some TextOutput) {
+    /// The report of an insertion layout, in place (`method` `insert`) or as a clone sharing
+    /// the input's blocks (`clone`): the same JSON fields as a copy's, plus `insertedBytes`.
+    static func write(insertion: FaststartInsertion, input: String, output: String, method: String, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput) {
         if scanner.flag("json") {
             let document: JSONValue = .object([
                 ("schemaVersion", .int(1)),
                 ("input", .string(input)),
-                ("output", .string(input)),
+                ("output", .string(output)),
                 ("dryRun", .bool(false)),
-                ("method", .string("insert")),
+                ("method", .string(method)),
                 ("verdict", .string(FaststartPlan.Verdict.rewrite.rawValue)),
                 ("inputSize", .uint(insertion.inputSize)),
                 ("outputSize", .uint(insertion.outputSize)),
@@ -136,17 +145,19 @@ enum FaststartCommand: Command {
                 ("promotedToCo64", .int(Int64(insertion.promotedTableCount))),
                 ("insertedBytes", .uint(insertion.insertedLength)),
                 ("layout", .array(insertion.boxes.map { .object([("type", .string($0.type.description)), ("offset", .uint($0.outputOffset)), ("size", .uint($0.size)), ("inputOffset", .uint($0.inputOffset))]) })),
-                ("verifiedSamples", .null),
+                ("verifiedSamples", verified.map { .int(Int64($0)) } ?? .null),
                 ("notes", .array(insertion.notes.map(JSONValue.string))),
             ])
             stream.write(document.rendered(pretty: !scanner.flag("compact")) + "\n")
             return
         }
-        var text = "moved moov (\(Format.bytes(insertion.movieSize.before))" + (insertion.movieSize.after != insertion.movieSize.before ? " → \(Format.bytes(insertion.movieSize.after))" : "") + ") to the front in place: \(Format.grouped(insertion.insertedLength)) bytes inserted at the start, no media copied\n"
+        let how = method == "clone" ? "the media's blocks shared with \(input) (reflink), not copied" : "in place: \(Format.grouped(insertion.insertedLength)) bytes inserted at the start, no media copied"
+        var text = "moved moov (\(Format.bytes(insertion.movieSize.before))" + (insertion.movieSize.after != insertion.movieSize.before ? " → \(Format.bytes(insertion.movieSize.after))" : "") + ") to the front, \(how)\n"
         text += "offsets:   \(Format.grouped(UInt64(insertion.relocatedOffsetCount))) relocated" + (insertion.promotedTableCount > 0 ? "; \(Format.count(insertion.promotedTableCount, "stco table")) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
         text += "layout:    " + insertion.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
         text += "size:      \(Format.grouped(insertion.inputSize)) → \(Format.grouped(insertion.outputSize)) bytes\n"
-        text += "wrote:     \(input)\n"
+        text += "wrote:     \(output)\n"
+        if let verified { text += "verified:  faststart, \(Format.grouped(UInt64(verified))) samples byte-identical to the input\n" }
         for note in insertion.notes { text += "note:      \(note)\n" }
         stream.write(text)
     }

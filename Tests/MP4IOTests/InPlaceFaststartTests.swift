@@ -173,3 +173,66 @@ import Glibc
         #expect(FileSystem.allocatedBytes(path) < 16 << 20, "the insertion allocated \(FileSystem.allocatedBytes(path)) bytes")
     }
 }
+
+/// `faststart IN OUT` sharing IN's blocks (`FICLONERANGE`) on a filesystem that offers it,
+/// named by `MP4PROBE_REFLINK_DIR` (`.ci/run` mounts a loop XFS there). Skipped, with a
+/// message, without one.
+@Suite(.serialized) struct FaststartCloningTests {
+    static let directory: String? = {
+        guard let directory = ProcessInfo.processInfo.environment["MP4PROBE_REFLINK_DIR"], FileSystem.exists(directory) else { return nil }
+        return directory
+    }()
+
+    static func skipMessage() -> String {
+        "skipped: no reflink filesystem (set MP4PROBE_REFLINK_DIR to a directory on XFS or Btrfs; .ci/run mounts one)"
+    }
+
+    @Test(arguments: InPlaceFaststartTests.movieAtEnd)
+    func everyMoovAtEndSampleIsClonedAndVerified(_ name: String) async throws {
+        guard let base = Self.directory else { print(Self.skipMessage()); return }
+        let directory = base + "/clone-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { FileSystem.removeDirectory(directory) }
+        let input = directory + "/" + name, output = directory + "/out-" + name
+        FileSystem.write(try #require(FileSystem.read(Fixtures.sample(name))), to: input)
+        let result = try await FaststartRewriter.rewrite(input: input, output: output, options: .init(verifies: true))
+        let cloned = try #require(result.clonedLayout, "\(name) was copied, not cloned, on \(base)")
+        #expect((result.verifiedSampleCount ?? 0) > 0)
+        #expect(UInt64(FileSystem.read(output)?.count ?? 0) == cloned.outputSize)
+        #expect(try await MP4File.open(try FileSource(path: output)).layout.isFastStart)
+        if InPlaceFaststartTests.ffmpeg != nil {
+            #expect(await InPlaceFaststartTests.framemd5(output) == InPlaceFaststartTests.framemd5(input))
+        }
+        // In place on this filesystem too.
+        guard case .rewritten = try await InPlaceFaststart.run(path: input) else { Issue.record("not rewritten in place on \(base)"); return }
+        #expect(FileSystem.read(input) == FileSystem.read(output), "in place and cloned, the same layout")
+    }
+
+    /// A 24 MB film cloned: the filesystem's free space drops by far less than the film (its
+    /// blocks are shared), where a copy would take all of it.
+    @Test(.requires("ffmpeg"))
+    func aClonedFilmTakesNoSpace() async throws {
+        guard let base = Self.directory else { print(Self.skipMessage()); return }
+        let ffmpeg = try #require(InPlaceFaststartTests.ffmpeg)
+        let directory = base + "/space-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { FileSystem.removeDirectory(directory) }
+        let input = directory + "/film.mp4"
+        _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25,noise=alls=60:allf=t",
+                                                  "-t", "8", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "10", input])
+        let size = try #require(Platform.usage(input)?.size)
+        #expect(size > 16 << 20, "the film is \(size) bytes: too small to tell")
+        func free() -> UInt64 {
+            var info = statvfs()
+            return statvfs(directory, &info) == 0 ? UInt64(info.f_bavail) * UInt64(info.f_frsize) : 0
+        }
+        sync()
+        let before = free()
+        let result = try await FaststartRewriter.rewrite(input: input, output: directory + "/out.mp4")
+        #expect(result.clonedLayout != nil)
+        sync()
+        let used = Int64(before) - Int64(free())
+        #expect(used < Int64(size / 8), "cloning a \(size)-byte film used \(used) bytes of the filesystem")
+        print("cloned a \(size)-byte film: \(used) bytes of the filesystem used")
+    }
+}
