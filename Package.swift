@@ -19,7 +19,10 @@ let package = Package(
         .target(name: "MP4IO", dependencies: ["MP4Core", "CSystem"]),
         // Commands, argument scanning, text and JSON rendering, exit codes.
         .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
-        .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI"]),
+        // libcurl loaded on first use (https), so that commands that never need it start
+        // without loading it (Linux; see Sources/CurlLazy/curllazy.c).
+        .target(name: "CurlLazy"),
+        .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI", "CurlLazy"]),
 
         .target(name: "MP4TestSupport", dependencies: ["MP4Core", "MP4IO", "CSystem"], path: "Tests/MP4TestSupport"),
         // Benchmarks are executables, run by scripts in Tests/Benchmarks, never timed in tests.
