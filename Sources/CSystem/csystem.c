@@ -331,3 +331,18 @@ int mp4probe_opened_for_writing_elsewhere(int read_only_fd) {
     return -1;
 #endif
 }
+
+#if defined(__linux__)
+#include <sys/vfs.h>
+#endif
+
+int64_t mp4probe_filesystem_type(const char *path) {
+#if defined(__linux__)
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (int64_t)(uint32_t)info.f_type;
+#else
+    (void)path;
+    return -1;
+#endif
+}

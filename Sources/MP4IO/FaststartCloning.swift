@@ -1,3 +1,4 @@
+import Foundation
 import MP4Core
 import CSystem
 #if canImport(Glibc)
@@ -15,6 +16,8 @@ extension FaststartRewriter {
     /// filesystems, a layout the insertion does not handle): the caller copies.
     static func rewriteByCloning(input: String, output: String, options: Options) async throws -> (FaststartInsertion, verified: Int?)? {
         #if os(Linux)
+        let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
+        guard Platform.filesystemMayClone(directory) else { return nil }
         let inputFD = try Platform.openForReading(input)
         defer { Platform.closeFile(inputFD) }
         let before = try Platform.status(inputFD, path: input)
@@ -48,7 +51,7 @@ extension FaststartRewriter {
                 return nil
             }
             if shared < cloneEnd {
-                var buffer = [UInt8](repeating: 0, count: Int(min(cloneEnd - shared, 8 << 20)))
+                var buffer: [UInt8] = []
                 try Platform.copy(inputFD, shared..<cloneEnd, to: outputFD, at: shift + shared, buffer: &buffer, names: (input, writer.temporaryPath)) { _ in }
             }
             try writer.write(insertion.head, at: 0)

@@ -152,7 +152,7 @@ public enum FaststartRewriter {
             try writer.setSize(total)
             var written: UInt64 = 0
             var progress = WriteProgress(total: total, options: options, path: writer.temporaryPath)
-            var buffer = [UInt8](repeating: 0, count: 8 << 20)
+            var buffer: [UInt8] = []  // allocated only if the kernel cannot copy
             func advance(_ done: UInt64) throws { try progress.advance(to: done) }
             for piece in pieces {
                 switch piece {

@@ -86,8 +86,12 @@ public enum InPlaceFaststart {
         }
 
         static func read(_ path: String) throws -> Journal? {
-            guard let data = FileManager.default.contents(atPath: path) else { return nil }
-            guard data.count < 4096, let journal = try? JSONDecoder().decode(Journal.self, from: data),
+            // A journal is a few hundred bytes: anything larger is not one (and is not read).
+            guard let status = Platform.status(path: path) else { return nil }
+            guard status.size < 4096, let data = FileManager.default.contents(atPath: path) else {
+                throw MP4Error(.malformed, "the in-place faststart journal \(path) is damaged (\(status.size) bytes); the file beside it may be mid-rewrite: check it, then remove the journal")
+            }
+            guard let journal = try? JSONDecoder().decode(Journal.self, from: data),
                   journal.version == formatVersion, journal.checksum == journal.computedChecksum(),
                   journal.phase == "inserting" || journal.phase == "finishing", journal.tail == "cut" || journal.tail == "free" else {
                 throw MP4Error(.malformed, "the in-place faststart journal \(path) is damaged; the file beside it may be mid-rewrite: check it, then remove the journal")

@@ -126,8 +126,17 @@ package enum Platform {
         }
     }
 
+    /// Whether the filesystem holding `directory` may share extents between files
+    /// (`FICLONERANGE`): XFS or Btrfs. Asked before a clone is tried, so that other
+    /// filesystems pay nothing for it.
+    static func filesystemMayClone(_ directory: String) -> Bool {
+        let type = mp4probe_filesystem_type(directory)
+        return type == 0x5846_5342 || type == 0x9123_683E  // XFS, Btrfs
+    }
+
     /// Copies `range` of `input` to `output` at `outputOffset` inside the kernel where it can
-    /// (`copy_file_range`), else through `buffer`. Holes of the input (`SEEK_DATA`/`SEEK_HOLE`)
+    /// (`copy_file_range`), else through `buffer` (8 MiB, allocated the first time it is needed:
+    /// pass an empty one). Holes of the input (`SEEK_DATA`/`SEEK_HOLE`)
     /// are skipped, so they stay holes in an output that was sized beforehand. Calls
     /// `progress` with the bytes done so far (holes included).
     static func copy(_ input: Int32, _ range: Range<UInt64>, to output: Int32, at outputOffset: UInt64, buffer: inout [UInt8], names: (String, String), progress: (UInt64) throws -> Void) throws {
@@ -160,6 +169,7 @@ package enum Platform {
                     }
                 }
                 if !kernelCopy {
+                    if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 8 << 20) }
                     let count = min(step, buffer.count)
                     let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, count, off_t(at)) }
                     if n < 0 {

@@ -102,4 +102,7 @@ int mp4probe_clone_range(int source_fd, int64_t source_offset, int64_t length, i
 /// refused): 1 yes, 0 no, -1 cannot tell (no leases here, not the file's owner...).
 int mp4probe_opened_for_writing_elsewhere(int read_only_fd);
 
+/// The filesystem type of `path` (statfs f_type, e.g. 0x58465342 XFS), or -1.
+int64_t mp4probe_filesystem_type(const char *path);
+
 #endif

@@ -97,7 +97,7 @@ public enum CacheDirectory {
         let writer = try AtomicFileWriter(destination: destination, permissions: 0o644)
         do {
             try writer.setSize(entry.length)
-            var buffer = [UInt8](repeating: 0, count: 8 << 20)
+            var buffer: [UInt8] = []  // allocated only if the kernel cannot copy
             try Platform.copy(input, 0..<entry.length, to: try writer.fd(), at: 0, buffer: &buffer, names: (data, destination)) { _ in }
             try writer.commit()
         } catch {
