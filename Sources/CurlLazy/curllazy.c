@@ -44,13 +44,17 @@ static void *resolve(const char *name) {
     return function;
 }
 
-int mp4probe_curl_loaded(void) { return library != NULL; }
-
+// Each forwarder keeps the resolved address; URLSession calls from several threads, so it
+// is read and written atomically (every thread resolves the same address).
 #define FORWARD(ret, name, params, args)                                             \
     ret name params {                                                                \
         static ret(*real) params;                                                    \
-        if (real == NULL) real = (ret(*) params)resolve(#name);                      \
-        return real args;                                                            \
+        ret(*function) params = __atomic_load_n(&real, __ATOMIC_ACQUIRE);            \
+        if (function == NULL) {                                                      \
+            function = (ret(*) params)resolve(#name);                                \
+            __atomic_store_n(&real, function, __ATOMIC_RELEASE);                     \
+        }                                                                            \
+        return function args;                                                        \
     }
 
 FORWARD(void *, curl_easy_init, (void), ())
@@ -77,19 +81,20 @@ FORWARD(void *, curl_version_info, (int age), (age))
 #define FORWARD_ONE_VARIADIC(name)                                                   \
     int name(void *handle, int option, ...) {                                        \
         static int (*real)(void *, int, ...);                                        \
-        if (real == NULL) real = (int (*)(void *, int, ...))resolve(#name);          \
+        int (*function)(void *, int, ...) = __atomic_load_n(&real, __ATOMIC_ACQUIRE); \
+        if (function == NULL) {                                                      \
+            function = (int (*)(void *, int, ...))resolve(#name);                    \
+            __atomic_store_n(&real, function, __ATOMIC_RELEASE);                     \
+        }                                                                            \
         va_list arguments;                                                           \
         va_start(arguments, option);                                                 \
         void *value = va_arg(arguments, void *);                                     \
         va_end(arguments);                                                           \
-        return real(handle, option, value);                                          \
+        return function(handle, option, value);                                      \
     }
 
 FORWARD_ONE_VARIADIC(curl_easy_setopt)
 FORWARD_ONE_VARIADIC(curl_easy_getinfo)
 FORWARD_ONE_VARIADIC(curl_multi_setopt)
 
-#else
-#include "curllazy.h"
-int mp4probe_curl_loaded(void) { return 0; }
 #endif

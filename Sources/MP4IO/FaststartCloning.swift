@@ -14,15 +14,13 @@ extension FaststartRewriter {
     /// of copied. Only the head and the last partial block are written. Returns `nil`, having
     /// left nothing behind, where cloning is not possible (another filesystem, ext4, across
     /// filesystems, a layout the insertion does not handle): the caller copies.
-    static func rewriteByCloning(input: String, output: String, options: Options) async throws -> (FaststartInsertion, verified: Int?)? {
+    static func rewriteByCloning(input: String, source: FileSource, file: MP4File, output: String, options: Options) async throws -> (FaststartInsertion, verified: Int?)? {
         #if os(Linux)
         let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
         guard Platform.filesystemMayClone(directory) else { return nil }
         let inputFD = try Platform.openForReading(input)
         defer { Platform.closeFile(inputFD) }
         let before = try Platform.status(inputFD, path: input)
-        let source = try FileSource(path: input)
-        let file = try await MP4File.open(source, options: MP4File.Options(limits: options.limits))
         AtomicFileWriter.removeStaleTemporaries(beside: output)
         let writer = try AtomicFileWriter(destination: output, permissions: before.permissions & 0o777)
         do {

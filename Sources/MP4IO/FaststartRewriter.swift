@@ -53,9 +53,15 @@ public enum FaststartRewriter {
 
     /// Plans the rewrite of `input` without writing.
     public static func plan(input: String, options: Options = Options()) async throws -> FaststartPlan {
+        try await opened(input: input, options: options).plan
+    }
+
+    /// `input` opened and planned: its source and file are kept for a clone, which plans its
+    /// own layout from the same parse.
+    static func opened(input: String, options: Options) async throws -> (source: FileSource, file: MP4File, plan: FaststartPlan) {
         let source = try FileSource(path: input)
         let file = try await MP4File.open(source, options: MP4File.Options(limits: options.limits))
-        return try await FaststartPlan.make(file, source: source, options: FaststartPlan.Options(dropsPadding: options.dropsPadding))
+        return (source, file, try await FaststartPlan.make(file, source: source, options: FaststartPlan.Options(dropsPadding: options.dropsPadding)))
     }
 
     /// Rewrites `input` to `output` (or in place). A file that is already faststart, or
@@ -127,9 +133,9 @@ public enum FaststartRewriter {
             throw MP4Error(.unsupported, "an in-place rewrite writes to its input, not to \(requestedOutput)")
         }
         try refuseHardLinks(output, named: requestedOutput)
-        let plan = try await Self.plan(input: input, options: options)
+        let (source, file, plan) = try await Self.opened(input: input, options: options)
         if plan.verdict == .rewrite && !options.inPlace && !options.dropsPadding && options.failsAfterBytes == nil && options.clones,
-           let (cloned, verified) = try await rewriteByCloning(input: input, output: output, options: options) {
+           let (cloned, verified) = try await rewriteByCloning(input: input, source: source, file: file, output: output, options: options) {
             return Result(plan: plan, wroteOutput: true, verifiedSampleCount: verified, clonedLayout: cloned)
         }
         if plan.verdict != .rewrite && options.inPlace {

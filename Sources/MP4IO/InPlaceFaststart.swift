@@ -30,7 +30,7 @@ import Darwin
 /// (``FaststartRewriter`` with `--atomic`) is the one to use when a file is being served.
 public enum InPlaceFaststart {
     /// How a run ended.
-    public enum Outcome: Sendable, Equatable {
+    public enum Outcome: Sendable {
         /// The file was rewritten; the plan that was executed.
         case rewritten(FaststartInsertion)
         /// Nothing to move (already faststart, fragmented).
@@ -70,6 +70,15 @@ public enum InPlaceFaststart {
         var phase: String
         var checksum: String = ""
 
+        /// Sizes and offsets a run of ours could have written (the checksum is no defence: a
+        /// journal is a file anyone can write): an insertion of whole 512-byte units up to
+        /// 1 GiB, sizes far from overflowing 64 bits, the end step inside the grown file.
+        var isPlausible: Bool {
+            insertedLength > 0 && insertedLength <= 1 << 30 && insertedLength % 512 == 0
+                && inputSize <= UInt64(Int64.max) - (1 << 31) && outputSize <= inputSize + insertedLength
+                && tailOffset <= inputSize + insertedLength
+        }
+
         func computedChecksum() -> String {
             let text = "\(version)|\(device)|\(inode)|\(inputSize)|\(insertedLength)|\(outputSize)|\(tail)|\(tailOffset)|\(phase)"
             return String(FNV1a.hash(text.utf8), radix: 16)
@@ -93,20 +102,28 @@ public enum InPlaceFaststart {
             }
             guard let journal = try? JSONDecoder().decode(Journal.self, from: data),
                   journal.version == formatVersion, journal.checksum == journal.computedChecksum(),
-                  journal.phase == "inserting" || journal.phase == "finishing", journal.tail == "cut" || journal.tail == "free" else {
+                  journal.phase == "inserting" || journal.phase == "finishing", journal.tail == "cut" || journal.tail == "free",
+                  journal.isPlausible else {
                 throw MP4Error(.malformed, "the in-place faststart journal \(path) is damaged; the file beside it may be mid-rewrite: check it, then remove the journal")
             }
             return journal
         }
     }
 
-    /// Test hook: `MP4PROBE_TEST_CRASH_AT=STEP` kills the process with SIGKILL at that step
-    /// (`journal`, `inserted`, `half-head`, `head`, `finishing`, `tail`), as a crash would.
-    static func crashPoint(_ step: String) {
+    /// Test hooks at each step (`journal`, `inserted`, `half-head`, `head`, `finishing`,
+    /// `tail`): `MP4PROBE_TEST_CRASH_AT=STEP` kills the process with SIGKILL there, as a crash
+    /// would; ``failingStep`` (tests in process) throws there, as a full disk would.
+    static func crashPoint(_ step: String, path: String) throws {
         if let wanted = ProcessInfo.processInfo.environment["MP4PROBE_TEST_CRASH_AT"], wanted == step {
             kill(getpid(), SIGKILL)
         }
+        if let failing = failingStep.withLock({ $0 }), failing.step == step, failing.path == path {
+            throw MP4Error(.io, "simulated failure at step \(step)")
+        }
     }
+
+    /// Tests only: the file (as resolved) and step at which ``run(path:limits:)`` throws.
+    static let failingStep = Locked<(path: String, step: String)?>(nil)
 
     /// Whether the filesystem of `directory` can insert space into files (tried on a small
     /// temporary file there, removed after).
@@ -144,10 +161,9 @@ public enum InPlaceFaststart {
         if fd < 0 { throw Platform.ioError("cannot open \(path) for writing") }
         defer { Platform.closeFile(fd) }
         let status = try Platform.status(fd, path: path)
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .unavailable("\(path) is not a regular file") }
-        let file = try await MP4File.open(try FileSource(path: path), options: MP4File.Options(limits: limits))
+        guard status.isRegularFile else { return .unavailable("\(path) is not a regular file") }
         let source = try FileSource(path: path)
+        let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
         let plan: FaststartInsertion?
         do {
             plan = try await FaststartInsertion.make(file, source: source, blockSize: blockSize(fd))
@@ -167,26 +183,38 @@ public enum InPlaceFaststart {
         case .free(let offset): (journal.tail, journal.tailOffset) = ("free", offset)
         }
         try journal.write(to: journalPath)
-        crashPoint("journal")
-        if mp4probe_insert_range(fd, 0, Int64(plan.insertedLength)) != 0 {
-            let code = errno
-            Platform.removeFile(journalPath)
-            Platform.syncDirectory(directory)
-            return .unavailable("the filesystem cannot insert space into the file (\(String(cString: strerror(code))))")
+        do {
+            try crashPoint("journal", path: path)
+            if mp4probe_insert_range(fd, 0, Int64(plan.insertedLength)) != 0 {
+                let code = errno
+                Platform.removeFile(journalPath)
+                Platform.syncDirectory(directory)
+                return .unavailable("the filesystem cannot insert space into the file (\(String(cString: strerror(code))))")
+            }
+            try Platform.sync(fd, path: path)
+            try crashPoint("inserted", path: path)
+            let half = plan.head.count / 2
+            try Platform.writeFully(fd, plan.head[..<half], offset: 0, path: path)
+            try crashPoint("half-head", path: path)
+            try Platform.writeFully(fd, plan.head[half...], offset: UInt64(half), path: path)
+            try Platform.syncData(fd, path: path)
+            try crashPoint("head", path: path)
+            journal.phase = "finishing"
+            try journal.write(to: journalPath)
+            try crashPoint("finishing", path: path)
+            try finish(fd, journal, path: path)
+            try crashPoint("tail", path: path)
+        } catch {
+            // A step failed (a full disk, an I/O error): the journal says how to go back or
+            // on; do it now rather than leave it to the next command. If that fails too, the
+            // journal stays for the next command, and the error says so.
+            do {
+                try recover(path: path)
+            } catch let recovery as MP4Error {
+                throw MP4Error(.io, "\(path): in-place faststart failed (\(error)) and could not be undone (\(recovery.message)); the journal \(journalPath) stays, and the next mp4probe command that opens the file finishes or undoes it")
+            }
+            throw error
         }
-        try Platform.sync(fd, path: path)
-        crashPoint("inserted")
-        let half = plan.head.count / 2
-        try Platform.writeFully(fd, plan.head[..<half], offset: 0, path: path)
-        crashPoint("half-head")
-        try Platform.writeFully(fd, plan.head[half...], offset: UInt64(half), path: path)
-        try Platform.syncData(fd, path: path)
-        crashPoint("head")
-        journal.phase = "finishing"
-        try journal.write(to: journalPath)
-        crashPoint("finishing")
-        try finish(fd, journal, path: path)
-        crashPoint("tail")
         Platform.removeFile(journalPath)
         Platform.syncDirectory(directory)
         return .rewritten(plan)

@@ -62,6 +62,8 @@ package enum Platform {
         var permissions: UInt32
         /// Hard links to the file (names in directories).
         var links: UInt64 = 1
+        /// A regular file (not a device, pipe, directory or socket).
+        var isRegularFile = true
     }
 
     static func status(_ fd: Int32, path: String) throws -> FileStatus {
@@ -72,7 +74,8 @@ package enum Platform {
         #else
         let seconds = Int64(info.st_mtim.tv_sec), nanoseconds = Int64(info.st_mtim.tv_nsec)
         #endif
-        return FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777, links: UInt64(info.st_nlink))
+        return FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777, links: UInt64(info.st_nlink),
+                          isRegularFile: (info.st_mode & S_IFMT) == S_IFREG)
     }
 
     /// Whether `path` itself is a symbolic link (not followed).

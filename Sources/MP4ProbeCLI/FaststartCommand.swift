@@ -126,80 +126,85 @@ enum FaststartCommand: Command {
         }
     }
 
-    /// The report of an insertion layout, in place (`method` `insert`) or as a clone sharing
-    /// the input's blocks (`clone`): the same JSON fields as a copy's, plus `insertedBytes`.
-    static func write(insertion: FaststartInsertion, input: String, output: String, method: String, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput) {
-        if scanner.flag("json") {
-            let document: JSONValue = .object([
-                ("schemaVersion", .int(1)),
-                ("input", .string(input)),
-                ("output", .string(output)),
-                ("dryRun", .bool(false)),
-                ("method", .string(method)),
-                ("verdict", .string(FaststartPlan.Verdict.rewrite.rawValue)),
-                ("inputSize", .uint(insertion.inputSize)),
-                ("outputSize", .uint(insertion.outputSize)),
-                ("moovSizeBefore", .uint(insertion.movieSize.before)),
-                ("moovSizeAfter", .uint(insertion.movieSize.after)),
-                ("relocatedOffsets", .int(Int64(insertion.relocatedOffsetCount))),
-                ("promotedToCo64", .int(Int64(insertion.promotedTableCount))),
-                ("insertedBytes", .uint(insertion.insertedLength)),
-                ("layout", .array(insertion.boxes.map { .object([("type", .string($0.type.description)), ("offset", .uint($0.outputOffset)), ("size", .uint($0.size)), ("inputOffset", .uint($0.inputOffset))]) })),
-                ("verifiedSamples", verified.map { .int(Int64($0)) } ?? .null),
-                ("notes", .array(insertion.notes.map(JSONValue.string))),
-            ])
-            stream.write(document.rendered(pretty: !scanner.flag("compact")) + "\n")
-            return
+    /// What a run did, whichever way it wrote: the copy's plan, or the insertion layout of an
+    /// in-place run (`insert`) or a clone sharing the input's blocks (`clone`).
+    struct Report {
+        var verdict: FaststartPlan.Verdict
+        var inputSize: UInt64
+        var outputSize: UInt64
+        var movieSize: (before: UInt64, after: UInt64)
+        var relocatedOffsetCount: Int
+        var promotedTableCount: Int
+        var boxes: [FaststartPlan.PlacedBox]
+        var notes: [String]
+        /// How the media got there ("in place: ..."), for a written insertion layout.
+        var how: String?
+        /// The bytes inserted at the start (insertion layouts only).
+        var insertedBytes: UInt64?
+
+        init(_ plan: FaststartPlan) {
+            (verdict, inputSize, outputSize, movieSize) = (plan.verdict, plan.inputSize, plan.verdict == .rewrite ? plan.outputSize : plan.inputSize, plan.movieSize)
+            (relocatedOffsetCount, promotedTableCount, boxes, notes) = (plan.relocatedOffsetCount, plan.promotedTableCount, plan.boxes, plan.notes)
         }
-        let how = method == "clone" ? "the media's blocks shared with \(input) (reflink), not copied" : "in place: \(Format.grouped(insertion.insertedLength)) bytes inserted at the start, no media copied"
-        var text = "moved moov (\(Format.bytes(insertion.movieSize.before))" + (insertion.movieSize.after != insertion.movieSize.before ? " → \(Format.bytes(insertion.movieSize.after))" : "") + ") to the front, \(how)\n"
-        text += "offsets:   \(Format.grouped(UInt64(insertion.relocatedOffsetCount))) relocated" + (insertion.promotedTableCount > 0 ? "; \(Format.count(insertion.promotedTableCount, "stco table")) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
-        text += "layout:    " + insertion.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
-        text += "size:      \(Format.grouped(insertion.inputSize)) → \(Format.grouped(insertion.outputSize)) bytes\n"
-        text += "wrote:     \(output)\n"
-        if let verified { text += "verified:  faststart, \(Format.grouped(UInt64(verified))) samples byte-identical to the input\n" }
-        for note in insertion.notes { text += "note:      \(note)\n" }
-        stream.write(text)
+
+        init(_ insertion: FaststartInsertion, method: String, input: String) {
+            (verdict, inputSize, outputSize, movieSize) = (.rewrite, insertion.inputSize, insertion.outputSize, insertion.movieSize)
+            (relocatedOffsetCount, promotedTableCount, boxes, notes) = (insertion.relocatedOffsetCount, insertion.promotedTableCount, insertion.boxes, insertion.notes)
+            insertedBytes = insertion.insertedLength
+            how = method == "clone" ? "the media's blocks shared with \(input) (reflink), not copied"
+                : "in place: \(Format.grouped(insertion.insertedLength)) bytes inserted at the start, no media copied"
+        }
+    }
+
+    static func write(insertion: FaststartInsertion, input: String, output: String, method: String, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput) {
+        write(Report(insertion, method: method, input: input), input: input, output: output, dryRun: false, verified: verified, json: scanner, to: stream, method: method)
     }
 
     static func write(plan: FaststartPlan, input: String, output: String?, dryRun: Bool, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput, method: String = "copy") {
+        write(Report(plan), input: input, output: output, dryRun: dryRun, verified: verified, json: scanner, to: stream, method: method)
+    }
+
+    static func write(_ report: Report, input: String, output: String?, dryRun: Bool, verified: Int?, json scanner: ArgumentScanner, to stream: some TextOutput, method: String) {
         if scanner.flag("json") {
-            let document: JSONValue = .object([
+            var fields: [(String, JSONValue)] = [
                 ("schemaVersion", .int(1)),
                 ("input", .string(input)),
                 ("output", output.map(JSONValue.string) ?? .null),
                 ("dryRun", .bool(dryRun)),
                 ("method", dryRun ? .null : .string(method)),
-                ("verdict", .string(plan.verdict.rawValue)),
-                ("inputSize", .uint(plan.inputSize)),
-                ("outputSize", .uint(plan.verdict == .rewrite ? plan.outputSize : plan.inputSize)),
-                ("moovSizeBefore", .uint(plan.movieSize.before)),
-                ("moovSizeAfter", .uint(plan.movieSize.after)),
-                ("relocatedOffsets", .int(Int64(plan.relocatedOffsetCount))),
-                ("promotedToCo64", .int(Int64(plan.promotedTableCount))),
-                ("layout", .array(plan.boxes.map { .object([("type", .string($0.type.description)), ("offset", .uint($0.outputOffset)), ("size", .uint($0.size)), ("inputOffset", .uint($0.inputOffset))]) })),
+                ("verdict", .string(report.verdict.rawValue)),
+                ("inputSize", .uint(report.inputSize)),
+                ("outputSize", .uint(report.outputSize)),
+                ("moovSizeBefore", .uint(report.movieSize.before)),
+                ("moovSizeAfter", .uint(report.movieSize.after)),
+                ("relocatedOffsets", .int(Int64(report.relocatedOffsetCount))),
+                ("promotedToCo64", .int(Int64(report.promotedTableCount))),
+            ]
+            if let inserted = report.insertedBytes { fields.append(("insertedBytes", .uint(inserted))) }
+            fields += [
+                ("layout", .array(report.boxes.map { .object([("type", .string($0.type.description)), ("offset", .uint($0.outputOffset)), ("size", .uint($0.size)), ("inputOffset", .uint($0.inputOffset))]) })),
                 ("verifiedSamples", verified.map { .int(Int64($0)) } ?? .null),
-                ("notes", .array(plan.notes.map(JSONValue.string))),
-            ])
-            stream.write(document.rendered(pretty: !scanner.flag("compact")) + "\n")
+                ("notes", .array(report.notes.map(JSONValue.string))),
+            ]
+            stream.write(JSONValue.object(fields).rendered(pretty: !scanner.flag("compact")) + "\n")
             return
         }
         var text = ""
-        switch plan.verdict {
+        switch report.verdict {
         case .alreadyFaststart:
             text += "\(input) is already faststart (moov before the media); " + unchanged(output, dryRun: dryRun) + "\n"
         case .fragmented:
             text += "\(input) is fragmented (moov at the front, media in fragments); " + unchanged(output, dryRun: dryRun) + "\n"
         case .rewrite:
-            let moov = plan.boxes.first { $0.type == .moov }
-            text += (dryRun ? "would move" : "moved") + " moov (\(Format.bytes(plan.movieSize.before))" + (plan.movieSize.after != plan.movieSize.before ? " → \(Format.bytes(plan.movieSize.after))" : "") + ") from \(Format.grouped(moov?.inputOffset ?? 0)) to \(Format.grouped(moov?.outputOffset ?? 0))\n"
-            text += "offsets:   \(Format.grouped(UInt64(plan.relocatedOffsetCount))) relocated" + (plan.promotedTableCount > 0 ? "; \(Format.count(plan.promotedTableCount, "stco table")) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
-            text += "layout:    " + plan.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
-            text += "size:      \(Format.grouped(plan.inputSize)) → \(Format.grouped(plan.outputSize)) bytes\n"
+            let moov = report.boxes.first { $0.type == .moov }
+            text += (dryRun ? "would move" : "moved") + " moov (\(Format.bytes(report.movieSize.before))" + (report.movieSize.after != report.movieSize.before ? " → \(Format.bytes(report.movieSize.after))" : "") + ") from \(Format.grouped(moov?.inputOffset ?? 0)) to \(Format.grouped(moov?.outputOffset ?? 0))" + (report.how.map { ", " + $0 } ?? "") + "\n"
+            text += "offsets:   \(Format.grouped(UInt64(report.relocatedOffsetCount))) relocated" + (report.promotedTableCount > 0 ? "; \(Format.count(report.promotedTableCount, "stco table")) promoted to co64 (offsets past 4 GiB)" : "") + "\n"
+            text += "layout:    " + report.boxes.map { "\($0.type)@\($0.outputOffset)" }.joined(separator: " ") + "\n"
+            text += "size:      \(Format.grouped(report.inputSize)) → \(Format.grouped(report.outputSize)) bytes\n"
             if let output { text += (dryRun ? "would write: " : "wrote:     ") + "\(output)\n" }
         }
         if let verified { text += "verified:  faststart, \(Format.grouped(UInt64(verified))) samples byte-identical to the input\n" }
-        for note in plan.notes { text += "note:      \(note)\n" }
+        for note in report.notes { text += "note:      \(note)\n" }
         stream.write(text)
     }
 }

@@ -71,6 +71,8 @@ import Glibc
     @Test func aFailingSourceIsA502OrAShortBody() async throws {
         struct Failing: ByteSource {
             let goodBytes: UInt64
+            /// false: past `goodBytes` it ends quietly, shorter than its length says.
+            var throwsPastGoodBytes = true
             var name: String { "failing" }
             func length() async throws -> UInt64 { 400_000 }
             func read(_ range: Range<UInt64>) async throws -> [UInt8] {
@@ -80,7 +82,7 @@ import Glibc
             func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
                 let good = try await read(range.lowerBound..<max(range.lowerBound, min(range.upperBound, goodBytes)))
                 if !good.isEmpty { try await consume(good[...]) }
-                if range.upperBound > goodBytes { throw MP4Error(.io, "the origin is down", offset: goodBytes) }
+                if range.upperBound > goodBytes && throwsPastGoodBytes { throw MP4Error(.io, "the origin is down", offset: goodBytes) }
             }
         }
         let server = HTTPServer { request in await SourceResponder.response(for: request, source: Failing(goodBytes: 1000)) }
@@ -91,6 +93,13 @@ import Glibc
         let midway = try await Self.get(server.port, "Range: bytes=500-1499\r\n")
         #expect(midway.status == 206 && midway.headers["content-length"] == "1000")
         #expect(midway.body == Array(Self.body[500..<1000]), "the bytes before the failure, and the connection closed")
+        // A source that ends quietly before the range: a 502 too, not a connection closed
+        // without a word.
+        let short = HTTPServer { request in await SourceResponder.response(for: request, source: Failing(goodBytes: 1000, throwsPastGoodBytes: false)) }
+        try short.start()
+        defer { short.stop() }
+        let quiet = try await Self.get(short.port, "Range: bytes=5000-5999\r\n")
+        #expect(quiet.status == 502, "a source with no bytes for the range: \(quiet.status)")
     }
 
     @Test func rangeSemanticsPlayersRelyOn() async throws {

@@ -59,7 +59,7 @@ import Glibc
         #expect(layout.boxes.map { $0.offset } == plan.boxes.map(\.outputOffset), "the reported layout is the file's")
         if Self.ffmpeg != nil { #expect(await Self.framemd5(path) == expectedFrames, "\(name) decodes differently") }
         // Again: nothing to do.
-        #expect(try await InPlaceFaststart.run(path: path) == .nothingToDo)
+        guard case .nothingToDo = try await InPlaceFaststart.run(path: path) else { Issue.record("a faststart file was rewritten again"); return }
     }
 
     /// The process is SIGKILLed at every step; the next `mp4probe info` leaves the original
@@ -101,6 +101,27 @@ import Glibc
         if Self.ffmpeg != nil { #expect(await Self.framemd5(path) == Self.framemd5(Fixtures.sample("moov-at-end.mp4"))) }
     }
 
+    /// A step that fails (as on a full disk) is undone or finished before the error is
+    /// thrown: no journal is left, and the file is the original (before `finishing`) or the
+    /// result (after).
+    @Test(arguments: ["journal", "inserted", "half-head", "head", "finishing", "tail"])
+    func aFailedStepIsUndoneOrFinishedAtOnce(_ step: String) async throws {
+        guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
+        let (directory, path) = try Self.copy("moov-at-end.mp4")
+        defer { FileSystem.removeDirectory(directory) }
+        let original = try #require(FileSystem.read(path))
+        let reference = directory + "/reference.mp4"
+        FileSystem.write(original, to: reference)
+        _ = try await InPlaceFaststart.run(path: reference)
+        let resolved = try #require(Platform.resolvedPath(path))
+        InPlaceFaststart.failingStep.withLock { $0 = (resolved, step) }
+        defer { InPlaceFaststart.failingStep.withLock { $0 = nil } }
+        await #expect(throws: MP4Error.self) { _ = try await InPlaceFaststart.run(path: path) }
+        let expected = ["finishing", "tail"].contains(step) ? FileSystem.read(reference) : original
+        #expect(FileSystem.read(path) == expected, "after a failure at \(step) the file is neither the original nor the result")
+        #expect(!FileSystem.exists(InPlaceFaststart.journalPath(for: path)), "a failure at \(step) left its journal")
+    }
+
     /// A journal for another file (the file was replaced), or a damaged one, changes nothing
     /// and says so; a file open for writing elsewhere is not rewritten in place.
     @Test func journalsThatDoNotFitAndOtherWritersAreRefused() async throws {
@@ -121,6 +142,14 @@ import Glibc
         try InPlaceFaststart.Journal(device: status.device, inode: status.inode, inputSize: status.size + 1, insertedLength: 4096,
                                      outputSize: status.size, tail: "cut", tailOffset: status.size, phase: "inserting").write(to: journal)
         #expect(throws: MP4Error.self) { try InPlaceFaststart.recover(path: path) }
+        #expect(FileSystem.read(path) == original)
+        // Sizes no run of ours writes, with a valid checksum (anyone can compute it): refused,
+        // never a trap on overflow.
+        for (inserted, size) in [(UInt64.max, status.size), (4096, UInt64.max), (4097, status.size), (0, status.size)] {
+            try InPlaceFaststart.Journal(device: status.device, inode: status.inode, inputSize: size, insertedLength: inserted,
+                                         outputSize: status.size, tail: "cut", tailOffset: status.size, phase: "finishing").write(to: journal)
+            #expect(throws: MP4Error.self) { try InPlaceFaststart.recover(path: path) }
+        }
         #expect(FileSystem.read(path) == original)
         unlink(journal)
 

@@ -1,8 +1,6 @@
-// libcurl, loaded when first used: see curllazy.c.
+// libcurl, loaded when first used: curllazy.c defines the libcurl functions FoundationNetworking
+// calls, for the mp4probe executable. Nothing here is called from Swift; the module exists so
+// that the executable links the definitions.
 #ifndef MP4PROBE_CURLLAZY_H
 #define MP4PROBE_CURLLAZY_H
-
-/// Whether libcurl has been loaded (https has been used) in this process: 1 yes, 0 no.
-int mp4probe_curl_loaded(void);
-
 #endif

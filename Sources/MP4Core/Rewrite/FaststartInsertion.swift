@@ -15,7 +15,7 @@
 /// after:  [ftyp][moov'][free ......[ftyp]][mdat .................]   (old moov cut off)
 ///          \___ the inserted space __/
 /// ```
-public struct FaststartInsertion: Sendable, Hashable {
+public struct FaststartInsertion: Sendable {
     /// The bytes inserted at offset 0 (a multiple of the block size).
     public var insertedLength: UInt64
     /// What is written at offset 0 after the insertion: the leading boxes, the new `moov`,
@@ -41,17 +41,6 @@ public struct FaststartInsertion: Sendable, Hashable {
         case cut(at: UInt64)
         /// The 4-byte box type at this offset becomes `free` (something follows the old `moov`).
         case free(typeAt: UInt64)
-    }
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.insertedLength == b.insertedLength && a.head == b.head && a.tail == b.tail && a.inputSize == b.inputSize
-            && a.outputSize == b.outputSize && a.movieSize == b.movieSize
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(insertedLength)
-        hasher.combine(head)
-        hasher.combine(tail)
     }
 
     /// Plans the insertion for `file` with filesystem blocks of `blockSize` bytes. `nil` when

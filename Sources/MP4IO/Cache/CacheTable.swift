@@ -107,7 +107,10 @@ struct CacheTable: Equatable {
         table.version = encoded.version
         for pair in encoded.blocks ?? [] where pair.count == 2 { table.blockChecksums[pair[0]] = pair[1] }
         table.validatedAt = encoded.validatedAt
-        table.attributes = ResourceAttributes(contentType: encoded.contentType, lastModified: encoded.lastModified)
+        // Passed on as response headers: held to what the HTTP source accepts from an origin
+        // (a table on disk is input too).
+        table.attributes = ResourceAttributes(contentType: encoded.contentType.flatMap(HTTPByteSource.passable),
+                                              lastModified: encoded.lastModified.flatMap(HTTPByteSource.passable))
         guard table.version == formatVersion, encoded.checksum == table.computedChecksum() else {
             throw MP4Error(.malformed, "cache table \(path) fails its checksum")
         }

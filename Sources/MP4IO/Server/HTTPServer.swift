@@ -301,7 +301,12 @@ public final class HTTPServer: @unchecked Sendable {
                 await send(.text(502, "the origin cannot be read: \(reason)"), to: connection, head: false, keepAlive: false)
                 return false
             }
-            return headSent && sent == UInt64(range.count)
+            guard headSent else {
+                // Ended without a byte and without an error (a source shorter than it said).
+                await send(.text(502, "the origin ended before byte \(range.lowerBound)"), to: connection, head: false, keepAlive: false)
+                return false
+            }
+            return sent == UInt64(range.count)
         } catch {
             return false
         }
