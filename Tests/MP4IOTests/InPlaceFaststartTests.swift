@@ -24,6 +24,17 @@ import Glibc
         return (directory, path)
     }
 
+    /// A copy of moov-at-end.mp4, its bytes, and the bytes of an uninterrupted in-place run
+    /// on another copy (what a finished recovery must give).
+    static func copyWithResult() async throws -> (directory: String, path: String, original: [UInt8], finished: [UInt8]) {
+        let (directory, path) = try copy("moov-at-end.mp4")
+        let original = try #require(FileSystem.read(path))
+        let reference = directory + "/reference.mp4"
+        FileSystem.write(original, to: reference)
+        _ = try await InPlaceFaststart.run(path: reference)
+        return (directory, path, original, try #require(FileSystem.read(reference)))
+    }
+
     /// Whether this filesystem inserts space; records why not (the tests then skip).
     static let insertionWorks: Bool = {
         let directory = FileSystem.temporaryDirectory("mp4probe-insert-probe")
@@ -69,14 +80,8 @@ import Glibc
     func aCrashAtEveryStepIsFinishedOrUndone(_ step: String) async throws {
         guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
         let mp4probe = try #require(Executables.mp4probe, "the mp4probe executable is not built")
-        let (directory, path) = try Self.copy("moov-at-end.mp4")
+        let (directory, path, original, finished) = try await Self.copyWithResult()
         defer { FileSystem.removeDirectory(directory) }
-        let original = try #require(FileSystem.read(path))
-        // The uninterrupted result, for comparison.
-        let reference = directory + "/reference.mp4"
-        FileSystem.write(original, to: reference)
-        _ = try await InPlaceFaststart.run(path: reference)
-        let finished = try #require(FileSystem.read(reference))
 
         let status = await Executables.offPool { () -> Int32 in
             let process = Process()
@@ -107,17 +112,13 @@ import Glibc
     @Test(arguments: ["journal", "inserted", "half-head", "head", "finishing", "tail"])
     func aFailedStepIsUndoneOrFinishedAtOnce(_ step: String) async throws {
         guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
-        let (directory, path) = try Self.copy("moov-at-end.mp4")
+        let (directory, path, original, finished) = try await Self.copyWithResult()
         defer { FileSystem.removeDirectory(directory) }
-        let original = try #require(FileSystem.read(path))
-        let reference = directory + "/reference.mp4"
-        FileSystem.write(original, to: reference)
-        _ = try await InPlaceFaststart.run(path: reference)
         let resolved = try #require(Platform.resolvedPath(path))
         InPlaceFaststart.failingStep.withLock { $0 = (resolved, step) }
         defer { InPlaceFaststart.failingStep.withLock { $0 = nil } }
         await #expect(throws: MP4Error.self) { _ = try await InPlaceFaststart.run(path: path) }
-        let expected = ["finishing", "tail"].contains(step) ? FileSystem.read(reference) : original
+        let expected = ["finishing", "tail"].contains(step) ? finished : original
         #expect(FileSystem.read(path) == expected, "after a failure at \(step) the file is neither the original nor the result")
         #expect(!FileSystem.exists(InPlaceFaststart.journalPath(for: path)), "a failure at \(step) left its journal")
     }
