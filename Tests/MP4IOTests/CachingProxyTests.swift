@@ -63,7 +63,7 @@ import MP4TestSupport
     /// Eight players on one uncached 6 MB URL at once, four from the start and four from
     /// offsets in the middle, each reading to the end through a 4 MB/s origin: every one gets
     /// exactly the file's bytes, and the origin sends the file about once (one fetch per
-    /// byte), not eight times.
+    /// byte, give or take what cut-short requests had in flight), not eight times.
     @Test(.requires("nginx"))
     func eightPlayersOnOneUncachedURLFetchItOnce() async throws {
         let (nginx, file, root) = try ProxyProcessTests.origin(rate: "4m")
@@ -87,7 +87,10 @@ import MP4TestSupport
         }
         let sent = nginx.requests(containing: "/v.mp4").reduce(0) { $0 + $1.bodyBytes }
         #expect(sent >= file.count, "the origin sent \(sent) bytes, less than the file")
-        #expect(Double(sent) <= Double(file.count) * 1.1 + 65_536, "the origin sent \(sent) bytes for a \(file.count)-byte file (eight players)")
+        // About once: a fetch cut short where another player's fetch begins still lets the
+        // origin send what was already in flight (nginx counts it), a few hundred KB per cut.
+        // Measured: 1.008x alone, 1.13x under CI load; a second fetch of the file would be 2x.
+        #expect(Double(sent) <= Double(file.count) * 1.25, "the origin sent \(sent) bytes for a \(file.count)-byte file (eight players)")
         print("eight players: the origin sent \(sent) bytes for a \(file.count)-byte file in \(nginx.requests(containing: "/v.mp4").count) requests")
     }
 
