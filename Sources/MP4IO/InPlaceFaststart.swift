@@ -50,8 +50,8 @@ public enum InPlaceFaststart {
 
     /// The journal of `path`: `.NAME.mp4probe-journal` in the same directory.
     public static func journalPath(for path: String) -> String {
-        let url = URL(fileURLWithPath: path)
-        return url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".mp4probe-journal"
+        let (directory, name) = Platform.split(path)
+        return directory + "/." + name + ".mp4probe-journal"
     }
 
     /// The journal's content.
@@ -175,7 +175,7 @@ public enum InPlaceFaststart {
             throw MP4Error(.internalError, "the insertion plan does not fit the file (a bug; nothing was changed)")
         }
         let journalPath = journalPath(for: path)
-        let directory = URL(fileURLWithPath: journalPath).deletingLastPathComponent().path
+        let directory = Platform.split(journalPath).directory
         var journal = Journal(device: status.device, inode: status.inode, inputSize: status.size, insertedLength: plan.insertedLength,
                               outputSize: plan.outputSize, tail: "cut", tailOffset: 0, phase: "inserting")
         switch plan.tail {
@@ -254,9 +254,9 @@ public enum InPlaceFaststart {
     public static func recover(path given: String) throws -> Recovery? {
         let path = Platform.resolvedPath(given) ?? given
         let journalPath = journalPath(for: path)
-        guard FileManager.default.fileExists(atPath: journalPath) else { return nil }
+        guard Platform.exists(journalPath) else { return nil }
         guard let journal = try Journal.read(journalPath) else { return nil }
-        let directory = URL(fileURLWithPath: journalPath).deletingLastPathComponent().path
+        let directory = Platform.split(journalPath).directory
         let fd = open(path, O_RDWR | O_CLOEXEC)
         if fd < 0 { throw Platform.ioError("cannot open \(path) to recover an interrupted in-place faststart (journal \(journalPath))") }
         defer { Platform.closeFile(fd) }

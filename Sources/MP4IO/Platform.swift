@@ -92,6 +92,46 @@ package enum Platform {
         return String(cString: resolved)
     }
 
+    /// The directory part of `path` (`.` when it has none) and its last component, split at
+    /// the last `/` as the string stands (no lookup, no current directory).
+    package static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+
+    /// Whether something exists at `path` (a broken symbolic link does not).
+    package static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Writes all of `text` to `fd` (standard output, a pipe): retries short writes and EINTR,
+    /// gives up silently on any other error (a closed pipe).
+    package static func writeAll(_ fd: Int32, _ text: String) {
+        var text = text
+        text.withUTF8 { buffer in
+            var done = 0
+            while done < buffer.count {
+                let written = write(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                done += written
+            }
+        }
+    }
+
+    /// Unblocks SIGINT, SIGTERM and SIGHUP on the calling thread. A process started by a
+    /// thread that blocks them (Foundation's `Process` from a Swift concurrency thread, whose
+    /// mask children inherit) would otherwise never see them while this thread works, and a
+    /// rewrite could not be interrupted.
+    package static func unblockTerminationSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
     /// The status of `path` when it exists.
     static func status(path: String) -> FileStatus? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -1,4 +1,5 @@
 import Foundation
+import MP4IO
 
 /// Where a command writes text. Commands take their outputs as parameters so that tests can
 /// run them in-process and read what they wrote.
@@ -17,7 +18,7 @@ public struct StandardStream: TextOutput {
     public static let error = StandardStream(isError: true)
 
     public func write(_ text: String) {
-        FileHandle(fileDescriptor: isError ? 2 : 1, closeOnDealloc: false).write(Data(text.utf8))
+        Platform.writeAll(isError ? 2 : 1, text)
     }
 }
 

@@ -125,6 +125,40 @@ import MP4TestSupport
         #expect(Set(BoxCatalog.models.map { $0.type }).count == BoxCatalog.models.count)
     }
 
+    /// The roles a model answers without a dynamic cast (`asSampleTableBox`, ...) are what
+    /// the casts say, for every case above and every model in SampleMedia's trees (fragments
+    /// included); and every role is met at least once, so a default that shadowed a refining
+    /// protocol's answer would fail here.
+    @Test func rolesAreWhatTheCastsSay() async throws {
+        var models = Self.cases.map(\.model.base)
+        for name in Fixtures.sampleFiles {
+            let bytes = try #require(FileSystem.read(Fixtures.sample(name)))
+            let file = try await MP4File.open(MemorySource(bytes, name: name), options: MP4File.Options(loadsAllBoxes: true))
+            for top in file.topLevelNodes {
+                top.walk(path: .top(top.type)) { node, _ in
+                    if case .model(let model) = node.content { models.append(model.base) }
+                    return .descend
+                }
+            }
+        }
+        var met = [0, 0, 0, 0]
+        for model in models {
+            let name = "\(type(of: model))"
+            #expect((model.asSampleTableBox != nil) == (model is any SampleTableBoxModel), "\(name)")
+            #expect((model.asCodecConfigurationBox != nil) == (model is any CodecConfigurationBoxModel), "\(name)")
+            #expect((model.asTabularBox != nil) == (model is any TabularBoxModel), "\(name)")
+            #expect((model.asFileOffsetBox != nil) == (model is any FileOffsetBox), "\(name)")
+            for (index, role) in [model.asSampleTableBox as Any?, model.asCodecConfigurationBox, model.asTabularBox, model.asFileOffsetBox].enumerated() where role != nil {
+                met[index] += 1
+            }
+        }
+        #expect(met.allSatisfy { $0 > 0 }, "roles met: \(met)")
+        for type in BoxCatalog.models {
+            #expect(type.holdsFileOffsets == (type is any FileOffsetBox.Type), "\(type)")
+        }
+        #expect(BoxCatalog.models.filter { $0.holdsFileOffsets }.count >= 4)
+    }
+
     /// mdhd languages: ISO packed codes, QuickTime Macintosh codes (0 is English, as ffmpeg
     /// reads it; it used to print "und"), 0x7FFF unspecified.
     @Test func mediaHeaderLanguages() {

@@ -37,10 +37,13 @@ public struct BoxPath: Hashable, Sendable, CustomStringConvertible, Codable {
     public var depth: Int { components.count }
 
     public var description: String {
-        components.map { c in
-            if let n = c.ordinalNumber { return "\(c.type)[\(n)]" }
-            return c.type.description
-        }.joined(separator: "/")
+        var text = ""
+        for c in components {
+            if !text.isEmpty { text += "/" }
+            text += c.type.description
+            if let n = c.ordinalNumber { text += "[" + String(n) + "]" }
+        }
+        return text
     }
 
     public init(from decoder: any Decoder) throws {

@@ -21,6 +21,11 @@ public protocol FileOffsetBox: BoxModel {
     func fileOffsetFields(version: UInt8, flags: UInt32) throws -> [FileOffsetField]
 }
 
+extension FileOffsetBox {
+    public var asFileOffsetBox: (any FileOffsetBox)? { self }
+    public static var holdsFileOffsets: Bool { true }
+}
+
 extension ChunkOffsetBox: FileOffsetBox {
     public func fileOffsetFields(version: UInt8, flags: UInt32) throws -> [FileOffsetField] {
         [.run(position: 4, count: table.entryCount, width: 4)]

@@ -184,6 +184,7 @@ public protocol SampleTableBoxModel: WritableBoxModel, TabularBoxModel {
 }
 
 extension SampleTableBoxModel {
+    public var asSampleTableBox: (any SampleTableBoxModel)? { self }
     public static var type: FourCC { FourCC(stringLiteral: kind.rawValue) }
     public static var isFullBox: Bool { true }
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> Self {

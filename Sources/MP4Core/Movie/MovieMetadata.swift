@@ -131,14 +131,25 @@ public struct MovieMetadata: Sendable, Hashable {
 
     /// ffprobe's names for the well-known items; others by their four characters.
     static func tagName(_ type: FourCC) -> String {
-        let names: [UInt32: String] = [
-            0xA96E_616D: "title", 0xA941_5254: "artist", 0xA961_6C62: "album", 0xA963_6D74: "comment",
-            0xA964_6179: "date", 0xA967_656E: "genre", 0xA974_6F6F: "encoder", 0xA977_7274: "composer",
-            0xA96C_7972: "lyrics", 0xA967_7270: "grouping", 0xA963_7079: "copyright", 0xA965_6E63: "encoder",
-            0xA973_7772: "encoder", 0xA964_6573: "description", 0xA96D_616B: "make", 0xA96D_6F64: "model",
-            0xA978_797A: "location",
-        ]
-        if let name = names[type.rawValue] { return name }
+        // A switch, not a dictionary: building one costs more than a small file's whole parse.
+        switch type.rawValue {
+        case 0xA96E_616D: return "title"
+        case 0xA941_5254: return "artist"
+        case 0xA961_6C62: return "album"
+        case 0xA963_6D74: return "comment"
+        case 0xA964_6179: return "date"
+        case 0xA967_656E: return "genre"
+        case 0xA974_6F6F, 0xA965_6E63, 0xA973_7772: return "encoder"
+        case 0xA977_7274: return "composer"
+        case 0xA96C_7972: return "lyrics"
+        case 0xA967_7270: return "grouping"
+        case 0xA963_7079: return "copyright"
+        case 0xA964_6573: return "description"
+        case 0xA96D_616B: return "make"
+        case 0xA96D_6F64: return "model"
+        case 0xA978_797A: return "location"
+        default: break
+        }
         switch type {
         case "aART": return "album_artist"
         case "desc": return "description"

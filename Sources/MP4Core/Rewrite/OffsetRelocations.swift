@@ -65,13 +65,13 @@ struct OffsetRelocations {
             }
             guard externalDepth == nil else { return .descend }
             let fields: [FileOffsetField]
-            if case .model(let model) = node.content, let holder = model.base as? any FileOffsetBox {
+            if case .model(let model) = node.content, let holder = model.base.asFileOffsetBox {
                 do {
                     fields = try holder.fileOffsetFields(version: node.version ?? 0, flags: node.flags ?? 0)
                 } catch let error as MP4Error {
                     throw error.at(path: path)
                 }
-            } else if BoxCatalog.model(for: node.type) is any FileOffsetBox.Type {
+            } else if BoxCatalog.model(for: node.type)?.holdsFileOffsets == true {
                 // A box that holds offsets but did not parse: the rewrite cannot keep it right.
                 throw MP4Error(.malformed, "'\(node.type)' holds file offsets but could not be read", offset: node.header.offset, path: path)
             } else {

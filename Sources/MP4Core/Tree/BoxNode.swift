@@ -69,13 +69,13 @@ public struct BoxNode: Sendable, Hashable {
 
     /// This box's table, when it is a parsed sample-table box (``SampleTableBoxModel``).
     public var sampleTable: SampleTableData? {
-        if case .model(let model) = content { return (model.base as? any SampleTableBoxModel)?.table }
+        if case .model(let model) = content { return model.base.asSampleTableBox?.table }
         return nil
     }
 
     /// This box's decoder configuration, when it is a parsed ``CodecConfigurationBoxModel``.
     public var codecConfiguration: CodecConfiguration? {
-        if case .model(let model) = content { return (model.base as? any CodecConfigurationBoxModel)?.configuration }
+        if case .model(let model) = content { return model.base.asCodecConfigurationBox?.configuration }
         return nil
     }
 
@@ -94,7 +94,7 @@ public struct BoxNode: Sendable, Hashable {
 
     /// The box's entries for a `--full` dump, when its model is a ``TabularBoxModel``.
     public var tabularModel: (any TabularBoxModel)? {
-        if case .model(let model) = content { return model.base as? any TabularBoxModel }
+        if case .model(let model) = content { return model.base.asTabularBox }
         return nil
     }
 

@@ -11,6 +11,7 @@ public protocol CodecConfigurationBoxModel: BoxModel {
 }
 
 extension CodecConfigurationBoxModel {
+    public var asCodecConfigurationBox: (any CodecConfigurationBoxModel)? { self }
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> Self {
         guard let configuration = try CodecConfiguration.parse(type, &reader) else {
             throw MP4Error(.unsupported, "'\(type)' is not a codec configuration", offset: reader.fileOffset)
