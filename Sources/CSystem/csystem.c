@@ -292,6 +292,40 @@ int mp4probe_insert_range(int fd, int64_t offset, int64_t length) {
 #endif
 }
 
+#if defined(__linux__)
+#include <pthread.h>
+struct mp4probe_drop_part { int fd; int64_t offset, length; };
+static void *mp4probe_drop_part_run(void *argument) {
+    struct mp4probe_drop_part *part = argument;
+    (void)posix_fadvise(part->fd, (off_t)part->offset, (off_t)part->length, POSIX_FADV_DONTNEED);
+    return NULL;
+}
+#endif
+
+void mp4probe_drop_cached_pages(int fd, int64_t offset, int64_t length, int parts) {
+#if defined(__linux__)
+    if (parts < 1) parts = 1;
+    if (parts > 8) parts = 8;
+    struct mp4probe_drop_part part[8];
+    pthread_t thread[8];
+    int started[8] = { 0 };
+    int64_t step = (length / parts + 4095) & ~(int64_t)4095;
+    for (int i = 0; i < parts; i++) {
+        int64_t start = offset + step * i;
+        int64_t end = i == parts - 1 ? offset + length : start + step;
+        if (end > offset + length) end = offset + length;
+        part[i] = (struct mp4probe_drop_part){ fd, start, end > start ? end - start : 0 };
+        if (part[i].length == 0) continue;
+        /* The last part runs on this thread; a thread that cannot start runs here too. */
+        if (i < parts - 1 && pthread_create(&thread[i], NULL, mp4probe_drop_part_run, &part[i]) == 0) started[i] = 1;
+        else mp4probe_drop_part_run(&part[i]);
+    }
+    for (int i = 0; i < parts; i++) if (started[i]) pthread_join(thread[i], NULL);
+#else
+    (void)fd; (void)offset; (void)length; (void)parts;
+#endif
+}
+
 int mp4probe_collapse_range(int fd, int64_t offset, int64_t length) {
 #if defined(__linux__) && defined(FALLOC_FL_COLLAPSE_RANGE)
     return fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, (off_t)offset, (off_t)length);

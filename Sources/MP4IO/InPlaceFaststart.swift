@@ -185,6 +185,11 @@ public enum InPlaceFaststart {
         try journal.write(to: journalPath)
         do {
             try crashPoint("journal", path: path)
+            // The insertion drops every cached page of the file, on one thread; drop them
+            // first on every core (a 1.4 GB cached file on ext4: 66-88 ms alone, 40-45 ms on
+            // two threads).
+            let cores = Int32(clamping: sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+            if cores > 1 { mp4probe_drop_cached_pages(fd, 0, Int64(clamping: status.size), cores) }
             if mp4probe_insert_range(fd, 0, Int64(plan.insertedLength)) != 0 {
                 let code = errno
                 Platform.removeFile(journalPath)

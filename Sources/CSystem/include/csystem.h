@@ -91,6 +91,12 @@ void mp4probe_forget_temporary(int slot);
 /// the rest of the file up; both must be multiples of the filesystem block. -1 with errno
 /// (EOPNOTSUPP where the filesystem or platform cannot, EINVAL when misaligned).
 int mp4probe_insert_range(int fd, int64_t offset, int64_t length);
+/// Drops the clean cached pages of [offset, offset + length) (POSIX_FADV_DONTNEED), split
+/// into `parts` ranges dropped at once on as many threads (at most 8). Inserting space at the
+/// start of a file makes the kernel drop every cached page of it, one thread, 4 KiB at a time
+/// on ext4; doing it first on every core makes that wait shorter. Dirty pages are left to the
+/// insertion, which writes them back. Changes no data.
+void mp4probe_drop_cached_pages(int fd, int64_t offset, int64_t length, int parts);
 /// fallocate(FALLOC_FL_COLLAPSE_RANGE): removes [offset, offset + length), shifting the rest
 /// down (the inverse of mp4probe_insert_range).
 int mp4probe_collapse_range(int fd, int64_t offset, int64_t length);
