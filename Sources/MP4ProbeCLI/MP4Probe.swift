@@ -25,11 +25,13 @@ public enum MP4Probe {
         // even when the parent started it with them blocked (an async main's thread waited in
         // sigsuspend, which let them through).
         Platform.unblockTerminationSignals()
+        #if compiler(>=6.2)
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             Task.immediate { exit(await run(arguments)) }
-        } else {
-            Task { exit(await run(arguments)) }
+            dispatchMain()
         }
+        #endif
+        Task { exit(await run(arguments)) }
         dispatchMain()
     }
 

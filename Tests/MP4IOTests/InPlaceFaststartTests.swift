@@ -47,6 +47,16 @@ import Glibc
         return await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-i", path, "-map", "0", "-f", "framemd5", "-"])
     }
 
+    /// The journal sits beside the file, named from the path as given (no lookup): relative,
+    /// absolute, at the root.
+    @Test func journalPathsAreBesideTheFile() {
+        #expect(InPlaceFaststart.journalPath(for: "a.mp4") == "./.a.mp4.mp4probe-journal")
+        #expect(InPlaceFaststart.journalPath(for: "d/a.mp4") == "d/.a.mp4.mp4probe-journal")
+        #expect(InPlaceFaststart.journalPath(for: "/d/e/a.mp4") == "/d/e/.a.mp4.mp4probe-journal")
+        #expect(InPlaceFaststart.journalPath(for: "/a.mp4") == "/.a.mp4.mp4probe-journal")
+        #expect(Platform.split("a") == (".", "a") && Platform.split("/") == ("/", ""))
+    }
+
     @Test(arguments: movieAtEnd)
     func everyMoovAtEndSampleIsRewrittenInPlace(_ name: String) async throws {
         guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space (FALLOC_FL_INSERT_RANGE)"); return }
