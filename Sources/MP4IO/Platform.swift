@@ -32,22 +32,36 @@ package enum Platform {
 
     /// Reads exactly `count` bytes at `offset` unless the file ends first.
     package static func readFully(_ fd: Int32, offset: UInt64, count: Int, path: String) throws -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var done = 0
-        try result.withUnsafeMutableBytes { buffer in
+        // Not zeroed first: pread fills it, and only what it filled is kept (zeroing a 7 MB
+        // moov's buffer was a twentieth of `info` on it).
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = 0
             guard let base = buffer.baseAddress else { return }
-            while done < count {
-                let n = pread(fd, base + done, count - done, off_t(offset + UInt64(done)))
+            adviseHugePages(UnsafeMutableRawPointer(base), count)
+            while initialized < count {
+                let n = pread(fd, base + initialized, count - initialized, off_t(offset + UInt64(initialized)))
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw ioError("read of \(count) bytes at \(offset) failed in \(path)")
                 }
                 if n == 0 { break }
-                done += n
+                initialized += n
             }
         }
-        if done < count { result.removeLast(count - done) }
-        return result
+    }
+
+    /// Asks for transparent huge pages for the 2 MiB-aligned part of a large buffer about to
+    /// be filled (Linux, where THP is on `madvise`): a 7 MB `moov` then costs a few page
+    /// faults instead of 1,800. Does nothing for buffers under 4 MiB.
+    static func adviseHugePages(_ base: UnsafeMutableRawPointer, _ count: Int) {
+        #if os(Linux)
+        let huge = 2 << 20
+        guard count >= 2 * huge else { return }
+        let start = (Int(bitPattern: base) + huge - 1) & ~(huge - 1)
+        let end = (Int(bitPattern: base) + count) & ~(huge - 1)
+        guard end > start, let aligned = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(aligned, end - start, MADV_HUGEPAGE)
+        #endif
     }
 
     package static func closeFile(_ fd: Int32) { _ = close(fd) }

@@ -128,6 +128,26 @@ import MP4TestSupport
         }
     }
 
+    /// The one-pass sum of a size or offset table is the sum of its entries, read one at a
+    /// time (stsz, stz2 at 4, 8 and 16 bits, stco, co64), wrapping included; an entry count
+    /// larger than the bytes (a hostile table) sums what is there instead of trapping.
+    @Test func sumOfFirstFieldsIsTheSumOfTheEntries() {
+        var random = SeededRandom(seed: 31)
+        for round in 0..<200 {
+            let count = Int.random(in: 0...300, using: &random)
+            let kind: SampleTableData.Kind = [.sampleSize, .compactSampleSize, .chunkOffset, .chunkLargeOffset][round % 4]
+            let fieldSize = [4, 8, 16][round % 3]
+            let width = kind == .compactSampleSize ? (count * fieldSize + 7) / 8 : count * (kind == .chunkLargeOffset ? 8 : 4)
+            let bytes = (0..<width).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let table = SampleTableData(kind: kind, version: 0, entryCount: count, constantSampleSize: 0, sampleCount: UInt32(count), fieldSize: fieldSize, entryBytes: bytes[...])
+            var expected: UInt64 = 0
+            for i in 0..<count { expected &+= UInt64(bitPattern: table.field(i, 0)) }
+            #expect(table.sumOfFirstFields == expected, "\(kind) \(count)")
+        }
+        let short = SampleTableData(kind: .sampleSize, version: 0, entryCount: 1_000, constantSampleSize: 0, sampleCount: 1_000, fieldSize: 0, entryBytes: [0, 0, 1, 0, 0, 0, 0, 2][...])
+        #expect(short.sumOfFirstFields == 258)
+    }
+
     @Test func emptyAndSingleSampleTracks() throws {
         let empty = try Self.table(B.box("stbl", B.fullBox("stts", B.u32(0)) + B.fullBox("stsc", B.u32(0)) + B.fullBox("stsz", B.u32(0) + B.u32(0)) + B.fullBox("stco", B.u32(0))))
         #expect(empty.sampleCount == 0 && empty.sample(at: 0) == nil && empty.lastSample(decodedAtOrBefore: 100) == nil)

@@ -100,9 +100,7 @@ public struct Track: Sendable, Hashable {
             if sizes.kind == .sampleSize && sizes.constantSampleSize != 0 {
                 byteCount = CheckedMath.multiply(UInt64(sizes.constantSampleSize), UInt64(sizes.sampleCount))
             } else {
-                var total: UInt64 = 0
-                for i in 0..<sizes.entryCount { total &+= UInt64(sizes.field(i, 0)) }
-                byteCount = total
+                byteCount = sizes.sumOfFirstFields
             }
         }
         let offsets = table(.stco) ?? table(.co64)
