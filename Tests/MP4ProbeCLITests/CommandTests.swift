@@ -26,6 +26,28 @@ import MP4TestSupport
         #expect(end.out.contains("Faststart:  NO — moov at end (offset 79,297, 2.8 KiB); a progressive player must download the whole 80.3 KiB before playback"))
     }
 
+    /// The executable runs its command on the main thread (`MP4Probe.start`): `info` on a
+    /// local file and `--version` never wait, so they start no thread at all (an async main
+    /// handed the command to the concurrency runtime's worker threads: three threads, 0.8 ms of
+    /// a 3 ms run). Counted with strace; a shell that runs a command before its last is the control
+    /// that strace sees threads and processes being made.
+    @Test(.enabled(if: Executables.mp4probe != nil && Executables.find("strace") != nil, "needs the built mp4probe and strace (apt-get install -y strace): the start-up thread count is not checked"))
+    func commandsThatNeverWaitStartNoThreads() async throws {
+        let mp4probe = try #require(Executables.mp4probe), strace = try #require(Executables.find("strace"))
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        func clones(_ command: [String]) async -> Int? {
+            let trace = directory + "/trace.txt"
+            _ = await Executables.runOffPool(strace, ["-f", "-qq", "-e", "trace=clone,clone3,fork,vfork", "-o", trace] + command)
+            guard let text = FileSystem.read(trace).map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
+            return text.split(separator: "\n").filter { $0.contains("clone") || $0.contains("fork") }.count
+        }
+        let control = await clones(["/bin/sh", "-c", "/bin/true; /bin/true"])
+        #expect((control ?? 0) >= 1, "strace did not see the shell start a process: the check below would prove nothing")
+        #expect(await clones([mp4probe, "info", Fixtures.sample("moov-at-end.mp4")]) == 0)
+        #expect(await clones([mp4probe, "--version"]) == 0)
+    }
+
     /// Every command's help renders as text: no escaped newline left in an option's help, no
     /// line wider than 100 columns.
     @Test func everyHelpPageRenders() async {
