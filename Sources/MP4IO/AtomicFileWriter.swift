@@ -20,12 +20,10 @@ final class AtomicFileWriter {
     /// Creates the temporary file beside `destination` with `permissions`.
     init(destination: String, permissions: UInt32) throws {
         self.destination = destination
-        let slash = destination.lastIndex(of: "/")
-        let directory = slash.map { String(destination[..<$0]) } ?? "."
-        let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        let (directory, base) = Platform.split(destination)
         var attempt = 0
         while true {
-            let candidate = (directory.isEmpty ? "" : directory + "/") + ".\(base).mp4probe-\(Platform.processID)-\(Platform.randomSuffix()).tmp"
+            let candidate = Platform.path(in: directory, ".\(base).mp4probe-\(Platform.processID)-\(Platform.randomSuffix()).tmp")
             // Registered before it exists: a signal between the two must not leave it behind
             // (the name holds this process's id and a random part: nobody else's file).
             let slot = mp4probe_register_temporary(candidate)
@@ -59,14 +57,12 @@ final class AtomicFileWriter {
     /// large files call it (the faststart rewrite), not every small atomic write (the cache's
     /// range tables, whose directory may hold thousands of entries).
     static func removeStaleTemporaries(beside destination: String) {
-        let slash = destination.lastIndex(of: "/")
-        let directory = slash.map { String(destination[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
-        let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        let (directory, base) = Platform.split(destination)
         let prefix = ".\(base).mp4probe-"
         for name in Platform.list(directory) where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
             let rest = name.dropFirst(prefix.count)
             guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0, pid != Platform.processID else { continue }
-            if !Platform.processExists(pid) { Platform.removeFile(directory + "/" + name) }
+            if !Platform.processExists(pid) { Platform.removeFile(Platform.path(in: directory, name)) }
         }
     }
 
@@ -96,8 +92,7 @@ final class AtomicFileWriter {
             abort()
             throw error
         }
-        let slash = destination.lastIndex(of: "/")
-        Platform.syncDirectory(slash.map { String(destination[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? ".")
+        Platform.syncDirectory(Platform.split(destination).directory)
     }
 
     /// Removes the temporary file (nothing happens when it was committed).

@@ -16,7 +16,7 @@ extension FaststartRewriter {
     /// filesystems, a layout the insertion does not handle): the caller copies.
     static func rewriteByCloning(input: String, source: FileSource, file: MP4File, output: String, options: Options) async throws -> (FaststartInsertion, verified: Int?)? {
         #if os(Linux)
-        let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
+        let directory = Platform.split(output).directory
         guard Platform.filesystemMayClone(directory) else { return nil }
         let inputFD = try Platform.openForReading(input)
         defer { Platform.closeFile(inputFD) }

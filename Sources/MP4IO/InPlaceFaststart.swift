@@ -51,7 +51,7 @@ public enum InPlaceFaststart {
     /// The journal of `path`: `.NAME.mp4probe-journal` in the same directory.
     public static func journalPath(for path: String) -> String {
         let (directory, name) = Platform.split(path)
-        return (directory == "/" ? "" : directory) + "/." + name + ".mp4probe-journal"
+        return Platform.path(in: directory, "." + name + ".mp4probe-journal")
     }
 
     /// The journal's content.

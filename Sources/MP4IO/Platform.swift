@@ -52,7 +52,8 @@ package enum Platform {
 
     /// Asks for transparent huge pages for the 2 MiB-aligned part of a large buffer about to
     /// be filled (Linux, where THP is on `madvise`): a 7 MB `moov` then costs a few page
-    /// faults instead of 1,800. Does nothing for buffers under 4 MiB.
+    /// faults instead of 1,800 (`info` on the two-hour film: 2,428 → 895 in all, perf stat).
+    /// Does nothing for buffers under 4 MiB.
     static func adviseHugePages(_ base: UnsafeMutableRawPointer, _ count: Int) {
         #if os(Linux)
         let huge = 2 << 20
@@ -112,6 +113,11 @@ package enum Platform {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let directory = String(path[..<slash])
         return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+
+    /// `name` in `directory` (no doubled slash at the root).
+    package static func path(in directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
     /// Whether something exists at `path` (a broken symbolic link does not).

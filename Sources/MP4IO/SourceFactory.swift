@@ -36,6 +36,14 @@ public enum SourceFactory {
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }
 
+    /// The source for the local file at `path`: an in-place faststart a crash interrupted is
+    /// finished or undone first. What ``open(_:options:)`` does for a path, without building
+    /// the URL options (a local read does not need them).
+    public static func openFile(_ path: String) throws -> FileSource {
+        try InPlaceFaststart.recover(path: path)
+        return try FileSource(path: path)
+    }
+
     /// The source for `location`, through the cache when ``Options/cacheDirectory`` is set.
     /// - Throws: ``MP4Error`` `.io` for a missing file, a directory, an invalid URL.
     public static func open(_ location: String, options: Options = Options()) async throws -> any ByteSource {
@@ -44,9 +52,7 @@ public enum SourceFactory {
             guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
             upstream = try HTTPByteSource(url: url, options: options.http)
         } else {
-            // An in-place faststart a crash interrupted is finished or undone first.
-            try InPlaceFaststart.recover(path: location)
-            upstream = try FileSource(path: location)
+            upstream = try openFile(location)
         }
         guard let directory = options.cacheDirectory else { return upstream }
         return try await CachedByteSource(upstream: upstream, directory: directory, options: options.cache)

@@ -52,13 +52,14 @@ import Glibc
     }
 
     /// The journal sits beside the file, named from the path as given (no lookup): relative,
-    /// absolute, at the root.
+    /// absolute, at the root (the atomic writer's temporary files are named the same way).
     @Test func journalPathsAreBesideTheFile() {
         #expect(InPlaceFaststart.journalPath(for: "a.mp4") == "./.a.mp4.mp4probe-journal")
         #expect(InPlaceFaststart.journalPath(for: "d/a.mp4") == "d/.a.mp4.mp4probe-journal")
         #expect(InPlaceFaststart.journalPath(for: "/d/e/a.mp4") == "/d/e/.a.mp4.mp4probe-journal")
         #expect(InPlaceFaststart.journalPath(for: "/a.mp4") == "/.a.mp4.mp4probe-journal")
         #expect(Platform.split("a") == (".", "a") && Platform.split("/") == ("/", ""))
+        #expect(Platform.path(in: "/", "a") == "/a" && Platform.path(in: "d", "a") == "d/a")
     }
 
     @Test(arguments: movieAtEnd)

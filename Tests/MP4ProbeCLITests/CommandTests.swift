@@ -31,14 +31,15 @@ import MP4TestSupport
     /// handed the command to the concurrency runtime's worker threads: three threads, 0.8 ms of
     /// a 3 ms run). Counted with strace; a shell that runs a command before its last is the control
     /// that strace sees threads and processes being made.
-    @Test(.enabled(if: Executables.mp4probe != nil && Executables.find("strace") != nil, "needs the built mp4probe and strace (apt-get install -y strace): the start-up thread count is not checked"))
+    @Test(.enabled(if: Executables.mp4probe != nil && Executables.find("strace") != nil && Executables.find("timeout") != nil, "needs the built mp4probe, timeout and strace (apt-get install -y strace): the start-up thread count is not checked"))
     func commandsThatNeverWaitStartNoThreads() async throws {
-        let mp4probe = try #require(Executables.mp4probe), strace = try #require(Executables.find("strace"))
+        let mp4probe = try #require(Executables.mp4probe), strace = try #require(Executables.find("strace")), timeout = try #require(Executables.find("timeout"))
         let directory = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(directory) }
         func clones(_ command: [String]) async -> Int? {
             let trace = directory + "/trace.txt"
-            _ = await Executables.runOffPool(strace, ["-f", "-qq", "-e", "trace=clone,clone3,fork,vfork", "-o", trace] + command)
+            // Bounded: a traced child that hangs (a shell's `wait` did) must not hang the suite.
+            _ = await Executables.runOffPool(timeout, ["-s", "KILL", "30", strace, "-f", "-qq", "-e", "trace=clone,clone3,fork,vfork", "-o", trace] + command)
             guard let text = FileSystem.read(trace).map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
             return text.split(separator: "\n").filter { $0.contains("clone") || $0.contains("fork") }.count
         }

@@ -55,7 +55,7 @@ public enum BoxCatalog {
     private static let modelTable: [FourCC: any BoxModel.Type] = Dictionary(models.map { ($0.type, $0) }, uniquingKeysWith: { first, _ in first })
 
     private static let table: [FourCC: Descriptor] = {
-        var t = [FourCC: Descriptor](minimumCapacity: 160)
+        var t: [FourCC: Descriptor] = [:]
         func add(_ type: FourCC, _ name: String, _ structure: Structure) { t[type] = Descriptor(name: name, structure: structure) }
         for (type, name) in [
             ("moov", "MovieBox"), ("trak", "TrackBox"), ("edts", "EditBox"), ("mdia", "MediaBox"), ("minf", "MediaInformationBox"),
