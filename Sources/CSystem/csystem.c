@@ -233,14 +233,31 @@ void mp4probe_forget_temporary(int slot) {
     if (slot >= 0 && slot < MP4PROBE_TEMP_SLOTS) atomic_store(&temporary_used[slot], 0);
 }
 
-/* Byte-range locks on a cache entry's lock file mark which bytes a process is fetching (see
-   CacheEntry). Open-file-description locks on Linux (owned by the descriptor, not the process,
-   so closing another descriptor of the file keeps them); POSIX record locks elsewhere. */
+/* Record locks on a cache entry's lock file: the one kind of lock the cache takes (see
+   EntryLocks.swift). Open-file-description locks (owned by the open file, not the process, so
+   closing another descriptor of the file keeps them, and two descriptions in one process
+   exclude each other): Linux 3.15+, and Darwin, whose SDKs name the commands from macOS 14 /
+   iOS 17 on (the kernel had them before: the numbers are XNU's). Classic POSIX record locks
+   where neither exists. Never mixed with flock: Darwin keeps both in one list per file, where
+   they block each other. */
+#if defined(__APPLE__)
+#ifndef F_OFD_SETLK
+#define F_OFD_SETLK 90
+#endif
+#ifndef F_OFD_SETLKW
+#define F_OFD_SETLKW 91
+#endif
+#ifndef F_OFD_GETLK
+#define F_OFD_GETLK 92
+#endif
+#endif
 #if defined(F_OFD_SETLK)
 #define MP4PROBE_SETLK F_OFD_SETLK
+#define MP4PROBE_SETLKW F_OFD_SETLKW
 #define MP4PROBE_GETLK F_OFD_GETLK
 #else
 #define MP4PROBE_SETLK F_SETLK
+#define MP4PROBE_SETLKW F_SETLKW
 #define MP4PROBE_GETLK F_GETLK
 #endif
 
@@ -254,20 +271,24 @@ static struct flock range_description(short type, int64_t start, int64_t length)
     return lock;
 }
 
-static int range_lock(int fd, short type, int64_t start, int64_t length) {
+static int range_lock(int fd, short type, int64_t start, int64_t length, int wait) {
     struct flock lock = range_description(type, start, length);
     int result;
-    do { result = fcntl(fd, MP4PROBE_SETLK, &lock); } while (result != 0 && errno == EINTR);
+    do { result = fcntl(fd, wait ? MP4PROBE_SETLKW : MP4PROBE_SETLK, &lock); } while (result != 0 && errno == EINTR);
     if (result == 0) return 0;
     return (errno == EAGAIN || errno == EACCES) ? 1 : -1;
 }
 
 int mp4probe_range_trylock(int fd, int64_t start, int64_t length) {
-    return range_lock(fd, F_WRLCK, start, length);
+    return range_lock(fd, F_WRLCK, start, length, 0);
+}
+
+int mp4probe_range_lock_wait(int fd, int64_t start, int64_t length) {
+    return range_lock(fd, F_WRLCK, start, length, 1);
 }
 
 void mp4probe_range_unlock(int fd, int64_t start, int64_t length) {
-    (void)range_lock(fd, F_UNLCK, start, length);
+    (void)range_lock(fd, F_UNLCK, start, length, 0);
 }
 
 int64_t mp4probe_range_conflict(int fd, int64_t start, int64_t length) {

@@ -294,71 +294,12 @@ package enum Platform {
         return fd
     }
 
-    /// Takes an exclusive advisory lock on `fd`, waiting for other processes to release it.
-    static func lockExclusive(_ fd: Int32, path: String) throws {
-        while flock(fd, LOCK_EX) != 0 {
-            if errno == EINTR { continue }
-            throw ioError("cannot lock \(path)")
-        }
-    }
-
-    static func unlock(_ fd: Int32) { _ = flock(fd, LOCK_UN) }
-
-    /// Byte-range locks that mark which bytes of a cache entry a process is fetching (on the
-    /// entry's lock file; independent of the whole-file lock above). `true`: taken; `false`:
-    /// another process holds part of it; `nil`: not supported here.
-    static func tryLockRange(_ fd: Int32, _ range: Range<UInt64>) -> Bool? {
-        guard let (start, length) = lockSpan(range) else { return nil }
-        switch mp4probe_range_trylock(fd, start, length) {
-        case 0: return true
-        case 1: return false
-        default: return nil
-        }
-    }
-
-    static func unlockRange(_ fd: Int32, _ range: Range<UInt64>) {
-        guard let (start, length) = lockSpan(range) else { return }
-        mp4probe_range_unlock(fd, start, length)
-    }
-
-    /// Where the first byte of `range` that another process is fetching (holds a range lock
-    /// on) is, or `nil` when none is.
-    static func rangeLockConflict(_ fd: Int32, _ range: Range<UInt64>) -> UInt64? {
-        guard let (start, length) = lockSpan(range) else { return nil }
-        let conflict = mp4probe_range_conflict(fd, start, length)
-        return conflict < 0 ? nil : UInt64(conflict)
-    }
-
-    private static func lockSpan(_ range: Range<UInt64>) -> (Int64, Int64)? {
-        guard !range.isEmpty, range.lowerBound < UInt64(Int64.max) else { return nil }
-        return (Int64(range.lowerBound), Int64(min(UInt64(range.count), UInt64(Int64.max) - range.lowerBound)))
-    }
-
     /// Whether `fd` is the file at `path` now (same device and inode): a lock file may have
     /// been removed (`cache evict`) or replaced after it was opened.
     static func isSameFile(_ fd: Int32, path: String) -> Bool {
         var open = stat(), named = stat()
         guard fstat(fd, &open) == 0, stat(path, &named) == 0 else { return false }
         return open.st_dev == named.st_dev && open.st_ino == named.st_ino
-    }
-
-    /// Opens (creating) and locks the lock file at `path`; returns the locked descriptor.
-    /// Lock files may be removed by their holder, so a lock taken on a file that is no longer
-    /// at `path` is dropped and taken again on the new one (bounded).
-    static func openAndLock(_ path: String) throws -> Int32 {
-        for _ in 0..<1000 {
-            let fd = try openForUpdate(path)
-            do {
-                try lockExclusive(fd, path: path)
-            } catch {
-                closeFile(fd)
-                throw error
-            }
-            if isSameFile(fd, path: path) { return fd }
-            unlock(fd)
-            closeFile(fd)
-        }
-        throw ioError("cannot lock \(path): it keeps being removed")
     }
 
     /// Flushes the data of `fd` (not its metadata) to disk.

@@ -232,7 +232,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         defer { Platform.closeFile(other) }
         let present = await cached.cachedRanges
         try #require(!present.contains(UInt64(1_900_000)..<UInt64(1_900_001)), "the fetch ahead ended before the check: the test would prove nothing")
-        #expect(Platform.rangeLockConflict(other, UInt64(1_900_000)..<UInt64(1_900_001)) != nil,
+        #expect(EntryLocks.conflict(other, UInt64(1_900_000)..<UInt64(1_900_001)) != nil,
                 "the bytes the newer fetch is still fetching look free to another process")
         try await ahead.value
     }

@@ -338,7 +338,7 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         let stale = try Platform.openForUpdate(lockPath)
         defer { Platform.closeFile(stale) }
         Platform.removeFile(lockPath)
-        let fresh = try Platform.openAndLock(lockPath)
+        let fresh = try EntryLocks.openAndLockTable(lockPath)
         defer { Platform.closeFile(fresh) }
         #expect(Platform.isSameFile(fresh, path: lockPath) && !Platform.isSameFile(stale, path: lockPath))
         try CacheDirectory.export(directory, resource: "resource-2", to: directory + "/exported.bin")

@@ -22,6 +22,9 @@ int64_t mp4probe_seek_hole(int fd, int64_t offset);
 /// Byte-range write lock on [start, start + length) of fd's file, without waiting: 0 taken,
 /// 1 held by another descriptor (another process), -1 unsupported or failed.
 int mp4probe_range_trylock(int fd, int64_t start, int64_t length);
+/// The same lock, waiting while another open file description holds part of it: 0 taken, -1
+/// error (errno).
+int mp4probe_range_lock_wait(int fd, int64_t start, int64_t length);
 void mp4probe_range_unlock(int fd, int64_t start, int64_t length);
 /// Where the first lock another descriptor holds over [start, start + length) begins (at
 /// least start), or -1 when there is none.

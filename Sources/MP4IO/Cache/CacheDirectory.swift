@@ -68,13 +68,13 @@ public enum CacheDirectory {
     /// Removes one entry (under its lock).
     public static func remove(_ entry: Entry, from directory: String) throws {
         let (data, table, lock) = paths(entry, directory)
-        let fd = try Platform.openAndLock(lock)
+        let fd = try EntryLocks.openAndLockTable(lock)
         defer { Platform.closeFile(fd) }
-        defer { Platform.unlock(fd) }
+        defer { EntryLocks.unlockTable(fd) }
         Platform.removeFile(table)
         Platform.removeFile(data)
         // Removed while held: a process waiting on the old file finds it gone once it gets
-        // the lock and locks the new one (Platform.openAndLock), so no two hold it at once.
+        // the lock and locks the new one (EntryLocks.openAndLockTable), so no two hold it at once.
         Platform.removeFile(lock)
     }
 
@@ -88,9 +88,9 @@ public enum CacheDirectory {
             throw MP4Error(.io, "\(resource) is only partly cached (\(entry.cachedBytes) of \(entry.length) bytes); fetch it with --all first")
         }
         let (data, _, lock) = paths(entry, directory)
-        let lockFD = try Platform.openAndLock(lock)
+        let lockFD = try EntryLocks.openAndLockTable(lock)
         defer { Platform.closeFile(lockFD) }
-        defer { Platform.unlock(lockFD) }
+        defer { EntryLocks.unlockTable(lockFD) }
         let input = try Platform.openForReading(data)
         defer { Platform.closeFile(input) }
         AtomicFileWriter.removeStaleTemporaries(beside: destination)

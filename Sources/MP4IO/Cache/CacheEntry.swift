@@ -1,0 +1,209 @@
+import MP4Core
+
+/// The shared state of one cached resource in this process: its on-disk entry
+/// (``EntryStore``), the decisions about its fetches (``FetchPlanner``) and the fetches
+/// running (``OriginFetch``). It is the planner's driver: every decision is the planner's,
+/// and this actor carries out its effects (claim range locks, start, shrink and stop fetches,
+/// release locks) and reads the data file.
+actor CacheEntry {
+    typealias FetchID = FetchPlanner.FetchID
+    typealias ReaderID = FetchPlanner.ReaderID
+
+    let store: EntryStore
+    private var planner: FetchPlanner
+    private var running: [FetchID: (task: Task<Bool, any Error>, progress: FetchProgress)] = [:]
+    private var upstreamReads = 0
+    private var upstreamBytes: UInt64 = 0
+
+    init(directory: String, resource: String, policy: ReadAheadPolicy) throws {
+        store = try EntryStore(directory: directory, resource: resource)
+        planner = FetchPlanner(policy: policy, piece: streamPieceSize)
+    }
+
+    var resource: String { store.resource }
+    var present: ByteRangeSet { store.present }
+    var statistics: CachedByteSource.Statistics {
+        CachedByteSource.Statistics(upstreamReads: upstreamReads, upstreamBytes: upstreamBytes, cachedBytesServed: store.cachedBytesServed,
+                                    corruptBlocksRefetched: store.corruptBlocksRefetched, checksumBytesRead: store.checksumBytesRead)
+    }
+
+    // MARK: The entry on disk
+
+    func storedDescription() throws -> (length: UInt64, validator: String?, validatedAt: Int64?, presentBytes: UInt64)? {
+        try store.storedDescription()
+    }
+
+    func prepare(length: UInt64, validator: String?, confirmedAt: Int64?, attributes: ResourceAttributes? = nil) throws -> ResourceAttributes {
+        try store.prepare(length: length, validator: validator, confirmedAt: confirmedAt, attributes: attributes)
+    }
+
+    func markUsed() { store.markUsed() }
+
+    func readCached(_ range: Range<UInt64>) throws -> [UInt8]? { try store.readCached(range) }
+
+    func reload(checking offset: UInt64) throws -> Bool { try store.reload(checking: offset) }
+
+    /// Bytes a running fetch has written to the data file (not necessarily committed yet),
+    /// read back for a reader too far behind it for the bytes kept in memory.
+    func readWritten(_ range: Range<UInt64>, by progress: FetchProgress) throws -> [UInt8] {
+        // The descriptor the fetch writes to must still be this entry's (not reopened since).
+        guard progress.fd == store.dataFD, progress.valid else {
+            throw MP4Error(.io, "\(resource): the cache entry was started again during a read", offset: range.lowerBound)
+        }
+        let bytes = try Platform.readFully(store.dataFD, offset: range.lowerBound, count: Int(range.count), path: store.dataPath)
+        guard bytes.count == Int(range.count) else {
+            throw MP4Error(.io, "cache data file \(store.dataPath) is shorter than the bytes written to it", offset: range.lowerBound)
+        }
+        return bytes
+    }
+
+    /// The origin is no longer the entry's resource: the planner stops every fetch, and the
+    /// entry forgets that the origin confirmed it (the next open asks).
+    func originChanged() {
+        planner.originChanged()
+        apply(nil, commitInterval: 1)
+        store.invalidateFreshness()
+    }
+
+    // MARK: Readers (the driver's side of the planner)
+
+    /// What a reader does next, as the driver in ``CachedByteSource`` sees it.
+    enum Next: Sendable {
+        case serve(Range<UInt64>)
+        /// Take the bytes of a fetch up to `through`; at `aheadAt`, call
+        /// ``readAhead(_:after:origin:commitInterval:)``.
+        case follow(FetchID, FetchProgress, Task<Bool, any Error>, through: UInt64, aheadAt: UInt64?)
+        /// Another process is fetching the bytes at `position`: wait for its commits.
+        case elsewhere(UInt64)
+        case done
+        case stalled
+    }
+
+    func addReader(_ kind: FetchPlanner.ReaderKind, _ range: Range<UInt64>, priority: FetchPlanner.Priority) -> ReaderID {
+        store.markUsed()
+        return planner.addReader(kind, range, priority: priority)
+    }
+
+    /// The reader's next step: the planner's, with a claim carried out (and the fetch it
+    /// starts) before it is returned.
+    func next(_ reader: ReaderID, origin: any ByteSource, commitInterval: UInt64, othersAllowed: Bool) -> Next {
+        refreshProgress()
+        let step = planner.next(reader, present: store.present)
+        apply(origin, commitInterval: commitInterval)
+        switch step {
+        case .serve(let run): return .serve(run)
+        case .done: return .done
+        case .stalled: return .stalled
+        case .follow(let id, let through, let aheadAt): return follow(id, through: through, aheadAt: aheadAt)
+        case .claim(let range):
+            let claim = store.claim(range, othersAllowed: othersAllowed)
+            let followed = planner.claimed(claim?.0, for: reader, lockToken: claim?.lockToken ?? -1)
+            apply(origin, commitInterval: commitInterval)
+            guard case .follow(let id, let through, let aheadAt)? = followed else { return .elsewhere(range.lowerBound) }
+            return follow(id, through: through, aheadAt: aheadAt)
+        }
+    }
+
+    private func follow(_ id: FetchID, through: UInt64, aheadAt: UInt64?) -> Next {
+        guard let fetch = running[id] else { return .stalled }
+        return .follow(id, fetch.progress, fetch.task, through: through, aheadAt: aheadAt)
+    }
+
+    /// A windowed reader is half-way through the fetch it follows: the next window starts.
+    func readAhead(_ reader: ReaderID, after fetch: FetchID, origin: any ByteSource, commitInterval: UInt64) {
+        refreshProgress()
+        guard let range = planner.readAhead(reader, after: fetch, present: store.present) else { return }
+        let claim = store.claim(range, othersAllowed: true)
+        planner.claimedAhead(claim?.0, for: reader, lockToken: claim?.lockToken ?? -1)
+        apply(origin, commitInterval: commitInterval)
+    }
+
+    /// Where `reader` is (nil once it left).
+    func position(of reader: ReaderID) -> UInt64? { planner.readers[reader]?.position }
+
+    func advanced(_ reader: ReaderID, to position: UInt64) {
+        planner.advanced(reader, to: position)
+    }
+
+    func unfollow(_ reader: ReaderID, _ fetch: FetchID, at position: UInt64) {
+        refreshProgress()
+        planner.unfollow(reader, fetch, at: position)
+        apply(nil, commitInterval: 1)
+    }
+
+    /// The reader is gone: what it alone wanted stops.
+    func leave(_ reader: ReaderID) {
+        refreshProgress()
+        planner.leave(reader)
+        apply(nil, commitInterval: 1)
+    }
+
+    /// Starts fetches for the parts of `ranges` neither present nor being fetched (see
+    /// ``FetchPlanner/prefetch(_:present:maxRequests:)``); returns the parts started.
+    func prefetch(_ ranges: [Range<UInt64>], origin: any ByteSource, commitInterval: UInt64, maxRequests: Int) -> [Range<UInt64>] {
+        refreshProgress()
+        let parts = planner.prefetch(ranges, present: store.present, maxRequests: maxRequests)
+        apply(origin, commitInterval: commitInterval)
+        let reader = planner.prefetchReaderID
+        var started: [Range<UInt64>] = []
+        for part in parts {
+            guard let claim = store.claim(part, othersAllowed: true) else { continue }
+            planner.claimedAhead(claim.0, for: reader, lockToken: claim.lockToken)
+            started.append(claim.0)
+        }
+        apply(origin, commitInterval: commitInterval)
+        return started
+    }
+
+    // MARK: Effects
+
+    /// The planner's latest view of each running fetch's progress.
+    private func refreshProgress() {
+        for (id, fetch) in running { planner.progressed(id, written: fetch.progress.written) }
+    }
+
+    /// Carries out the planner's effects. `origin` is where started fetches read (every
+    /// start comes from a call that passes it).
+    private func apply(_ origin: (any ByteSource)?, commitInterval: UInt64) {
+        for effect in planner.takeEffects() {
+            switch effect {
+            case .start(let id, let range, _):
+                guard let origin else { planner.ended(id); continue }
+                start(id, range, origin: origin, commitInterval: commitInterval)
+            case .stop(let id):
+                running[id]?.task.cancel()
+            case .shrink(let id, let offset):
+                running[id]?.progress.shrink(to: offset)
+            case .release(let token, let ranges):
+                for range in ranges { EntryLocks.release(token, range) }
+            }
+        }
+    }
+
+    private func start(_ id: FetchID, _ range: Range<UInt64>, origin: any ByteSource, commitInterval: UInt64) {
+        upstreamReads += 1
+        let progress = FetchProgress(range, fd: store.dataFD)
+        let generation = store.table.generation, fd = store.dataFD, path = store.dataPath, name = store.resource
+        // Isolated to this actor: it ends (below) on the actor, right after the fetch.
+        let task = Task {
+            defer { self.ended(id) }
+            return try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval) { written in
+                try await self.commit(written, writtenThrough: fd, generation: generation)
+            }
+        }
+        running[id] = (task, progress)
+    }
+
+    private func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {
+        try store.commit(range, writtenThrough: fd, generation: generation)
+    }
+
+    /// A fetch ended: counted, forgotten, its locks released, its readers woken.
+    private func ended(_ id: FetchID) {
+        guard let fetch = running.removeValue(forKey: id) else { return }
+        upstreamBytes += fetch.progress.written - fetch.progress.part.lowerBound
+        planner.ended(id)
+        apply(nil, commitInterval: 1)
+        fetch.progress.finish()
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import MP4Core
+
+/// The origin of an entry that was opened without asking it (fresh or stale): before the first
+/// byte is taken from it, its length and validator must be the entry's, so a changed origin is
+/// never mixed into the entry. A mismatch is an error with cause ``MP4Error/Cause/sourceChanged``.
+final class CheckedOrigin: ByteSource, @unchecked Sendable {
+    let base: any ByteSource
+    let expectedLength: UInt64
+    let expectedValidator: String?
+    private let lock = NSLock()
+    private var confirmed = false
+
+    init(base: any ByteSource, length: UInt64, validator: String?) {
+        self.base = base
+        self.expectedLength = length
+        self.expectedValidator = validator
+    }
+
+    var name: String { base.name }
+    var preferredReadSize: Int { base.preferredReadSize }
+    func length() async throws -> UInt64 { expectedLength }
+    func validator() async throws -> String? { expectedValidator }
+
+    private func confirm() async throws {
+        if lock.withLock({ confirmed }) { return }
+        let length = try await base.length(), validator = try await base.validator()
+        guard length == expectedLength, validator == expectedValidator else {
+            var error = MP4Error(.io, "\(base.name) changed since it was cached (\(length) bytes, validator \(validator ?? "none"); the cache holds \(expectedLength) bytes, validator \(expectedValidator ?? "none")); nothing was mixed, the next open starts the entry again")
+            error.cause = .sourceChanged
+            throw error
+        }
+        lock.withLock { confirmed = true }
+    }
+
+    func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        try await confirm()
+        return try await base.read(range)
+    }
+
+    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await confirm()
+        try await base.read(range, into: consume)
+    }
+}

@@ -1,0 +1,238 @@
+import MP4Core
+
+/// One cache entry on disk: the sparse data file, the table that claims its bytes
+/// (``CacheTable``), and the lock file (``EntryLocks``), with the commit protocol that makes
+/// the entry crash-safe: data flushed before the table that claims it is replaced, the table
+/// merged with other processes' commits under the table lock, a reset by another process
+/// detected by the table's generation, and block checksums checked before cached bytes are
+/// served.
+///
+/// Not thread-safe: one ``CacheEntry`` (an actor) owns it. Fetches write the data file
+/// through ``dataFD`` outside the actor and come back to it only to commit.
+final class EntryStore {
+    let resource: String
+    let dataPath: String, tablePath: String, lockPath: String
+    private(set) var dataFD: Int32
+    private(set) var lockFD: Int32
+    private(set) var table: CacheTable
+    /// What was served from the data file and what its checksums cost.
+    var cachedBytesServed: UInt64 = 0
+    var corruptBlocksRefetched = 0
+    var checksumBytesRead: UInt64 = 0
+    /// Blocks whose checksum this process has checked (or computed): checked once each.
+    private var verifiedBlocks: Set<UInt64> = []
+    /// Descriptors replaced by a reopen, closed with the entry: a fetch may still write (or
+    /// hold range locks) through them, and must never reach whatever file reuses the number.
+    private var retiredDescriptors: [Int32] = []
+
+    init(directory: String, resource: String) throws {
+        self.resource = resource
+        (dataPath, tablePath, lockPath) = CachedByteSource.entryPaths(directory: directory, resource: resource)
+        lockFD = try Platform.openForUpdate(lockPath)
+        do {
+            dataFD = try Platform.openForUpdate(dataPath)
+        } catch {
+            Platform.closeFile(lockFD)
+            throw error
+        }
+        table = CacheTable(resource: resource, length: 0, validator: nil)
+    }
+
+    deinit {
+        Platform.closeFile(dataFD)
+        Platform.closeFile(lockFD)
+        for fd in retiredDescriptors { Platform.closeFile(fd) }
+    }
+
+    var present: ByteRangeSet { table.rangeSet }
+
+    /// Runs `body` holding the table lock (other processes wait).
+    func locked<T>(_ body: () throws -> T) throws -> T {
+        try EntryLocks.lockTable(lockFD, path: lockPath)
+        if !Platform.isSameFile(lockFD, path: lockPath) {
+            // The lock file was removed (`cache evict`) since it was opened: the lock taken on
+            // the old file excludes nobody. Lock the file that is there now; the old
+            // descriptor stays open, as fetches still release their range locks on it.
+            EntryLocks.unlockTable(lockFD)
+            let relocked = try EntryLocks.openAndLockTable(lockPath)
+            retiredDescriptors.append(lockFD)
+            lockFD = relocked
+        }
+        defer { EntryLocks.unlockTable(lockFD) }
+        return try body()
+    }
+
+    /// The table on disk, or an empty one when it is missing, corrupt or for another
+    /// resource/version (then the data file is emptied too). Call with the lock held.
+    private func loadTable(length: UInt64, validator: String?) throws -> CacheTable {
+        let onDisk = try? CacheTable.load(tablePath)   // torn or corrupt: discarded, never trusted
+        // The data file must be the one the table describes (same inode, full length).
+        let dataIsThere = (try? Platform.status(dataFD, path: dataPath)).map { open in
+            Platform.status(path: dataPath).map { $0.inode == open.inode && $0.device == open.device } ?? false
+        } ?? false
+        if !dataIsThere {
+            let reopened = try Platform.openForUpdate(dataPath)
+            retiredDescriptors.append(dataFD)
+            dataFD = reopened
+        }
+        if let onDisk, onDisk.resource == resource, onDisk.length == length, onDisk.validator == validator,
+           dataIsThere, Platform.usage(dataPath)?.size == length {
+            return onDisk
+        }
+        // New, changed upstream, unreadable, or its data file is gone: start empty (a sparse
+        // file of the full length).
+        let fresh = CacheTable(resource: resource, length: length, validator: validator)
+        try Platform.truncate(dataFD, size: 0, path: dataPath)
+        try Platform.truncate(dataFD, size: length, path: dataPath)
+        try fresh.write(to: tablePath)
+        return fresh
+    }
+
+    /// Replaces the table with what is on disk now (under the lock); forgets verified blocks
+    /// when the entry was started again.
+    private func reloadLocked() throws {
+        let generation = table.generation
+        table = try loadTable(length: table.length, validator: table.validator)
+        if table.generation != generation { verifiedBlocks = [] }
+    }
+
+    /// What the table on disk says about the resource, without changing anything: `nil` when
+    /// there is no usable entry (no table, damaged, another resource, data file missing).
+    func storedDescription() throws -> (length: UInt64, validator: String?, validatedAt: Int64?, presentBytes: UInt64)? {
+        try locked {
+            guard let onDisk = try? CacheTable.load(tablePath), onDisk.resource == resource,
+                  Platform.usage(dataPath)?.size == onDisk.length else { return nil }
+            return (onDisk.length, onDisk.validator, onDisk.validatedAt, onDisk.rangeSet.byteCount)
+        }
+    }
+
+    /// Settles the entry for a resource of `length` and `validator` (emptied when the table
+    /// describes another); `confirmedAt`, when the origin just confirmed them, is recorded so
+    /// that later opens within the maximum age need not ask it, and so are `attributes` when
+    /// given. Returns the entry's attributes.
+    func prepare(length: UInt64, validator: String?, confirmedAt: Int64?, attributes: ResourceAttributes?) throws -> ResourceAttributes {
+        let generation = table.generation
+        table = try locked {
+            var loaded = try loadTable(length: length, validator: validator)
+            var changed = false
+            // Recorded at most once a minute: an open is not a table write.
+            if let confirmedAt, (loaded.validatedAt ?? 0) + 60 <= confirmedAt || (loaded.validatedAt ?? 0) > confirmedAt {
+                loaded.validatedAt = confirmedAt
+                changed = true
+            }
+            if let attributes, attributes != loaded.attributes {
+                loaded.attributes = attributes
+                changed = true
+            }
+            if changed { try loaded.write(to: tablePath) }
+            return loaded
+        }
+        if table.generation != generation { verifiedBlocks = [] }
+        return table.attributes
+    }
+
+    /// Forgets that the origin confirmed the entry (it was found changed): the next open asks.
+    func invalidateFreshness() {
+        _ = try? locked {
+            guard var onDisk = try? CacheTable.load(tablePath), onDisk.resource == resource, onDisk.validatedAt != nil else { return }
+            onDisk.validatedAt = nil
+            try onDisk.write(to: tablePath)
+            if table.generation == onDisk.generation { table.validatedAt = nil }
+        }
+    }
+
+    /// Reloads the table (another process's commits); returns whether `offset` is present.
+    func reload(checking offset: UInt64) throws -> Bool {
+        try locked { try reloadLocked() }
+        return table.rangeSet.contains(offset..<(offset + 1))
+    }
+
+    /// Marks the entry as used now (its table's modification time orders eviction).
+    func markUsed() { Platform.touch(tablePath) }
+
+    /// The bytes of `range` (present in the table) from the data file, after checking the
+    /// blocks it touches against their checksums; `nil` when some failed: they are dropped from
+    /// the table (the caller fetches them again), corrupt bytes are never served.
+    func readCached(_ range: Range<UInt64>) throws -> [UInt8]? {
+        let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
+        guard bytes.count == Int(range.count) else {
+            throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
+        }
+        guard try verifyBlocks(range, bytes: bytes) else { return nil }
+        cachedBytesServed += UInt64(range.count)
+        return bytes
+    }
+
+    /// Checks the wholly present blocks `range` touches against their checksums, each block
+    /// once per process. Returns false after dropping the blocks that fail.
+    private func verifyBlocks(_ range: Range<UInt64>, bytes: [UInt8]) throws -> Bool {
+        guard let indexes = table.blocks(touching: range) else { return true }
+        var corrupt: [UInt64] = []
+        for index in indexes where !verifiedBlocks.contains(index) {
+            guard let expected = table.blockChecksums[index] else { continue }
+            let block = table.block(index)
+            let content: [UInt8]
+            if block.lowerBound >= range.lowerBound && block.upperBound <= range.upperBound {
+                content = Array(bytes[Int(block.lowerBound - range.lowerBound)..<Int(block.upperBound - range.lowerBound)])
+            } else {
+                content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
+            }
+            checksumBytesRead += UInt64(content.count)
+            if content.count == Int(block.count) && FNV1a.hashWords(content) == expected {
+                verifiedBlocks.insert(index)
+            } else {
+                corrupt.append(index)
+            }
+        }
+        guard !corrupt.isEmpty else { return true }
+        corruptBlocksRefetched += corrupt.count
+        try locked {
+            try reloadLocked()
+            for index in corrupt {
+                table.rangeSet.remove(table.block(index))
+                table.blockChecksums[index] = nil
+            }
+            try table.write(to: tablePath)
+        }
+        return false
+    }
+
+    /// Computes the checksums of the blocks `range` completed (read back from the data file,
+    /// just written, so from the page cache). Call with the lock held.
+    private func addBlockChecksums(around range: Range<UInt64>) throws {
+        guard let indexes = table.blocks(touching: range) else { return }
+        for index in indexes where table.blockChecksums[index] == nil {
+            let block = table.block(index)
+            guard !block.isEmpty, table.rangeSet.contains(block) else { continue }
+            let content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
+            guard content.count == Int(block.count) else { continue }
+            table.blockChecksums[index] = FNV1a.hashWords(content)
+            verifiedBlocks.insert(index)
+        }
+    }
+
+    /// Claims `range` (written to the data file through `fd`) in the table: data flushed
+    /// first, then, holding the lock, the table as it is on disk now (other processes' ranges
+    /// merged) plus `range`, written atomically. Claims nothing and returns false when the
+    /// entry's generation is no longer `generation` (another process emptied it: the bytes
+    /// may be gone) or `fd` is no longer the data file.
+    func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {
+        try Platform.syncData(fd, path: dataPath)       // data first ...
+        return try locked {
+            // Another process may have added ranges, or evicted or reset the entry: start from
+            // what is on disk now (an empty entry when it is gone or damaged).
+            try reloadLocked()
+            guard table.generation == generation, fd == dataFD else { verifiedBlocks = []; return false }
+            table.rangeSet.insert(range)
+            try addBlockChecksums(around: range)
+            try table.write(to: tablePath)              // ... then the table that claims it
+            return true
+        }
+    }
+
+    /// Marks `range` as fetched by this process (``EntryLocks/claim(_:_:othersAllowed:)``);
+    /// returns the part it may fetch and the descriptor the lock is on.
+    func claim(_ range: Range<UInt64>, othersAllowed: Bool) -> (Range<UInt64>, lockToken: Int32)? {
+        EntryLocks.claim(lockFD, range, othersAllowed: othersAllowed).map { ($0, lockFD) }
+    }
+}

@@ -1,0 +1,379 @@
+/// How far ahead of a reader the cache fetches, and when it stops: the one read-ahead policy of
+/// serving (the cache's windows, the loader's seek-aware prefetch and the HTTP source's first
+/// request all take their numbers from here).
+public struct ReadAheadPolicy: Sendable, Equatable {
+    /// How far one fetch for a streaming reader (a player's request) runs ahead of it: a
+    /// missing run is fetched in requests of at most this many bytes, the next one started
+    /// when the reader is half-way through the current one. When the reader leaves, both
+    /// stop: what a player that leaves costs the origin is what was in flight. 2 MiB: a
+    /// second of a 16 Mbit/s film, and about one request per second at a phone's speed.
+    public var window: UInt64 = 2 << 20
+    /// How far ahead of a running fetch's progress a reader still waits for it rather than
+    /// starting a fetch of its own (a seek further ahead never waits for a sequential fetch).
+    /// 256 KiB: less than a quarter of a second of a loopback origin.
+    public var followDistance: UInt64 = 256 << 10
+    /// Missing parts separated by less than this many cached bytes are fetched in one request
+    /// (fetching the small cached gap again costs less than a second round trip).
+    public var bridgeGap: UInt64 = 64 << 10
+    /// Seconds of every track fetched ahead of where a player reads (the seek plan of the
+    /// next seconds, by ``MediaLoader``); 0 turns that prefetch off. It is asked for: it
+    /// finishes its window even when the player leaves, unless a later seek supersedes it.
+    public var prefetchSeconds: Double = 10
+    /// The most one prefetch fetches.
+    public var maxPrefetchBytes: UInt64 = 64 << 20
+    /// Requests one prefetch starts at most.
+    public var maxPrefetchRequests = 8
+    /// Bytes of the first request to an HTTP origin (its length, `ftyp` and a small front
+    /// `moov` in one round trip; little waste when `moov` is at the end).
+    public var headWindow = 64 << 10
+
+    public init() {}
+}
+
+/// The decisions of one cache entry's fetches, with no I/O of its own (the model is
+/// ``FragmentSeekSearch``): given what is cached, the fetches running, the readers (position,
+/// end, priority) and the ``ReadAheadPolicy``, it answers what a reader does next (serve a run
+/// from the data file, follow a fetch, claim a range to fetch) and which fetches start, shrink
+/// and stop. ``CacheEntry`` is its driver: it claims ranges (range locks between processes),
+/// runs fetches (``OriginFetch``) and reads the data file as told.
+///
+/// The rules, each in one place:
+/// - a reader follows a fetch that covers its position and is less than
+///   ``ReadAheadPolicy/followDistance`` behind it; one further behind is cut short there and
+///   a fetch starts at the position (a seek never waits for a sequential download);
+/// - a streaming reader fetches in windows of ``ReadAheadPolicy/window`` bytes, the next
+///   started half-way through the current one, owned by the reader;
+/// - a fetch stops when every reader that wants it has left (the reader it was started for,
+///   those that follow it); a prefetch's fetches belong to the prefetch, which a newer one
+///   supersedes;
+/// - a reader that makes no progress for four steps in a row stalls (its bytes keep being
+///   reset by another process, or keep failing their checksums);
+/// - when the origin changed, every fetch stops.
+struct FetchPlanner: Sendable {
+    typealias FetchID = UInt64
+    typealias ReaderID = UInt64
+
+    /// Who comes first when the origin's bandwidth is shared: a player's read, then the
+    /// loader's prefetch, then a preload.
+    enum Priority: Int, Comparable, Sendable {
+        case preload = 0, prefetch = 1, playing = 2
+        static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    enum ReaderKind: Sendable, Equatable {
+        /// Bytes handed on as they are written; `windowed`: fetched in windows of the policy's
+        /// size (a player that may leave), else whole missing runs (a `moov` read).
+        case stream(windowed: Bool)
+        /// Makes bytes present; done with a run once the table claims it.
+        case fill
+        /// The prefetch: wants ranges, reads nothing.
+        case prefetch
+    }
+
+    struct Reader: Sendable, Equatable {
+        var kind: ReaderKind
+        var priority: Priority
+        var position: UInt64
+        var end: UInt64
+        /// Start of the last window fetched ahead for it (each at most once).
+        var aheadFrom: UInt64?
+        /// Steps in a row at the same position.
+        var stalls = 0
+        var lastStep: UInt64?
+    }
+
+    struct Fetch: Sendable, Equatable {
+        /// The range it was started for.
+        var range: Range<UInt64>
+        /// Where it stops: `range.upperBound`, or earlier once another fetch took over.
+        var end: UInt64
+        /// End of the bytes it has written (as last reported).
+        var written: UInt64
+        /// The readers that want it. Empty: it stops.
+        var owners: Set<ReaderID>
+        var priority: Priority
+        /// The descriptor its range lock was taken on (opaque here; locks belong to it).
+        var lockToken: Int32
+        /// Told to stop: no reader follows it, it only holds its lock until it ends.
+        var isStopping = false
+
+        /// The bytes it holds locked.
+        var held: Range<UInt64> { range.lowerBound..<max(range.lowerBound, end) }
+    }
+
+    /// What a reader does next.
+    enum Step: Sendable, Equatable {
+        /// Read this run from the data file and hand it on.
+        case serve(Range<UInt64>)
+        /// Take the bytes of this fetch, from the reader's position up to `through`; at
+        /// `aheadAt` (when set) ask ``FetchPlanner/readAhead(_:present:)`` for the next window.
+        case follow(FetchID, through: UInt64, aheadAt: UInt64?)
+        /// Claim this range (no other process may be fetching it), then report with
+        /// ``claimed(_:for:lockToken:)``.
+        case claim(Range<UInt64>)
+        /// The reader is at its end.
+        case done
+        /// No progress in four steps.
+        case stalled
+    }
+
+    /// What happens to fetches.
+    enum Effect: Sendable, Equatable {
+        case start(FetchID, Range<UInt64>, Priority)
+        /// Stop at the next piece, keeping what was committed.
+        case stop(FetchID)
+        /// End at the offset instead (another fetch starts there).
+        case shrink(FetchID, to: UInt64)
+        /// Release these bytes' range locks (taken on `lockToken`).
+        case release(lockToken: Int32, [Range<UInt64>])
+    }
+
+    let policy: ReadAheadPolicy
+    /// The stream piece: the largest run served from the data file in one step.
+    let piece: UInt64
+    private(set) var readers: [ReaderID: Reader] = [:]
+    private(set) var fetches: [FetchID: Fetch] = [:]
+    private var nextID: UInt64 = 1
+    private var effects: [Effect] = []
+    /// The prefetch reader, once there was a prefetch.
+    private var prefetchReader: ReaderID?
+
+    init(policy: ReadAheadPolicy, piece: UInt64 = 256 << 10) {
+        self.policy = policy
+        self.piece = max(piece, 1)
+    }
+
+    /// The effects decided since the last call, in order, for the driver to carry out.
+    mutating func takeEffects() -> [Effect] {
+        defer { effects = [] }
+        return effects
+    }
+
+    private mutating func newID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    // MARK: Readers
+
+    /// A reader of `range`.
+    mutating func addReader(_ kind: ReaderKind, _ range: Range<UInt64>, priority: Priority) -> ReaderID {
+        let id = newID()
+        readers[id] = Reader(kind: kind, priority: priority, position: range.lowerBound, end: range.upperBound)
+        return id
+    }
+
+    /// A running fetch's progress (its executor reports it; decisions use the latest).
+    mutating func progressed(_ fetch: FetchID, written: UInt64) {
+        guard let current = fetches[fetch]?.written, written > current else { return }
+        fetches[fetch]?.written = written
+    }
+
+    /// The reader handed on (or, a fill, saw claimed) everything before `position`.
+    mutating func advanced(_ reader: ReaderID, to position: UInt64) {
+        guard let current = readers[reader]?.position, position > current else { return }
+        readers[reader]?.position = position
+    }
+
+    /// What `reader` does next, with `present` the bytes the table claims.
+    mutating func next(_ reader: ReaderID, present: ByteRangeSet) -> Step {
+        guard var state = readers[reader] else { return .done }
+        defer { readers[reader] = state }
+        let position = state.position
+        guard position < state.end else { return .done }
+        if state.lastStep == position {
+            state.stalls += 1
+            if state.stalls > 3 { return .stalled }
+        } else {
+            (state.lastStep, state.stalls) = (position, 0)
+        }
+        let missing = present.missing(in: position..<state.end)
+        guard let first = missing.first, first.lowerBound == position else {
+            return .serve(position..<min(missing.first?.lowerBound ?? state.end, position + piece))
+        }
+        var end = first.upperBound
+        // Small cached gaps between missing parts are fetched again rather than paid for with
+        // another request.
+        for part in missing.dropFirst() {
+            guard part.lowerBound - end < policy.bridgeGap else { break }
+            end = part.upperBound
+        }
+        if let (id, running) = runningFetch(covering: position) {
+            // Follow a fetch about to reach the position; one far behind it (the reader sought
+            // ahead, e.g. to a moov at the end) stops there, and a fetch starts at the position.
+            if running.written + policy.followDistance >= position {
+                fetches[id]?.owners.insert(reader)
+                fetches[id]?.priority = max(running.priority, state.priority)
+                return .follow(id, through: min(running.end, state.end), aheadAt: aheadPoint(of: running, for: state))
+            }
+            shrink(id, to: position)
+            end = min(end, running.range.upperBound)
+        }
+        end = endBeforeOtherFetches(from: position, end: end)
+        if case .stream(windowed: true) = state.kind, end - position > policy.window { end = position + policy.window }
+        return .claim(position..<end)
+    }
+
+    /// The driver claimed `range` for `reader` (or nil: another process fetches its first
+    /// byte); returns what the reader does then: follow the new fetch, or wait for the other
+    /// process (nil).
+    mutating func claimed(_ range: Range<UInt64>?, for reader: ReaderID, lockToken: Int32) -> Step? {
+        guard let range, !range.isEmpty, let state = readers[reader] else { return nil }
+        let id = start(range, owners: [reader], priority: state.priority, lockToken: lockToken)
+        guard let fetch = fetches[id] else { return nil }
+        return .follow(id, through: min(fetch.end, state.end), aheadAt: aheadPoint(of: fetch, for: state))
+    }
+
+    /// Where a windowed reader following `fetch` asks for the next window: half-way through
+    /// the window, when the fetch ends before the reader does.
+    private func aheadPoint(of fetch: Fetch, for reader: Reader) -> UInt64? {
+        guard case .stream(windowed: true) = reader.kind, fetch.range.upperBound < reader.end else { return nil }
+        return fetch.range.upperBound - min(fetch.range.upperBound, policy.window / 2)
+    }
+
+    /// The next window for a windowed reader half-way through the fetch it follows: the
+    /// missing bytes from that fetch's end, when nothing fetches them yet. The driver claims
+    /// it and reports with ``claimedAhead(_:for:lockToken:)``.
+    mutating func readAhead(_ reader: ReaderID, after fetch: FetchID, present: ByteRangeSet) -> Range<UInt64>? {
+        guard var state = readers[reader], case .stream(windowed: true) = state.kind, let followed = fetches[fetch] else { return nil }
+        let from = followed.range.upperBound
+        guard from < state.end, state.aheadFrom != from else { return nil }
+        state.aheadFrom = from
+        readers[reader] = state
+        guard runningFetch(covering: from) == nil,
+              let part = present.missing(in: from..<min(state.end, from + policy.window)).first, part.lowerBound == from else { return nil }
+        return from..<endBeforeOtherFetches(from: from, end: part.upperBound)
+    }
+
+    /// The driver claimed (part of) a window ahead for `reader`: it belongs to the reader.
+    mutating func claimedAhead(_ range: Range<UInt64>?, for reader: ReaderID, lockToken: Int32) {
+        guard let range, !range.isEmpty, let state = readers[reader] else { return }
+        _ = start(range, owners: [reader], priority: state.priority, lockToken: lockToken)
+    }
+
+    /// `reader` stops following `fetch` at `position`: when nobody else wants it and it has
+    /// bytes left to fetch, it stops.
+    mutating func unfollow(_ reader: ReaderID, _ fetch: FetchID, at position: UInt64) {
+        advanced(reader, to: position)
+        guard var running = fetches[fetch] else { return }
+        running.owners.remove(reader)
+        fetches[fetch] = running
+        if running.owners.isEmpty && !running.isStopping && position < running.end { stop(fetch) }
+    }
+
+    /// `reader` is gone (done, failed, or its player left): every fetch it alone wanted
+    /// stops, read-ahead windows included.
+    mutating func leave(_ reader: ReaderID) {
+        guard readers.removeValue(forKey: reader) != nil else { return }
+        for (id, running) in fetches.sorted(by: { $0.key < $1.key }) where running.owners.contains(reader) {
+            fetches[id]?.owners.remove(reader)
+            if running.owners.count == 1 && !running.isStopping && running.written < running.end { stop(id) }
+        }
+    }
+
+    // MARK: Prefetch
+
+    /// The parts of `wanted` to fetch for the prefetch (neither present nor being fetched,
+    /// bridged, at most `maxRequests`); first the previous prefetch's fetches that no reader
+    /// follows and `wanted` no longer wants stop. The driver claims each part and reports with
+    /// ``claimedAhead(_:for:lockToken:)`` for ``prefetchReaderID``.
+    mutating func prefetch(_ wanted: [Range<UInt64>], present: ByteRangeSet, maxRequests: Int) -> [Range<UInt64>] {
+        let reader = prefetchReaderID
+        var wantedSet = ByteRangeSet()
+        for range in wanted where !range.isEmpty { wantedSet.insert(range) }
+        for (id, running) in fetches.sorted(by: { $0.key < $1.key }) where running.owners.contains(reader) && !running.isStopping {
+            let rest = running.written..<max(running.written, running.end)
+            guard !wantedSet.ranges.contains(where: { $0.overlaps(rest) }) else { continue }
+            fetches[id]?.owners.remove(reader)
+            if running.owners.count == 1 { stop(id) }
+        }
+        var parts: [Range<UInt64>] = []
+        for range in wantedSet.ranges {
+            var missing = ByteRangeSet()
+            for part in present.missing(in: range) { missing.insert(part) }
+            for running in fetches.values where !running.isStopping { missing.remove(running.held) }
+            for part in missing.ranges {
+                if let last = parts.last, part.lowerBound - last.upperBound < policy.bridgeGap,
+                   runningFetch(overlapping: last.upperBound..<part.lowerBound) == nil {
+                    parts[parts.count - 1] = last.lowerBound..<part.upperBound
+                } else {
+                    parts.append(part)
+                }
+            }
+        }
+        return Array(parts.prefix(max(maxRequests, 0)))
+    }
+
+    /// The reader that owns prefetches (made on first use).
+    var prefetchReaderID: ReaderID {
+        mutating get {
+            if let prefetchReader { return prefetchReader }
+            let id = newID()
+            readers[id] = Reader(kind: .prefetch, priority: .prefetch, position: 0, end: 0)
+            prefetchReader = id
+            return id
+        }
+    }
+
+    // MARK: Fetches
+
+    /// A fetch ended (done, failed, stopped): it is forgotten, and the bytes it alone held
+    /// locked are released.
+    mutating func ended(_ fetch: FetchID) {
+        guard let running = fetches.removeValue(forKey: fetch) else { return }
+        release(running.held, token: running.lockToken, except: fetch)
+    }
+
+    /// The origin is no longer the entry's resource: every fetch stops.
+    mutating func originChanged() {
+        for id in fetches.keys.sorted() where fetches[id]?.isStopping == false { stop(id) }
+    }
+
+    /// The fetch that covers `offset` and is not stopping.
+    func runningFetch(covering offset: UInt64) -> (FetchID, Fetch)? {
+        fetches.first { !$0.value.isStopping && $0.value.range.lowerBound <= offset && offset < $0.value.end }.map { ($0.key, $0.value) }
+    }
+
+    private func runningFetch(overlapping range: Range<UInt64>) -> FetchID? {
+        fetches.first { !$0.value.isStopping && $0.value.held.overlaps(range) }?.key
+    }
+
+    /// `end`, or earlier where another running fetch begins after `from`.
+    private func endBeforeOtherFetches(from: UInt64, end: UInt64) -> UInt64 {
+        var end = end
+        for running in fetches.values where !running.isStopping && running.range.lowerBound > from && running.range.lowerBound < end {
+            end = running.range.lowerBound
+        }
+        return end
+    }
+
+    private mutating func start(_ range: Range<UInt64>, owners: Set<ReaderID>, priority: Priority, lockToken: Int32) -> FetchID {
+        let id = newID()
+        fetches[id] = Fetch(range: range, end: range.upperBound, written: range.lowerBound, owners: owners, priority: priority, lockToken: lockToken)
+        effects.append(.start(id, range, priority))
+        return id
+    }
+
+    private mutating func stop(_ fetch: FetchID) {
+        guard fetches[fetch]?.isStopping == false else { return }
+        fetches[fetch]?.isStopping = true
+        effects.append(.stop(fetch))
+    }
+
+    /// Cuts `fetch` short at `offset`: it keeps its head, and the bytes after are released.
+    private mutating func shrink(_ fetch: FetchID, to offset: UInt64) {
+        guard let running = fetches[fetch], offset < running.end else { return }
+        fetches[fetch]?.end = offset
+        effects.append(.shrink(fetch, to: offset))
+        release(offset..<running.end, token: running.lockToken, except: fetch)
+    }
+
+    /// Releases `range` on `token`, except the bytes other fetches on the same token hold
+    /// (locks belong to the descriptor, not to a fetch).
+    private mutating func release(_ range: Range<UInt64>, token: Int32, except fetch: FetchID) {
+        guard !range.isEmpty else { return }
+        var released = ByteRangeSet([range])
+        for (id, other) in fetches where id != fetch && other.lockToken == token { released.remove(other.held) }
+        if !released.ranges.isEmpty { effects.append(.release(lockToken: token, released.ranges)) }
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import MP4Core
+
+/// How far one fetch got, shared by the fetch (which advances it piece by piece) and the
+/// readers that follow it (which wait for `written` to pass their position). The latest bytes
+/// stay in memory (``recentCapacity``), so a reader close behind the fetch takes them from
+/// here instead of reading them back from the data file.
+final class FetchProgress: @unchecked Sendable {
+    /// The range being fetched.
+    let part: Range<UInt64>
+    /// The data file descriptor the fetch writes to.
+    let fd: Int32
+    /// The most recent bytes kept in memory for followers.
+    let recentCapacity: Int
+    private let lock = NSLock()
+    private var _written: UInt64
+    private var _committed: UInt64
+    private var _valid = true
+    private var _end: UInt64
+    private var finished = false
+    private var waiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var commitWaiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    /// The latest pieces written, in order, ending at `_written`, at most `recentCapacity`
+    /// bytes in all.
+    private var recent: [(offset: UInt64, bytes: [UInt8])] = []
+    private var recentCount = 0
+
+    init(_ part: Range<UInt64>, fd: Int32, recentCapacity: Int = 256 << 10) {
+        self.part = part
+        self.fd = fd
+        self.recentCapacity = recentCapacity
+        _written = part.lowerBound
+        _committed = part.lowerBound
+        _end = part.upperBound
+    }
+
+    /// End of the bytes written to the data file.
+    var written: UInt64 { lock.withLock { _written } }
+    /// End of the bytes the table claims.
+    var committed: UInt64 { lock.withLock { _committed } }
+    /// Where the fetch stops: the end of its part, or earlier once another fetch took over.
+    var end: UInt64 { lock.withLock { _end } }
+    /// False once a commit found the entry started again by another process.
+    var valid: Bool { lock.withLock { _valid } }
+    /// Whether the fetch has ended.
+    var isFinished: Bool { lock.withLock { finished } }
+
+    /// The fetch wrote `bytes` at `written`: readers waiting for them wake.
+    func wrote(_ bytes: ArraySlice<UInt8>) {
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            if recentCapacity > 0 {
+                recent.append((_written, Array(bytes)))
+                recentCount += bytes.count
+                while recentCount - (recent.first?.bytes.count ?? 0) >= recentCapacity, !recent.isEmpty {
+                    recentCount -= recent.removeFirst().bytes.count
+                }
+            }
+            _written += UInt64(bytes.count)
+            let ready = waiters.filter { $0.offset < _written }.map(\.continuation)
+            waiters.removeAll { $0.offset < _written }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// The table now claims the bytes up to `offset` (fills waiting for them wake), or, with
+    /// `valid` false, the entry was started again by another process: nothing is claimed.
+    func committed(through offset: UInt64, valid: Bool) {
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            _valid = _valid && valid
+            guard _valid else { return [] }
+            _committed = max(_committed, offset)
+            let ready = commitWaiters.filter { $0.offset <= _committed }.map(\.continuation)
+            commitWaiters.removeAll { $0.offset <= _committed }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Makes the fetch stop at `offset`, unless it has already written past it.
+    func shrink(to offset: UInt64) {
+        lock.withLock {
+            if _written < offset && offset < _end { _end = offset }
+        }
+    }
+
+    /// The bytes of `range` still in memory (the whole range or nothing).
+    func recentBytes(_ range: Range<UInt64>) -> ArraySlice<UInt8>? {
+        lock.withLock {
+            for piece in recent where piece.offset <= range.lowerBound && range.upperBound <= piece.offset + UInt64(piece.bytes.count) {
+                let start = Int(range.lowerBound - piece.offset)
+                return piece.bytes[start..<(start + Int(range.count))]
+            }
+            return nil
+        }
+    }
+
+    /// Where the in-memory piece holding `offset` ends, if one does.
+    func recentEnd(holding offset: UInt64) -> UInt64? {
+        lock.withLock {
+            recent.first { $0.offset <= offset && offset < $0.offset + UInt64($0.bytes.count) }.map { $0.offset + UInt64($0.bytes.count) }
+        }
+    }
+
+    /// Thrown inside the fetch's stream when it reached ``end``.
+    struct ReachedEnd: Error {}
+
+    /// The fetch ended (done, failed or cancelled): wakes every waiter.
+    func finish() {
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            finished = true
+            recent = []
+            recentCount = 0
+            defer { waiters = []; commitWaiters = [] }
+            return waiters.map(\.continuation) + commitWaiters.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Waits until the table claims the bytes up to `offset` or the fetch has ended.
+    func wait(committedThrough offset: UInt64) async -> (committed: UInt64, finished: Bool) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if _committed >= offset || finished { return true }
+                commitWaiters.append((offset, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return lock.withLock { (_committed, finished) }
+    }
+
+    /// Waits until bytes past `offset` are written or the fetch has ended.
+    func wait(beyond offset: UInt64) async -> (written: UInt64, finished: Bool) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if _written > offset || finished { return true }
+                waiters.append((offset, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return lock.withLock { (_written, finished) }
+    }
+}
+
+/// The executor of one fetch: streams `part` from the origin into the data file, committing
+/// what arrived every `commitInterval` bytes, at the end, and when the stream fails (then
+/// rethrows). It decides nothing: where it stops (``FetchProgress/end``) and whether it is
+/// cancelled come from the planner, through its ``CacheEntry``.
+enum OriginFetch {
+    /// Runs the fetch. `commit` claims a written range (false: the entry was started again by
+    /// another process; nothing more is claimed). Returns false in that case.
+    static func run(_ part: Range<UInt64>, from origin: any ByteSource, into progress: FetchProgress, dataPath: String, name: String,
+                    commitInterval: UInt64, commit: @escaping @Sendable (Range<UInt64>) async throws -> Bool) async throws -> Bool {
+        let fd = progress.fd
+        let interval = max(commitInterval, 1)
+        // The committed mark, as the fetch itself sees it (only it advances it).
+        let mark = Locked(part.lowerBound)
+        var failure: (any Error)?
+        do {
+            try await origin.read(part, into: { @Sendable bytes in
+                guard progress.valid, !Task.isCancelled else { throw CancellationError() }
+                // Never past the part, whatever the origin sends.
+                guard UInt64(bytes.count) <= part.upperBound - progress.written else {
+                    throw MP4Error(.io, "\(name): upstream sent more than the \(part.count) bytes asked for at \(part.lowerBound)", offset: part.lowerBound)
+                }
+                // A piece may span several commit points (`--block` smaller than a piece), and
+                // the fetch stops where a later fetch (a reader's seek ahead) took over.
+                var rest = bytes.prefix(Int(min(UInt64(bytes.count), progress.end - min(progress.end, progress.written))))
+                while !rest.isEmpty && progress.valid {
+                    let written = progress.written, committed = mark.withLock { $0 }
+                    let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - committed))))
+                    try Platform.writeFully(fd, chunk, offset: written, path: dataPath)
+                    progress.wrote(chunk)
+                    rest = rest.dropFirst(chunk.count)
+                    if progress.written - committed >= interval {
+                        let through = progress.written
+                        let valid = try await commit(committed..<through)
+                        mark.withLock { $0 = through }
+                        progress.committed(through: through, valid: valid)
+                    }
+                }
+                if progress.written >= progress.end && progress.end < part.upperBound { throw FetchProgress.ReachedEnd() }
+            })
+            if progress.written != part.upperBound {
+                failure = MP4Error(.io, "\(name): upstream returned \(progress.written - part.lowerBound) of \(part.count) bytes at \(part.lowerBound)", offset: part.lowerBound)
+            }
+        } catch is FetchProgress.ReachedEnd {
+            // Stopped where another fetch begins: this one is complete.
+        } catch {
+            failure = error
+        }
+        // What arrived is claimed even when the stream failed: the next read asks for the rest.
+        let committed = mark.withLock { $0 }, written = progress.written
+        if progress.valid && written > committed {
+            do {
+                let valid = try await commit(committed..<written)
+                progress.committed(through: written, valid: valid)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        guard progress.valid else { return false }
+        if let failure { throw failure }
+        return true
+    }
+}
