@@ -142,6 +142,30 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         #expect(await cached.cachedRanges.contains(0..<16_384))
     }
 
+    /// A player that leaves costs what was in flight, not the window fetched ahead for it.
+    /// Before, the next window (started half-way through the current one, followed by nobody
+    /// yet) went on to its end after the reader had gone: up to 2 MiB for nothing.
+    @Test func aReaderThatLeavesStopsItsReadAheadToo() async throws {
+        let (cached, upstream, directory) = try await Self.source(8 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        struct Leave: Error {}
+        await #expect(throws: Leave.self) {
+            var received = 0
+            try await cached.read(0..<(8 << 20)) { piece in
+                received += piece.count
+                // Past half-way through the first window, with the next one on its way.
+                if received > (1 << 20) + (256 << 10) && upstream.requests.count >= 2 { throw Leave() }
+            }
+        }
+        #expect(upstream.requests.count == 2, "\(upstream.requests)")
+        let atLeave = upstream.sent
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let sent = upstream.sent
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(upstream.sent == sent, "a fetch went on after its reader left")
+        #expect(sent - atLeave <= 256 << 10, "\(sent - atLeave) bytes fetched after the reader left")
+    }
+
     /// A fill (what `fetch` and the proxy's moov load do) of the end of a file while a
     /// sequential read streams it from the start: the fill starts its own fetch at once instead
     /// of waiting for the sequential one to get there (before, it waited for the whole file).

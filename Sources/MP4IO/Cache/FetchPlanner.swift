@@ -47,7 +47,8 @@ public struct ReadAheadPolicy: Sendable, Equatable {
 ///   those that follow it); a prefetch's fetches belong to the prefetch, which a newer one
 ///   supersedes;
 /// - a reader that makes no progress for four steps in a row stalls (its bytes keep being
-///   reset by another process, or keep failing their checksums);
+///   reset by another process, or keep failing their checksums); waiting for another
+///   process's fetch is not a step;
 /// - when the origin changed, every fetch stops.
 struct FetchPlanner: Sendable {
     typealias FetchID = UInt64
@@ -218,7 +219,11 @@ struct FetchPlanner: Sendable {
     /// byte); returns what the reader does then: follow the new fetch, or wait for the other
     /// process (nil).
     mutating func claimed(_ range: Range<UInt64>?, for reader: ReaderID, lockToken: Int32) -> Step? {
-        guard let range, !range.isEmpty, let state = readers[reader] else { return nil }
+        guard let range, !range.isEmpty, let state = readers[reader] else {
+            // Waiting for another process is not a stall: its commits come in their own time.
+            readers[reader]?.lastStep = nil
+            return nil
+        }
         let id = start(range, owners: [reader], priority: state.priority, lockToken: lockToken)
         guard let fetch = fetches[id] else { return nil }
         return .follow(id, through: min(fetch.end, state.end), aheadAt: aheadPoint(of: fetch, for: state))

@@ -1,0 +1,250 @@
+import Testing
+@testable import MP4IO
+import MP4TestSupport
+
+/// The fetch planner's rules, one row each, without sockets or files: the decisions the cache
+/// makes for its readers (the model is FragmentSeekTests).
+@Suite struct FetchPlannerTests {
+    typealias Step = FetchPlanner.Step
+    typealias Effect = FetchPlanner.Effect
+
+    /// A policy with small numbers: windows of 100 bytes, follow within 20, bridge gaps under
+    /// 10, pieces of 50.
+    static func planner() -> FetchPlanner {
+        var policy = ReadAheadPolicy()
+        policy.window = 100
+        policy.followDistance = 20
+        policy.bridgeGap = 10
+        return FetchPlanner(policy: policy, piece: 50)
+    }
+
+    static let token: Int32 = 7
+
+    /// Starts a fetch of `range` for a new reader of it; returns the reader and the fetch.
+    static func started(_ planner: inout FetchPlanner, _ range: Range<UInt64>, present: ByteRangeSet = ByteRangeSet(),
+                        kind: FetchPlanner.ReaderKind = .stream(windowed: true)) throws -> (FetchPlanner.ReaderID, FetchPlanner.FetchID) {
+        let reader = planner.addReader(kind, range, priority: .playing)
+        guard case .claim(let claim) = planner.next(reader, present: present) else { throw Failure("no claim for \(range)") }
+        guard case .follow(let fetch, _, _)? = planner.claimed(claim, for: reader, lockToken: token) else { throw Failure("no fetch for \(claim)") }
+        _ = planner.takeEffects()
+        return (reader, fetch)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func aCachedRunIsServedInPieces() {
+        var planner = Self.planner()
+        let reader = planner.addReader(.stream(windowed: true), 0..<300, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet([0..<120])) == .serve(0..<50))
+        planner.advanced(reader, to: 100)
+        #expect(planner.next(reader, present: ByteRangeSet([0..<120])) == .serve(100..<120))
+        planner.advanced(reader, to: 300)
+        #expect(planner.next(reader, present: ByteRangeSet([0..<120])) == .done)
+    }
+
+    @Test(arguments: [
+        // (present, reader's range, expected claim): small cached gaps are fetched again, a
+        // wider one is not; a windowed reader claims at most a window.
+        ([200..<205], 0..<300, 0..<100),
+        ([50..<55], 0..<90, 0..<90),
+        ([50..<70], 0..<300, 0..<50),
+    ] as [([Range<UInt64>], Range<UInt64>, Range<UInt64>)])
+    func missingBytesAreClaimedBridgedAndWindowed(present: [Range<UInt64>], range: Range<UInt64>, claim: Range<UInt64>) {
+        var planner = Self.planner()
+        let reader = planner.addReader(.stream(windowed: true), range, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet(present)) == .claim(claim))
+    }
+
+    @Test func aWholeReadClaimsTheWholeMissingRun() {
+        var planner = Self.planner()
+        let reader = planner.addReader(.stream(windowed: false), 0..<1000, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(0..<1000))
+    }
+
+    @Test func aClaimEndsWhereAnotherFetchBegins() throws {
+        var planner = Self.planner()
+        _ = try Self.started(&planner, 60..<90)
+        let reader = planner.addReader(.stream(windowed: false), 0..<200, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(0..<60))
+    }
+
+    @Test func aReaderFollowsAFetchItIsCloseTo() throws {
+        var planner = Self.planner()
+        let (_, fetch) = try Self.started(&planner, 0..<100)
+        planner.progressed(fetch, written: 30)
+        let reader = planner.addReader(.stream(windowed: true), 45..<80, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .follow(fetch, through: 80, aheadAt: nil))
+        #expect(planner.fetches[fetch]?.owners.contains(reader) == true)
+        #expect(planner.takeEffects().isEmpty)
+    }
+
+    /// A seek ahead of a sequential fetch: the fetch stops where the reader is (keeping its
+    /// head and lock), the bytes after are released and claimed again for the reader.
+    @Test func aFetchFarBehindIsCutShortAndTheReaderClaimsItsOwn() throws {
+        var planner = Self.planner()
+        let (_, fetch) = try Self.started(&planner, 0..<100)
+        planner.progressed(fetch, written: 10)
+        let reader = planner.addReader(.stream(windowed: true), 60..<300, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(60..<100))
+        #expect(planner.takeEffects() == [.shrink(fetch, to: 60), .release(lockToken: Self.token, [60..<100])])
+        #expect(planner.fetches[fetch]?.held == 0..<60)
+    }
+
+    @Test func aClaimAnotherProcessHoldsIsWaitedFor() {
+        var planner = Self.planner()
+        let reader = planner.addReader(.stream(windowed: true), 0..<50, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(0..<50))
+        #expect(planner.claimed(nil, for: reader, lockToken: Self.token) == nil)
+        #expect(planner.takeEffects().isEmpty)
+    }
+
+    /// Half-way through its window a windowed reader starts the next one, once; it belongs to
+    /// the reader.
+    @Test func theNextWindowStartsHalfWayOnce() throws {
+        var planner = Self.planner()
+        let reader = planner.addReader(.stream(windowed: true), 0..<1000, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(0..<100))
+        guard case .follow(let fetch, let through, let aheadAt)? = planner.claimed(0..<100, for: reader, lockToken: Self.token) else {
+            Issue.record("no fetch"); return
+        }
+        #expect(through == 100 && aheadAt == 50)
+        let ahead = planner.readAhead(reader, after: fetch, present: ByteRangeSet())
+        #expect(ahead == 100..<200)
+        planner.claimedAhead(ahead, for: reader, lockToken: Self.token)
+        #expect(planner.readAhead(reader, after: fetch, present: ByteRangeSet()) == nil, "asked twice")
+        let effects = planner.takeEffects()
+        #expect(effects.count == 2)
+        guard case .start(let second, 100..<200, .playing) = effects.last else { Issue.record("\(effects)"); return }
+        #expect(planner.fetches[second]?.owners == [reader])
+    }
+
+    @Test func noWindowAheadPastTheReadersEnd() throws {
+        var planner = Self.planner()
+        let reader = planner.addReader(.stream(windowed: true), 0..<80, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(0..<80))
+        let step = planner.claimed(0..<80, for: reader, lockToken: Self.token)
+        guard case .follow(_, 80, let aheadAt)? = step else { Issue.record("\(String(describing: step))"); return }
+        #expect(aheadAt == nil)
+    }
+
+    /// The rule behind "a player that leaves costs nothing more": its fetch and the window
+    /// fetched ahead for it both stop.
+    @Test func aReaderThatLeavesStopsItsFetchAndItsReadAhead() throws {
+        var planner = Self.planner()
+        let (reader, fetch) = try Self.started(&planner, 0..<1000)
+        planner.progressed(fetch, written: 60)
+        planner.advanced(reader, to: 60)
+        let ahead = planner.readAhead(reader, after: fetch, present: ByteRangeSet())
+        #expect(ahead == 100..<200)
+        planner.claimedAhead(ahead, for: reader, lockToken: Self.token)
+        guard case .start(let second, _, _) = planner.takeEffects().last else { Issue.record("no start"); return }
+        planner.leave(reader)
+        #expect(planner.takeEffects() == [.stop(fetch), .stop(second)])
+    }
+
+    @Test func aFetchAnotherReaderFollowsGoesOn() throws {
+        var planner = Self.planner()
+        let (first, fetch) = try Self.started(&planner, 0..<100)
+        planner.progressed(fetch, written: 40)
+        let second = planner.addReader(.stream(windowed: true), 40..<100, priority: .playing)
+        #expect(planner.next(second, present: ByteRangeSet()) == .follow(fetch, through: 100, aheadAt: nil))
+        planner.leave(first)
+        #expect(planner.takeEffects().isEmpty)
+        planner.leave(second)
+        #expect(planner.takeEffects() == [.stop(fetch)])
+    }
+
+    /// A reader that read all of a fetch lets it finish (its last commit).
+    @Test func aFetchReadToItsEndIsNotStopped() throws {
+        var planner = Self.planner()
+        let (reader, fetch) = try Self.started(&planner, 0..<100)
+        planner.progressed(fetch, written: 100)
+        planner.unfollow(reader, fetch, at: 100)
+        planner.leave(reader)
+        #expect(planner.takeEffects().isEmpty)
+    }
+
+    @Test func aReaderWithoutProgressStalls() {
+        var planner = Self.planner()
+        let reader = planner.addReader(.stream(windowed: true), 0..<100, priority: .playing)
+        for _ in 0..<4 { #expect(planner.next(reader, present: ByteRangeSet([0..<100])) == .serve(0..<50)) }
+        #expect(planner.next(reader, present: ByteRangeSet([0..<100])) == .stalled)
+    }
+
+    /// Waiting for another process's fetch (a refused claim, looked at again and again) is not
+    /// a stall.
+    @Test func waitingForAnotherProcessIsNotAStall() {
+        var planner = Self.planner()
+        let reader = planner.addReader(.fill, 0..<100, priority: .playing)
+        for _ in 0..<20 {
+            #expect(planner.next(reader, present: ByteRangeSet()) == .claim(0..<100))
+            #expect(planner.claimed(nil, for: reader, lockToken: Self.token) == nil)
+        }
+    }
+
+    /// A prefetch starts what is neither present nor in flight, bridged, at most N requests;
+    /// a newer one supersedes fetches nobody follows; a player leaving does not stop it.
+    @Test func prefetchesAreBridgedSupersededAndOutliveThePlayer() throws {
+        var planner = Self.planner()
+        let (player, playing) = try Self.started(&planner, 0..<30)
+        planner.progressed(playing, written: 5)
+        let parts = planner.prefetch([0..<50, 55..<70, 200..<300, 400..<500], present: ByteRangeSet([30..<40]), maxRequests: 2)
+        #expect(parts == [40..<70, 200..<300])
+        let prefetch = planner.prefetchReaderID
+        for part in parts { planner.claimedAhead(part, for: prefetch, lockToken: Self.token) }
+        let started = planner.takeEffects().compactMap { effect -> FetchPlanner.FetchID? in
+            if case .start(let id, _, .prefetch) = effect { return id }
+            return nil
+        }
+        #expect(started.count == 2)
+        // The player follows the second prefetch fetch: it is the player's too now.
+        planner.leave(player)
+        _ = planner.takeEffects()
+        let follower = planner.addReader(.stream(windowed: true), 200..<250, priority: .playing)
+        #expect(planner.next(follower, present: ByteRangeSet()) == .follow(started[1], through: 250, aheadAt: nil))
+        #expect(planner.fetches[started[1]]?.priority == .playing)
+        planner.leave(follower)
+        #expect(planner.takeEffects().isEmpty, "the player's leaving stopped a prefetch")
+        // A new prefetch elsewhere supersedes both (nobody follows them).
+        #expect(planner.prefetch([900..<950], present: ByteRangeSet(), maxRequests: 8) == [900..<950])
+        #expect(planner.takeEffects() == [.stop(started[0]), .stop(started[1])])
+    }
+
+    @Test func aPrefetchStillWantedGoesOn() throws {
+        var planner = Self.planner()
+        let prefetch = planner.prefetchReaderID
+        #expect(planner.prefetch([0..<100], present: ByteRangeSet(), maxRequests: 8) == [0..<100])
+        planner.claimedAhead(0..<100, for: prefetch, lockToken: Self.token)
+        _ = planner.takeEffects()
+        #expect(planner.prefetch([50..<100], present: ByteRangeSet(), maxRequests: 8).isEmpty)
+        #expect(planner.takeEffects().isEmpty)
+    }
+
+    @Test func whenTheOriginChangesEveryFetchStops() throws {
+        var planner = Self.planner()
+        let (_, first) = try Self.started(&planner, 0..<100)
+        let (_, second) = try Self.started(&planner, 200..<300)
+        planner.originChanged()
+        #expect(planner.takeEffects() == [.stop(first), .stop(second)])
+        // Nobody follows a stopping fetch.
+        let reader = planner.addReader(.stream(windowed: false), 0..<100, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(0..<100))
+    }
+
+    /// Locks belong to the descriptor: a fetch that ends releases only the bytes no other
+    /// fetch on the same descriptor holds.
+    @Test func anEndingFetchReleasesOnlyItsOwnBytes() throws {
+        var planner = Self.planner()
+        let (_, old) = try Self.started(&planner, 0..<100, kind: .stream(windowed: false))
+        planner.progressed(old, written: 10)
+        // A seek ahead cuts it at 60 and claims 60..<100 again.
+        let (_, new) = try Self.started(&planner, 60..<100, kind: .stream(windowed: false))
+        planner.ended(old)
+        #expect(planner.takeEffects() == [.release(lockToken: Self.token, [0..<60])])
+        planner.ended(new)
+        #expect(planner.takeEffects() == [.release(lockToken: Self.token, [60..<100])])
+    }
+}
