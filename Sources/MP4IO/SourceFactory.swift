@@ -14,7 +14,7 @@ public protocol ReportsReadCost: ByteSource {
 ///
 /// ```swift
 /// var options = SourceFactory.Options()
-/// options.cacheDirectory = "/var/cache/videos"
+/// options.cache = CacheConfiguration(directory: "/var/cache/videos")
 /// let source = try await SourceFactory.open("https://cdn.example.com/v.mp4", options: options)
 /// ```
 public enum SourceFactory {
@@ -22,12 +22,13 @@ public enum SourceFactory {
     public struct Options: Sendable {
         /// For URLs: headers, credentials, timeouts, retries, the client.
         public var http = HTTPByteSource.Options()
-        /// Read through the cache in this directory (docs/cache.md), when set.
-        public var cacheDirectory: String?
-        /// The cache's options (commit interval...).
-        public var cache = CachedByteSource.Options()
+        /// Read through this cache (docs/cache.md), when set.
+        public var cache: CacheConfiguration?
 
-        public init() {}
+        public init(http: HTTPByteSource.Options = HTTPByteSource.Options(), cache: CacheConfiguration? = nil) {
+            self.http = http
+            self.cache = cache
+        }
     }
 
     /// Whether `location` is an `http://` or `https://` URL (any case).
@@ -44,7 +45,7 @@ public enum SourceFactory {
         return try FileSource(path: path)
     }
 
-    /// The source for `location`, through the cache when ``Options/cacheDirectory`` is set.
+    /// The source for `location`, through the cache when ``Options/cache`` is set.
     /// - Throws: ``MP4Error`` `.io` for a missing file, a directory, an invalid URL.
     public static func open(_ location: String, options: Options = Options()) async throws -> any ByteSource {
         let upstream: any ByteSource
@@ -54,8 +55,8 @@ public enum SourceFactory {
         } else {
             upstream = try openFile(location)
         }
-        guard let directory = options.cacheDirectory else { return upstream }
-        return try await CachedByteSource(upstream: upstream, directory: directory, options: options.cache)
+        guard let cache = options.cache else { return upstream }
+        return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: cache.entries)
     }
 }
 

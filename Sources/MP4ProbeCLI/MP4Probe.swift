@@ -168,8 +168,8 @@ public enum MP4Probe {
             if options.cacheDirectory == nil { return try SourceFactory.openFile(location) }
         }
         var factory = factoryOptions(options)
-        factory.cache = cacheOptions
-        if let maxAge = options.cacheMaxAge { factory.cache.maxAge = maxAge }
+        factory.cache?.entries = cacheOptions
+        if let maxAge = options.cacheMaxAge { factory.cache?.entries.maxAge = maxAge }
         return try await SourceFactory.open(location, options: factory)
     }
 
@@ -185,7 +185,7 @@ public enum MP4Probe {
         if let client = getenv("MP4PROBE_HTTP_CLIENT"), String(cString: client) == "urlsession" { factory.http.client = .urlSession }
         if let timeout = options.timeout { factory.http.timeout = timeout }
         factory.http.maxTime = options.maxTime
-        factory.cacheDirectory = options.cacheDirectory
+        factory.cache = options.cacheDirectory.map(CacheConfiguration.init(directory:))
         return factory
     }
 

@@ -38,27 +38,27 @@ enum ServeCommand: Command {
         guard scanner.positionals.isEmpty else { throw ArgumentScanner.UsageError(description: "serve takes no FILE (origins are given per request as ?url=...)") }
         let sourceOptions = try MP4Probe.sourceOptions(scanner)
         var options = CachingProxy.Options(cacheDirectory: sourceOptions.cacheDirectory ?? defaultCacheDirectory)
-        options.sources = MP4Probe.factoryOptions(sourceOptions)
+        options.loader.http = MP4Probe.factoryOptions(sourceOptions).http
         if let port = try scanner.integer("port") {
             guard port <= 65535 else { throw ArgumentScanner.UsageError(description: "--port must be at most 65535") }
             options.server.port = port
         }
         if let host = scanner.value("host") { options.server.host = host }
         options.faststartByDefault = scanner.flag("faststart")
-        options.maxCacheBytes = try scanner.size("max-size") ?? (10 << 30)
+        options.loader.cache.maxBytes = try scanner.size("max-size") ?? (10 << 30)
         if let seconds = try scanner.seconds("prefetch") {
             guard seconds <= 600 else { throw ArgumentScanner.UsageError(description: "--prefetch must be at most 600 seconds") }
-            options.prefetchSeconds = seconds
+            options.loader.cache.entries.readAhead.prefetchSeconds = seconds
         }
         // The source options' freshness (--cache-max-age) applies to the proxy's entries too.
-        if let maxAge = sourceOptions.cacheMaxAge { options.sources.cache.maxAge = maxAge }
+        if let maxAge = sourceOptions.cacheMaxAge { options.loader.cache.entries.maxAge = maxAge }
         let proxy = CachingProxy(options: options)
         try proxy.start()
         output.write(proxy.baseURL + "\n")
         for origin in scanner.values("origin") {
             output.write(proxy.url(for: origin, name: URL(string: origin)?.lastPathComponent ?? "media.mp4") + "\n")
         }
-        errors.write("mp4probe: serving on \(proxy.baseURL) (cache \(options.cacheDirectory)); SIGINT or SIGTERM stops\n")
+        errors.write("mp4probe: serving on \(proxy.baseURL) (cache \(options.loader.cache.directory)); SIGINT or SIGTERM stops\n")
         await waitForTermination()
         proxy.stop()
         return ExitCode.success.rawValue

@@ -81,7 +81,7 @@ enum DocExamples {
         // docs:begin
         var options = SourceFactory.Options()
         options.http.timeout = 10
-        options.cacheDirectory = "/var/cache/videos"
+        options.cache = CacheConfiguration(directory: "/var/cache/videos")
         let opened = try await SourceFactory.open("https://cdn.example.com/v.mp4", options: options)
         let movie = try await MP4File.open(opened)
         if let costly = opened as? any ReportsReadCost {

@@ -149,7 +149,7 @@ import MP4TestSupport
         nginxRunning = false
         try await Task.sleep(for: .milliseconds(300))
         var options = CachingProxy.Options(cacheDirectory: directory)
-        options.prefetchSeconds = 0
+        options.loader.cache.entries.readAhead.prefetchSeconds = 0
         let offline = CachingProxy(options: options)
         try offline.start()
         defer { offline.stop() }
@@ -162,14 +162,14 @@ import MP4TestSupport
 
     /// The type policy on its own.
     @Test func contentTypePolicy() {
-        #expect(SourceResponder.contentType(given: "audio/mp4", fallback: "video/mp4") == "audio/mp4")
-        #expect(SourceResponder.contentType(given: "video/mp4; codecs=\"avc1\"", fallback: "x") == "video/mp4; codecs=\"avc1\"")
-        #expect(SourceResponder.contentType(given: "application/mp4", fallback: "x") == "application/mp4")
-        #expect(SourceResponder.contentType(given: "application/octet-stream", fallback: "video/mp4") == "video/mp4")
-        #expect(SourceResponder.contentType(given: "binary/octet-stream", fallback: "video/quicktime") == "video/quicktime")
-        #expect(SourceResponder.contentType(given: "text/html", fallback: "video/mp4") == "video/mp4")
-        #expect(SourceResponder.contentType(given: "video/", fallback: "video/mp4") == "video/mp4")
-        #expect(SourceResponder.contentType(given: nil, fallback: "video/mp4") == "video/mp4")
+        #expect(ContentInformation.mediaType(given: "audio/mp4", fallback: "video/mp4") == "audio/mp4")
+        #expect(ContentInformation.mediaType(given: "video/mp4; codecs=\"avc1\"", fallback: "x") == "video/mp4; codecs=\"avc1\"")
+        #expect(ContentInformation.mediaType(given: "application/mp4", fallback: "x") == "application/mp4")
+        #expect(ContentInformation.mediaType(given: "application/octet-stream", fallback: "video/mp4") == "video/mp4")
+        #expect(ContentInformation.mediaType(given: "binary/octet-stream", fallback: "video/quicktime") == "video/quicktime")
+        #expect(ContentInformation.mediaType(given: "text/html", fallback: "video/mp4") == "video/mp4")
+        #expect(ContentInformation.mediaType(given: "video/", fallback: "video/mp4") == "video/mp4")
+        #expect(ContentInformation.mediaType(given: nil, fallback: "video/mp4") == "video/mp4")
         #expect(HTTPByteSource.passable("video/mp4\u{7}") == nil && HTTPByteSource.passable(String(repeating: "a", count: 300)) == nil)
         #expect(HTTPByteSource.passable(" video/mp4 ") == "video/mp4")
     }

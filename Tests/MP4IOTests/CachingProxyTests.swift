@@ -13,7 +13,7 @@ import MP4TestSupport
     static func proxy(prefetchSeconds: Double = 10) throws -> (CachingProxy, String) {
         let directory = FileSystem.temporaryDirectory("mp4probe-proxy")
         var options = CachingProxy.Options(cacheDirectory: directory)
-        options.prefetchSeconds = prefetchSeconds
+        options.loader.cache.entries.readAhead.prefetchSeconds = prefetchSeconds
         let proxy = CachingProxy(options: options)
         try proxy.start()
         return (proxy, directory)
@@ -242,7 +242,7 @@ import MP4TestSupport
 
         // A restarted proxy (same cache) gives the view the same ETag.
         var restartedOptions = CachingProxy.Options(cacheDirectory: directory)
-        restartedOptions.prefetchSeconds = 0
+        restartedOptions.loader.cache.entries.readAhead.prefetchSeconds = 0
         let restarted = CachingProxy(options: restartedOptions)
         try restarted.start()
         defer { restarted.stop() }

@@ -1,6 +1,8 @@
 /// How far ahead of a reader the cache fetches, and when it stops: the one read-ahead policy of
-/// serving (the cache's windows, the loader's seek-aware prefetch and the HTTP source's first
-/// request all take their numbers from here).
+/// serving. The cache's windows and the loader's seek-aware prefetch take their numbers from
+/// here, and ``FetchPlanner`` applies them. (The HTTP source's first request,
+/// ``HTTPByteSource/Options/headWindow``, is not read-ahead: it is how the source learns the
+/// length, and its bytes are what the first read asks for.)
 public struct ReadAheadPolicy: Sendable, Equatable {
     /// How far one fetch for a streaming reader (a player's request) runs ahead of it: a
     /// missing run is fetched in requests of at most this many bytes, the next one started
@@ -23,9 +25,6 @@ public struct ReadAheadPolicy: Sendable, Equatable {
     public var maxPrefetchBytes: UInt64 = 64 << 20
     /// Requests one prefetch starts at most.
     public var maxPrefetchRequests = 8
-    /// Bytes of the first request to an HTTP origin (its length, `ftyp` and a small front
-    /// `moov` in one round trip; little waste when `moov` is at the end).
-    public var headWindow = 64 << 10
 
     public init() {}
 }

@@ -6,7 +6,8 @@ import MP4Core
 /// feeds its player itself (an `AVAssetResourceLoaderDelegate`, an ExoPlayer `DataSource`)
 /// calls it directly (docs/serving.md has an adapter).
 ///
-/// - **Content information before data**: ``MediaResource/contentInformation()``.
+/// - **Content information before data**: ``MediaResource/contentInformation()`` (type,
+///   length, entity tag: computed here; a server only renders them).
 /// - **Requests shaped like a player's**: ``MediaResource/load(offset:length:into:)`` streams
 ///   an offset and a length, or everything to the end, in pieces as they arrive; memory is
 ///   one piece per request; cancelling the calling task stops the work.
@@ -16,7 +17,7 @@ import MP4Core
 ///   past the first 64 KiB (bounded by ``Options/movieWait``); a moov-at-end file thus gets
 ///   its `moov` fetched before anything else.
 /// - **Seek-aware prefetch**: a read that lands in the media is mapped back to the time the
-///   player is seeking to (``ByteTimeMap``), and the next ``Options/prefetchSeconds`` of every
+///   player is seeking to (``ByteTimeMap``), and the next ``ReadAheadPolicy/prefetchSeconds`` of every
 ///   track (the seek plan's byte ranges) are fetched ahead, so what the player asks next is
 ///   already in flight.
 ///
@@ -28,44 +29,51 @@ import MP4Core
 /// ```
 public final class MediaLoader: Sendable {
     public struct Options: Sendable {
-        /// The cache directory (created if missing).
-        public var cacheDirectory: String
-        /// How origins are read (headers, timeouts, retries) and cache rules (max age).
-        public var sources = SourceFactory.Options()
-        /// Seconds of every track fetched ahead of where a player reads; 0 turns prefetch off.
-        public var prefetchSeconds: Double = 10
-        /// The most one prefetch fetches.
-        public var maxPrefetchBytes: UInt64 = 64 << 20
+        /// The cache: directory, entry rules, read-ahead and prefetch (``ReadAheadPolicy``),
+        /// size bound.
+        public var cache: CacheConfiguration
+        /// How origins are read (headers, timeouts, retries).
+        public var http = HTTPByteSource.Options()
         /// How long a read past the head of a resource waits for its `moov` to load (moov
         /// first); a read goes on without it after that.
         public var movieWait: Double = 10
 
-        public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
-    }
-
-    /// What a player learns before any data (an HTTP response's headers, an
-    /// `AVAssetResourceLoadingContentInformationRequest`).
-    public struct ContentInformation: Sendable, Equatable {
-        /// The resource's length in bytes.
-        public var length: UInt64
-        /// Its MIME type: the origin's when it names a media type (`video/*`, `audio/*`,
-        /// `application/mp4`), else from the origin's name (`video/mp4`, `audio/mp4`,
-        /// `video/quicktime`): origins that say `application/octet-stream` are common, and
-        /// AVPlayer refuses media it cannot type.
-        public var contentType: String
-        /// The origin's `Last-Modified` date, when it gave one (not for the faststart view).
-        public var lastModified: String?
-        /// A strong entity tag, derived from the origin's validator; `nil` without one.
-        public var entityTag: String?
-        /// Whether byte ranges can be asked for (always, from the cache).
-        public var acceptsRanges: Bool
+        public init(cache: CacheConfiguration) { self.cache = cache }
+        /// A cache in `cacheDirectory` with the default rules.
+        public init(cacheDirectory: String) { self.cache = CacheConfiguration(directory: cacheDirectory) }
     }
 
     public let options: Options
     private let resources = ResourceTable()
+    private let eviction: Task<Void, Never>?
 
+    /// A loader; with ``CacheConfiguration/maxBytes`` set, it evicts in the background while
+    /// it lives.
     public init(options: Options) {
         self.options = options
+        if let limit = options.cache.maxBytes {
+            let directory = options.cache.directory, interval = max(options.cache.evictionInterval, 0.1)
+            eviction = Task.detached {
+                while !Task.isCancelled {
+                    await Self.evict(directory, toAtMost: limit)
+                    try? await Task.sleep(for: .seconds(interval))
+                }
+            }
+        } else {
+            eviction = nil
+        }
+    }
+
+    deinit { eviction?.cancel() }
+
+    /// Stops the background eviction (the loader stops evicting before it goes).
+    public func stopEvicting() { eviction?.cancel() }
+
+    /// One eviction pass: least-recently-used entries go until the cache fits, sparing those a
+    /// source in this process has open (a client is reading them).
+    static func evict(_ directory: String, toAtMost limit: UInt64) async {
+        let open = await CachedByteSource.openResources(directory: directory)
+        _ = try? CacheDirectory.evict(directory, toAtMost: limit, sparing: open)
     }
 
     /// The resource at `origin` (`http`/`https`), as it is or as its faststart view (`moov`
@@ -98,25 +106,13 @@ public struct MediaResource: ByteSource {
     public func length() async throws -> UInt64 { try await source.length() }
     public func validator() async throws -> String? { try await source.validator() }
 
-    /// Length, type and entity tag, before any data.
-    public func contentInformation() async throws -> MediaLoader.ContentInformation {
-        let length = try await length(), attributes = try await attributes()
-        return MediaLoader.ContentInformation(length: length, contentType: SourceResponder.contentType(given: attributes.contentType, fallback: Self.contentType(of: origin)),
-                                              lastModified: attributes.lastModified,
-                                              entityTag: try await validator().map(SourceResponder.entityTag), acceptsRanges: true)
+    /// Length, type, validators, before any data: what a server renders as headers and an
+    /// `AVAssetResourceLoadingContentInformationRequest` is answered with.
+    public func contentInformation() async throws -> ContentInformation {
+        try await ContentInformation.of(source, fallbackType: ContentInformation.nameType(of: origin))
     }
 
     public func attributes() async throws -> ResourceAttributes { try await source.attributes() }
-
-    /// The MIME type players expect for the origin's name.
-    public var nameContentType: String { Self.contentType(of: origin) }
-
-    static func contentType(of origin: String) -> String {
-        let path = URL(string: origin)?.path.lowercased() ?? ""
-        if path.hasSuffix(".m4a") || path.hasSuffix(".m4b") { return "audio/mp4" }
-        if path.hasSuffix(".mov") || path.hasSuffix(".qt") { return "video/quicktime" }
-        return "video/mp4"
-    }
 
     /// A player's request: `length` bytes from `offset` (`nil`: to the end), streamed to
     /// `consume` as they arrive. Reading past the end delivers what there is.
@@ -198,9 +194,7 @@ actor ResourceTable {
     }
 
     private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
-        var factory = options.sources
-        factory.cacheDirectory = options.cacheDirectory
-        let opened = try await SourceFactory.open(origin, options: factory)
+        let opened = try await SourceFactory.open(origin, options: SourceFactory.Options(http: options.http, cache: options.cache))
         let cache = opened as? CachedByteSource
         var served: any ByteSource = opened
         var view: FaststartView?
@@ -212,7 +206,7 @@ actor ResourceTable {
                 // A file the rewrite refuses (cmov, several moov...) is served unchanged.
             }
         }
-        let prefetcher = cache.map { Prefetcher(cache: $0, view: view, options: options) }
+        let prefetcher = cache.map { Prefetcher(cache: $0, view: view, policy: options.cache.entries.readAhead) }
         if let prefetcher { Task { await prefetcher.load() } }
         return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
                              prefetcher: prefetcher, movieWait: options.movieWait)

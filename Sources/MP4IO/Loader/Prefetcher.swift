@@ -25,6 +25,7 @@ actor Prefetcher {
     let view: FaststartView?
     let seconds: Double
     let maxBytes: UInt64
+    let maxRequests: Int
     /// Whether the movie load has ended (with or without a map).
     private(set) var movieSettled = false
     private var map: MediaMap?
@@ -36,11 +37,12 @@ actor Prefetcher {
     /// 256, so a long-running proxy does not grow it without bound).
     private(set) var started: [Range<UInt64>] = []
 
-    init(cache: CachedByteSource, view: FaststartView?, options: MediaLoader.Options) {
+    init(cache: CachedByteSource, view: FaststartView?, policy: ReadAheadPolicy) {
         self.cache = cache
         self.view = view
-        self.seconds = options.prefetchSeconds
-        self.maxBytes = options.maxPrefetchBytes
+        self.seconds = policy.prefetchSeconds
+        self.maxBytes = policy.maxPrefetchBytes
+        self.maxRequests = policy.maxPrefetchRequests
     }
 
     /// Loads the movie (through the cache, so its bytes are kept) and builds the map.
@@ -114,7 +116,7 @@ actor Prefetcher {
             ranges.append(range.lowerBound..<(range.lowerBound + count))
             budget -= count
         }
-        started += await cache.prefetch(ranges)
+        started += await cache.prefetch(ranges, maxRequests: maxRequests)
         if started.count > 256 { started.removeFirst(started.count - 256) }
     }
 }

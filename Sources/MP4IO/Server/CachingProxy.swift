@@ -17,75 +17,51 @@ import MP4Core
 /// use it.
 public final class CachingProxy: @unchecked Sendable {
     public struct Options: Sendable {
-        /// The cache directory (created if missing).
-        public var cacheDirectory: String
-        /// How origins are read (headers, timeouts, retries).
-        public var sources = SourceFactory.Options()
+        /// The loader every request goes through: the cache (directory, size bound,
+        /// read-ahead and prefetch), how origins are read.
+        public var loader: MediaLoader.Options
         /// Address, port and bounds of the server.
         public var server = HTTPServer.Options()
         /// Serve every resource as its faststart view (as if each URL said `&faststart=1`;
         /// `&faststart=0` asks for the original).
         public var faststartByDefault = false
-        /// The most the cache may occupy on disk; least-recently-used entries are evicted
-        /// (every ``evictionInterval`` seconds), never one that a client is reading. `nil`: no limit.
-        public var maxCacheBytes: UInt64?
-        public var evictionInterval: Double = 10
-        /// Seconds of every track fetched ahead of where a player reads (see ``MediaLoader``);
-        /// 0 turns prefetch off.
-        public var prefetchSeconds: Double = 10
 
-        public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
+        public init(loader: MediaLoader.Options) { self.loader = loader }
+        /// A cache in `cacheDirectory` with the default rules.
+        public init(cacheDirectory: String) { self.loader = MediaLoader.Options(cacheDirectory: cacheDirectory) }
     }
 
     public let options: Options
     /// The secret path segment (random per start).
     public let secret: String
     private var server: HTTPServer?
-    /// The loader core every request goes through.
-    public let loader: MediaLoader
-    private var eviction: Task<Void, Never>?
+    /// The loader core every request goes through (made by ``start()``).
+    public private(set) var loader: MediaLoader?
 
     public init(options: Options) {
         self.options = options
-        var loading = MediaLoader.Options(cacheDirectory: options.cacheDirectory)
-        loading.sources = options.sources
-        loading.prefetchSeconds = options.prefetchSeconds
-        loader = MediaLoader(options: loading)
         var random = SystemRandomNumberGenerator()
         secret = (0..<4).map { _ in String(random.next() as UInt32, radix: 36) }.joined()
     }
 
-    /// Starts serving.
+    /// Starts serving (and, with a size bound, evicting).
     /// - Throws: ``MP4Error`` `.io` when the cache directory cannot be made or the address bound.
     public func start() throws {
+        let directory = options.loader.cache.directory
         do {
-            try FileManager.default.createDirectory(atPath: options.cacheDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw MP4Error(.io, "cannot create the cache directory \(options.cacheDirectory): \(error.localizedDescription)")
+            throw MP4Error(.io, "cannot create the cache directory \(directory): \(error.localizedDescription)")
         }
-        let server = HTTPServer(options: options.server) { [self] request in await respond(request) }
+        let loader = MediaLoader(options: options.loader)
+        let server = HTTPServer(options: options.server) { [self] request in await respond(request, loader: loader) }
         try server.start()
         self.server = server
-        if let limit = options.maxCacheBytes {
-            let directory = options.cacheDirectory, interval = max(options.evictionInterval, 0.1)
-            eviction = Task.detached {
-                while !Task.isCancelled {
-                    await Self.evict(directory, toAtMost: limit)
-                    try? await Task.sleep(for: .seconds(interval))
-                }
-            }
-        }
-    }
-
-    /// One eviction pass: least-recently-used entries go until the cache fits, sparing those a
-    /// source in this process has open (a client is reading them).
-    static func evict(_ directory: String, toAtMost limit: UInt64) async {
-        let open = await CachedByteSource.openResources(directory: directory)
-        _ = try? CacheDirectory.evict(directory, toAtMost: limit, sparing: open)
+        self.loader = loader
     }
 
     public func stop() {
-        eviction?.cancel()
+        loader?.stopEvicting()
         server?.stop()
     }
 
@@ -102,18 +78,15 @@ public final class CachingProxy: @unchecked Sendable {
         return baseURL + safeName + "?url=" + encoded + (faststart ? "&faststart=1" : "")
     }
 
-    private func respond(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+    private func respond(_ request: HTTPServerRequest, loader: MediaLoader) async -> HTTPServerResponse {
         guard request.path.hasPrefix("/\(secret)/") else { return .text(404, "not found") }
         guard let origin = request.query["url"] else { return .text(400, "missing ?url=ORIGIN") }
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
         do {
             let resource = try await loader.resource(for: origin, faststart: faststart)
-            return await SourceResponder.response(for: request, source: resource, contentType: resource.nameContentType)
-        } catch let error as MP4Error {
-            let status = switch error.kind { case .invalidRequest: 400; case .unsupported: 422; default: 502 }
-            return .text(status, "\(origin): \(error.message)")
+            return SourceResponder.response(for: request, information: try await resource.contentInformation(), body: resource)
         } catch {
-            return .text(502, "\(origin): \(error)")
+            return ServingFailure.response(for: error, subject: origin)
         }
     }
 }

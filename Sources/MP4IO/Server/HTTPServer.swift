@@ -297,8 +297,7 @@ public final class HTTPServer: @unchecked Sendable {
                     sent += UInt64(piece.count)
                 }
             } catch let error where !headSent && !Task.isCancelled {
-                let reason = (error as? MP4Error)?.message ?? "\(error)"
-                await send(.text(502, "the origin cannot be read: \(reason)"), to: connection, head: false, keepAlive: false)
+                await send(ServingFailure.response(for: error), to: connection, head: false, keepAlive: false)
                 return false
             }
             guard headSent else {
