@@ -3,7 +3,7 @@
 #
 #   start_origin DIR ROOT [ACCESS_LOG]
 #
-# Serves ROOT on a free port with sendfile; with ACCESS_LOG, logs "uri|range|status|body bytes"
+# Serves ROOT on a free port with sendfile (and under /paced/ at 512 KB/s, a phone's pace); with ACCESS_LOG, logs "uri|range|status|body bytes"
 # per request there. Sets origin (http://127.0.0.1:PORT) and origin_pid_file; stop_origin stops it.
 start_origin() {
   local dir=$1 root=$2 log=${3:-}
@@ -26,7 +26,7 @@ http {
   client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
   uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
   sendfile on;
-  server { listen 127.0.0.1:$port; root $root; }
+  server { listen 127.0.0.1:$port; root $root; location /paced/ { alias $root/; limit_rate 512k; } }
 }
 CONF
   nginx -c "$dir/origin-nginx.conf" -p "$dir"
