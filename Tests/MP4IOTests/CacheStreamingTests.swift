@@ -166,6 +166,25 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         #expect(sent - atLeave <= 256 << 10, "\(sent - atLeave) bytes fetched after the reader left")
     }
 
+    /// A cache on a disk too small for the resource: the read still gets every byte (what
+    /// cannot be cached is passed through from the origin), and a fill says the disk is full.
+    /// Needs a small filesystem (MP4PROBE_SMALL_DISK_DIR: `.ci/run` mounts a 2 MiB tmpfs).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"] != nil,
+                   "MP4PROBE_SMALL_DISK_DIR is not set (a filesystem of a few MiB; .ci/run mounts one): the full-disk test is skipped"))
+    func aFullDiskPassesBytesThrough() async throws {
+        let root = try #require(ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"])
+        let directory = root + "/stream-\(UInt64.random(in: 0...UInt64.max))"
+        defer { FileSystem.removeDirectory(directory) }
+        var random = SeededRandom(seed: 7)
+        let upstream = PacedUpstream((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let cached = try await CachedByteSource(upstream: upstream, directory: directory)
+        var received: [UInt8] = []
+        try await cached.read(0..<(6 << 20)) { received += $0 }
+        #expect(received == upstream.bytes, "\(received.count) bytes")
+        #expect(await cached.cachedRanges.byteCount < 6 << 20)
+        await #expect(throws: MP4Error.self) { try await cached.fill(0..<(6 << 20)) }
+    }
+
     /// A fill (what `fetch` and the proxy's moov load do) of the end of a file while a
     /// sequential read streams it from the start: the fill starts its own fetch at once instead
     /// of waiting for the sequential one to get there (before, it waited for the whole file).

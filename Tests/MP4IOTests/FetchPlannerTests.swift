@@ -247,4 +247,23 @@ import MP4TestSupport
         planner.ended(new)
         #expect(planner.takeEffects() == [.release(lockToken: Self.token, [60..<100])])
     }
+
+    /// "The disk cannot take more" is one input: running fetches stop, readers get missing
+    /// bytes straight from the origin, fills (which only cache) stall, nothing is prefetched;
+    /// once the disk has room, claims come back.
+    @Test func aFullDiskTurnsFetchesIntoPassThrough() throws {
+        var planner = Self.planner()
+        let (_, fetch) = try Self.started(&planner, 0..<100)
+        planner.diskFull()
+        #expect(planner.takeEffects() == [.stop(fetch)])
+        let reader = planner.addReader(.stream(windowed: true), 200..<1000, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .passThrough(200..<300))
+        planner.advanced(reader, to: 300)
+        #expect(planner.next(reader, present: ByteRangeSet([300..<350])) == .serve(300..<350))
+        let fill = planner.addReader(.fill, 500..<600, priority: .playing)
+        #expect(planner.next(fill, present: ByteRangeSet()) == .stalled)
+        #expect(planner.prefetch([700..<800], present: ByteRangeSet(), maxRequests: 8).isEmpty)
+        planner.diskHasRoom()
+        #expect(planner.next(fill, present: ByteRangeSet()) == .claim(500..<600))
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import MP4Core
 
 /// The shared state of one cached resource in this process: its on-disk entry
@@ -13,6 +14,10 @@ actor CacheEntry {
     private var planner: FetchPlanner
     private var running: [FetchID: (task: Task<Bool, any Error>, progress: FetchProgress)] = [:]
     private var upstreamReads = 0
+    /// When a write last failed for want of space (the planner passes bytes through since).
+    private var diskFullSince: ContinuousClock.Instant?
+    /// How long after a write failed for want of space the entry tries to cache again.
+    static let diskFullRetry: Duration = .seconds(10)
     private var upstreamBytes: UInt64 = 0
 
     init(directory: String, resource: String, policy: ReadAheadPolicy) throws {
@@ -57,6 +62,15 @@ actor CacheEntry {
         return bytes
     }
 
+    /// Whether nothing new is cached now (a write failed for want of space).
+    var diskIsFull: Bool { planner.diskIsFull }
+
+    /// Whether `error` says the disk (or the user's quota) is full.
+    static func isDiskFull(_ error: any Error) -> Bool {
+        guard case .system(let code)? = (error as? MP4Error)?.cause else { return false }
+        return code == ENOSPC || code == EDQUOT
+    }
+
     /// The origin is no longer the entry's resource: the planner stops every fetch, and the
     /// entry forgets that the origin confirmed it (the next open asks).
     func originChanged() {
@@ -73,6 +87,8 @@ actor CacheEntry {
         /// Take the bytes of a fetch up to `through`; at `aheadAt`, call
         /// ``readAhead(_:after:origin:commitInterval:)``.
         case follow(FetchID, FetchProgress, Task<Bool, any Error>, through: UInt64, aheadAt: UInt64?)
+        /// Read this range from the origin and hand it on without caching it.
+        case passThrough(Range<UInt64>)
         /// Another process is fetching the bytes at `position`: wait for its commits.
         case elsewhere(UInt64)
         case done
@@ -88,10 +104,15 @@ actor CacheEntry {
     /// starts) before it is returned.
     func next(_ reader: ReaderID, origin: any ByteSource, commitInterval: UInt64, othersAllowed: Bool) -> Next {
         refreshProgress()
+        if let since = diskFullSince, ContinuousClock.now - since > Self.diskFullRetry {
+            diskFullSince = nil
+            planner.diskHasRoom()
+        }
         let step = planner.next(reader, present: store.present)
         apply(origin, commitInterval: commitInterval)
         switch step {
         case .serve(let run): return .serve(run)
+        case .passThrough(let range): return .passThrough(range)
         case .done: return .done
         case .stalled: return .stalled
         case .follow(let id, let through, let aheadAt): return follow(id, through: through, aheadAt: aheadAt)
@@ -186,12 +207,24 @@ actor CacheEntry {
         let generation = store.table.generation, fd = store.dataFD, path = store.dataPath, name = store.resource
         // Isolated to this actor: it ends (below) on the actor, right after the fetch.
         let task = Task {
-            defer { self.ended(id) }
-            return try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval) { written in
-                try await self.commit(written, writtenThrough: fd, generation: generation)
+            do {
+                defer { self.ended(id) }
+                return try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval) { written in
+                    try await self.commit(written, writtenThrough: fd, generation: generation)
+                }
+            } catch {
+                if Self.isDiskFull(error) { self.diskFull() }
+                throw error
             }
         }
         running[id] = (task, progress)
+    }
+
+    /// A write failed for want of space: the planner stops caching for a while.
+    private func diskFull() {
+        diskFullSince = ContinuousClock.now
+        planner.diskFull()
+        apply(nil, commitInterval: 1)
     }
 
     private func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {

@@ -231,6 +231,9 @@ public final class CachedByteSource: ByteSource {
             case .done:
                 return
             case .stalled:
+                if fills, await entry.diskIsFull {
+                    throw MP4Error(.io, "\(name): the cache cannot take more (the disk is full); nothing more can be cached now")
+                }
                 throw checksumsFailed
                     ? MP4Error(.io, "cache data file of \(name) fails its block checksums again after a fresh fetch")
                     : MP4Error(.io, "\(name): the cache entry was started again by another process during one \(fills ? "fill" : "read")")
@@ -239,6 +242,14 @@ public final class CachedByteSource: ByteSource {
                 // disk. Look again shortly; after a long wait without progress, fetch them here.
                 try await Task.sleep(nanoseconds: 50_000_000)
                 waitedForOthers = try await entry.reload(checking: position) ? 0 : waitedForOthers + 1
+            case .passThrough(let range):
+                // The disk cannot take more: the bytes go from the origin to the reader only.
+                var position = range.lowerBound
+                try await fetchSource.read(range) { piece in
+                    try await consume(piece)
+                    position += UInt64(piece.count)
+                }
+                await entry.advanced(reader, to: position)
             case .serve(let run):
                 checksumsFailed = false
                 if !fills {
@@ -254,7 +265,7 @@ public final class CachedByteSource: ByteSource {
                     // superseded, reset by another process; then look again).
                     let (committed, finished) = await progress.wait(committedThrough: through)
                     await entry.unfollow(reader, fetch, at: min(committed, through))
-                    if finished && committed < through { _ = try await task.value }   // its failure, if it failed
+                    if finished && committed < through { try await Self.failure(of: task) }
                 } else {
                     try await follow(reader, fetch, progress, task, through: through, aheadAt: aheadAt, into: consume)
                 }
@@ -285,14 +296,24 @@ public final class CachedByteSource: ByteSource {
                     await entry.readAhead(reader, after: fetch, origin: fetchSource, commitInterval: max(options.commitInterval, 1))
                 }
             } else if finished {
-                _ = try await task.value   // the fetch's failure, if it failed
-                break                      // reset by another process: look again
+                try await Self.failure(of: task)   // the fetch's failure, if it failed
+                break                              // reset by another process, or the disk is full: look again
             }
         }
         await entry.unfollow(reader, fetch, at: position)
         // All of that fetch was read: let it finish (its last commit) before the read goes
         // on, so what a read returned is in the cache's table when it returns.
         if position == progress.part.upperBound { _ = try? await task.value }
+    }
+
+    /// Rethrows the failure of a fetch that ended, unless the disk was full or the planner
+    /// stopped it while this reader followed it (the disk is full, the origin changed): the
+    /// next step decides then (pass the bytes through, or find the change).
+    private static func failure(of task: Task<Bool, any Error>) async throws {
+        do {
+            _ = try await task.value
+        } catch where CacheEntry.isDiskFull(error) || (error is CancellationError && !Task.isCancelled) {
+        }
     }
 
     /// Makes the next sources for `directory` reopen its entries from disk.

@@ -48,7 +48,10 @@ public struct ReadAheadPolicy: Sendable, Equatable {
 /// - a reader that makes no progress for four steps in a row stalls (its bytes keep being
 ///   reset by another process, or keep failing their checksums); waiting for another
 ///   process's fetch is not a step;
-/// - when the origin changed, every fetch stops.
+/// - when the origin changed, every fetch stops;
+/// - when the disk cannot take more (a write failed with `ENOSPC`/`EDQUOT`), missing bytes
+///   are passed through from the origin to the reader without being cached, until the disk
+///   has room again; a fill, which only caches, stalls.
 struct FetchPlanner: Sendable {
     typealias FetchID = UInt64
     typealias ReaderID = UInt64
@@ -111,6 +114,9 @@ struct FetchPlanner: Sendable {
         /// Claim this range (no other process may be fetching it), then report with
         /// ``claimed(_:for:lockToken:)``.
         case claim(Range<UInt64>)
+        /// Read this range from the origin and hand it on without caching it (the disk cannot
+        /// take more).
+        case passThrough(Range<UInt64>)
         /// The reader is at its end.
         case done
         /// No progress in four steps.
@@ -137,6 +143,8 @@ struct FetchPlanner: Sendable {
     private var effects: [Effect] = []
     /// The prefetch reader, once there was a prefetch.
     private var prefetchReader: ReaderID?
+    /// A write to the cache failed for want of space: nothing new is cached.
+    private(set) var diskIsFull = false
 
     init(policy: ReadAheadPolicy, piece: UInt64 = 256 << 10) {
         self.policy = policy
@@ -211,6 +219,14 @@ struct FetchPlanner: Sendable {
         }
         end = endBeforeOtherFetches(from: position, end: end)
         if case .stream(windowed: true) = state.kind, end - position > policy.window { end = position + policy.window }
+        if diskIsFull {
+            // Nothing new can be cached: a reader gets the bytes straight from the origin; a
+            // fill, which only caches, makes no progress.
+            if state.kind == .fill { return .stalled }
+            state.stalls = 0
+            state.lastStep = nil
+            return .passThrough(position..<end)
+        }
         return .claim(position..<end)
     }
 
@@ -241,7 +257,7 @@ struct FetchPlanner: Sendable {
     mutating func readAhead(_ reader: ReaderID, after fetch: FetchID, present: ByteRangeSet) -> Range<UInt64>? {
         guard var state = readers[reader], case .stream(windowed: true) = state.kind, let followed = fetches[fetch] else { return nil }
         let from = followed.range.upperBound
-        guard from < state.end, state.aheadFrom != from else { return nil }
+        guard !diskIsFull, from < state.end, state.aheadFrom != from else { return nil }
         state.aheadFrom = from
         readers[reader] = state
         guard runningFetch(covering: from) == nil,
@@ -291,6 +307,7 @@ struct FetchPlanner: Sendable {
             fetches[id]?.owners.remove(reader)
             if running.owners.count == 1 { stop(id) }
         }
+        guard !diskIsFull else { return [] }
         var parts: [Range<UInt64>] = []
         for range in wantedSet.ranges {
             var missing = ByteRangeSet()
@@ -327,6 +344,15 @@ struct FetchPlanner: Sendable {
         guard let running = fetches.removeValue(forKey: fetch) else { return }
         release(running.held, token: running.lockToken, except: fetch)
     }
+
+    /// A write to the cache failed for want of space: fetches stop, readers pass through.
+    mutating func diskFull() {
+        diskIsFull = true
+        for id in fetches.keys.sorted() where fetches[id]?.isStopping == false { stop(id) }
+    }
+
+    /// The disk has room again (eviction freed some): missing bytes are cached again.
+    mutating func diskHasRoom() { diskIsFull = false }
 
     /// The origin is no longer the entry's resource: every fetch stops.
     mutating func originChanged() {
