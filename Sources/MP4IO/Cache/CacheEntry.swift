@@ -49,7 +49,7 @@ actor CacheEntry {
     func reload(checking offset: UInt64) throws -> Bool { try store.reload(checking: offset) }
 
     /// Bytes a running fetch has written to the data file (not necessarily committed yet),
-    /// read back for a reader too far behind it for the bytes kept in memory.
+    /// read back for the readers that follow it.
     func readWritten(_ range: Range<UInt64>, by progress: FetchProgress) throws -> [UInt8] {
         // The descriptor the fetch writes to must still be this entry's (not reopened since).
         guard progress.fd == store.dataFD, progress.valid else {

@@ -165,7 +165,7 @@ public final class CachedByteSource: ByteSource {
 
     /// Streams `range` to `consume` as it becomes available: cached runs from the data file,
     /// missing runs as they arrive from upstream (written to the cache and handed on at once,
-    /// from memory, not after the whole run is in). A read that finds a run already being
+    /// not after the whole run is in). A read that finds a run already being
     /// fetched (another player's request for the same bytes) follows that fetch instead of
     /// starting its own: one upstream fetch per byte. Missing runs are fetched in windows
     /// (``ReadAheadPolicy/window``); when the reader leaves (the player closed the
@@ -273,8 +273,8 @@ public final class CachedByteSource: ByteSource {
         }
     }
 
-    /// Hands on the bytes of a running fetch up to `through`, as it writes them: from memory
-    /// while the reader keeps up, else read back from the data file.
+    /// Hands on the bytes of a running fetch up to `through`, as it writes them (read back from
+    /// the data file, where they are in the page cache).
     private func follow(_ reader: FetchPlanner.ReaderID, _ fetch: FetchPlanner.FetchID, _ progress: FetchProgress, _ task: Task<Bool, any Error>,
                         through: UInt64, aheadAt: UInt64?, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         var position = await entry.position(of: reader) ?? through
@@ -282,13 +282,8 @@ public final class CachedByteSource: ByteSource {
         while position < through {
             let (written, finished) = await progress.wait(beyond: position)
             if written > position {
-                var end = min(written, through, position + streamPieceSize)
-                if let inMemory = progress.recentEnd(holding: position) { end = min(end, inMemory) }
-                if let bytes = progress.recentBytes(position..<end) {
-                    try await consume(bytes)
-                } else {
-                    try await consume(try await entry.readWritten(position..<end, by: progress)[...])
-                }
+                let end = min(written, through, position + streamPieceSize)
+                try await consume(try await entry.readWritten(position..<end, by: progress)[...])
                 position = end
                 await entry.advanced(reader, to: position)
                 if let aheadAt, !askedAhead, position >= aheadAt {
