@@ -193,7 +193,7 @@ import MP4TestSupport
         planner.progressed(playing, written: 5)
         let parts = planner.prefetch([0..<50, 55..<70, 200..<300, 400..<500], present: ByteRangeSet([30..<40]), maxRequests: 2)
         #expect(parts == [40..<70, 200..<300])
-        let prefetch = planner.prefetchReaderID
+        let prefetch = FetchPlanner.prefetchReader
         for part in parts { planner.claimedAhead(part, for: prefetch, lockToken: Self.token) }
         let started = planner.takeEffects().compactMap { effect -> FetchPlanner.FetchID? in
             if case .start(let id, _, .prefetch) = effect { return id }
@@ -215,7 +215,7 @@ import MP4TestSupport
 
     @Test func aPrefetchStillWantedGoesOn() throws {
         var planner = Self.planner()
-        let prefetch = planner.prefetchReaderID
+        let prefetch = FetchPlanner.prefetchReader
         #expect(planner.prefetch([0..<100], present: ByteRangeSet(), maxRequests: 8) == [0..<100])
         planner.claimedAhead(0..<100, for: prefetch, lockToken: Self.token)
         _ = planner.takeEffects()

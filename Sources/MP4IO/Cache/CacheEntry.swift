@@ -75,7 +75,7 @@ actor CacheEntry {
     /// entry forgets that the origin confirmed it (the next open asks).
     func originChanged() {
         planner.originChanged()
-        apply(nil, commitInterval: 1)
+        apply()
         store.invalidateFreshness()
     }
 
@@ -85,7 +85,7 @@ actor CacheEntry {
     enum Next: Sendable {
         case serve(Range<UInt64>)
         /// Take the bytes of a fetch up to `through`; at `aheadAt`, call
-        /// ``readAhead(_:after:origin:commitInterval:)``.
+        /// ``readAhead(_:after:starter:)``.
         case follow(FetchID, FetchProgress, Task<Bool, any Error>, through: UInt64, aheadAt: UInt64?)
         /// Read this range from the origin and hand it on without caching it.
         case passThrough(Range<UInt64>)
@@ -100,16 +100,24 @@ actor CacheEntry {
         return planner.addReader(kind, range, priority: priority)
     }
 
-    /// The reader's next step: the planner's, with a claim carried out (and the fetch it
-    /// starts) before it is returned.
-    func next(_ reader: ReaderID, origin: any ByteSource, commitInterval: UInt64, othersAllowed: Bool) -> Next {
+    /// Where started fetches read from and how often they commit (each source of the entry
+    /// passes its own: the origin, or the origin checked against the entry).
+    struct Starter {
+        var origin: any ByteSource
+        var commitInterval: UInt64
+    }
+
+    /// The reader's next step from `position` (where the driver has got to): the planner's,
+    /// with a claim carried out (and the fetch it starts) before it is returned.
+    func next(_ reader: ReaderID, at position: UInt64, starter: Starter, othersAllowed: Bool) -> Next {
+        planner.advanced(reader, to: position)
         refreshProgress()
         if let since = diskFullSince, ContinuousClock.now - since > Self.diskFullRetry {
             diskFullSince = nil
             planner.diskHasRoom()
         }
         let step = planner.next(reader, present: store.present)
-        apply(origin, commitInterval: commitInterval)
+        apply(starter)
         switch step {
         case .serve(let run): return .serve(run)
         case .passThrough(let range): return .passThrough(range)
@@ -119,7 +127,7 @@ actor CacheEntry {
         case .claim(let range):
             let claim = store.claim(range, othersAllowed: othersAllowed)
             let followed = planner.claimed(claim?.0, for: reader, lockToken: claim?.lockToken ?? -1)
-            apply(origin, commitInterval: commitInterval)
+            apply(starter)
             guard case .follow(let id, let through, let aheadAt)? = followed else { return .elsewhere(range.lowerBound) }
             return follow(id, through: through, aheadAt: aheadAt)
         }
@@ -131,48 +139,39 @@ actor CacheEntry {
     }
 
     /// A windowed reader is half-way through the fetch it follows: the next window starts.
-    func readAhead(_ reader: ReaderID, after fetch: FetchID, origin: any ByteSource, commitInterval: UInt64) {
+    func readAhead(_ reader: ReaderID, after fetch: FetchID, starter: Starter) {
         refreshProgress()
         guard let range = planner.readAhead(reader, after: fetch, present: store.present) else { return }
         let claim = store.claim(range, othersAllowed: true)
         planner.claimedAhead(claim?.0, for: reader, lockToken: claim?.lockToken ?? -1)
-        apply(origin, commitInterval: commitInterval)
-    }
-
-    /// Where `reader` is (nil once it left).
-    func position(of reader: ReaderID) -> UInt64? { planner.readers[reader]?.position }
-
-    func advanced(_ reader: ReaderID, to position: UInt64) {
-        planner.advanced(reader, to: position)
+        apply(starter)
     }
 
     func unfollow(_ reader: ReaderID, _ fetch: FetchID, at position: UInt64) {
         refreshProgress()
         planner.unfollow(reader, fetch, at: position)
-        apply(nil, commitInterval: 1)
+        apply()
     }
 
     /// The reader is gone: what it alone wanted stops.
     func leave(_ reader: ReaderID) {
         refreshProgress()
         planner.leave(reader)
-        apply(nil, commitInterval: 1)
+        apply()
     }
 
     /// Starts fetches for the parts of `ranges` neither present nor being fetched (see
     /// ``FetchPlanner/prefetch(_:present:maxRequests:)``); returns the parts started.
-    func prefetch(_ ranges: [Range<UInt64>], origin: any ByteSource, commitInterval: UInt64, maxRequests: Int) -> [Range<UInt64>] {
+    func prefetch(_ ranges: [Range<UInt64>], starter: Starter, maxRequests: Int) -> [Range<UInt64>] {
         refreshProgress()
         let parts = planner.prefetch(ranges, present: store.present, maxRequests: maxRequests)
-        apply(origin, commitInterval: commitInterval)
-        let reader = planner.prefetchReaderID
         var started: [Range<UInt64>] = []
         for part in parts {
             guard let claim = store.claim(part, othersAllowed: true) else { continue }
-            planner.claimedAhead(claim.0, for: reader, lockToken: claim.lockToken)
+            planner.claimedAhead(claim.0, for: FetchPlanner.prefetchReader, lockToken: claim.lockToken)
             started.append(claim.0)
         }
-        apply(origin, commitInterval: commitInterval)
+        apply(starter)
         return started
     }
 
@@ -183,14 +182,14 @@ actor CacheEntry {
         for (id, fetch) in running { planner.progressed(id, written: fetch.progress.written) }
     }
 
-    /// Carries out the planner's effects. `origin` is where started fetches read (every
-    /// start comes from a call that passes it).
-    private func apply(_ origin: (any ByteSource)?, commitInterval: UInt64) {
+    /// Carries out the planner's effects. Only calls that may start fetches pass a
+    /// `starter`; a start without one (never decided) is dropped.
+    private func apply(_ starter: Starter? = nil) {
         for effect in planner.takeEffects() {
             switch effect {
             case .start(let id, let range, _):
-                guard let origin else { planner.ended(id); continue }
-                start(id, range, origin: origin, commitInterval: commitInterval)
+                guard let starter else { planner.ended(id); continue }
+                start(id, range, starter)
             case .stop(let id):
                 running[id]?.task.cancel()
             case .shrink(let id, let offset):
@@ -201,7 +200,8 @@ actor CacheEntry {
         }
     }
 
-    private func start(_ id: FetchID, _ range: Range<UInt64>, origin: any ByteSource, commitInterval: UInt64) {
+    private func start(_ id: FetchID, _ range: Range<UInt64>, _ starter: Starter) {
+        let origin = starter.origin, commitInterval = starter.commitInterval
         upstreamReads += 1
         let progress = FetchProgress(range, fd: store.dataFD)
         let generation = store.table.generation, fd = store.dataFD, path = store.dataPath, name = store.resource
@@ -224,7 +224,7 @@ actor CacheEntry {
     private func diskFull() {
         diskFullSince = ContinuousClock.now
         planner.diskFull()
-        apply(nil, commitInterval: 1)
+        apply()
     }
 
     private func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {
@@ -236,7 +236,7 @@ actor CacheEntry {
         guard let fetch = running.removeValue(forKey: id) else { return }
         upstreamBytes += fetch.progress.written - fetch.progress.part.lowerBound
         planner.ended(id)
-        apply(nil, commitInterval: 1)
+        apply()
         fetch.progress.finish()
     }
 }

@@ -196,7 +196,7 @@ public final class CachedByteSource: ByteSource {
             let upper = min(range.upperBound, totalLength)
             return range.lowerBound < upper ? range.lowerBound..<upper : nil
         }
-        return await entry.prefetch(clamped, origin: fetchSource, commitInterval: options.commitInterval, maxRequests: maxRequests)
+        return await entry.prefetch(clamped, starter: starter, maxRequests: maxRequests)
     }
 
     /// How many 50 ms looks a read waits for bytes another process is fetching without any
@@ -210,7 +210,7 @@ public final class CachedByteSource: ByteSource {
         guard range.lowerBound < upper else { return }
         let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: .playing)
         do {
-            try await drive(reader, fills: kind == .fill, into: consume)
+            try await drive(reader, from: range.lowerBound, fills: kind == .fill, into: consume)
             await entry.leave(reader)
         } catch let error as MP4Error where error.cause == .sourceChanged {
             await entry.leave(reader)
@@ -222,12 +222,18 @@ public final class CachedByteSource: ByteSource {
         }
     }
 
-    private func drive(_ reader: FetchPlanner.ReaderID, fills: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
-        let interval = max(options.commitInterval, 1)
+    /// Where fetches this source starts read from, and how often they commit.
+    private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1)) }
+
+    /// Carries out the reader's steps from `start`; the position it has got to is its own
+    /// (handed to the entry with each step, not after each piece).
+    private func drive(_ reader: FetchPlanner.ReaderID, from start: UInt64, fills: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        let starter = starter
+        var position = start
         var waitedForOthers = 0
         var checksumsFailed = false
         while true {
-            switch await entry.next(reader, origin: fetchSource, commitInterval: interval, othersAllowed: waitedForOthers < Self.patienceForOthers) {
+            switch await entry.next(reader, at: position, starter: starter, othersAllowed: waitedForOthers < Self.patienceForOthers) {
             case .done:
                 return
             case .stalled:
@@ -237,19 +243,17 @@ public final class CachedByteSource: ByteSource {
                 throw checksumsFailed
                     ? MP4Error(.io, "cache data file of \(name) fails its block checksums again after a fresh fetch")
                     : MP4Error(.io, "\(name): the cache entry was started again by another process during one \(fills ? "fill" : "read")")
-            case .elsewhere(let position):
+            case .elsewhere(let offset):
                 // Another process is fetching these bytes: what it commits reaches the table on
                 // disk. Look again shortly; after a long wait without progress, fetch them here.
                 try await Task.sleep(nanoseconds: 50_000_000)
-                waitedForOthers = try await entry.reload(checking: position) ? 0 : waitedForOthers + 1
+                waitedForOthers = try await entry.reload(checking: offset) ? 0 : waitedForOthers + 1
             case .passThrough(let range):
                 // The disk cannot take more: the bytes go from the origin to the reader only.
-                var position = range.lowerBound
                 try await fetchSource.read(range) { piece in
                     try await consume(piece)
                     position += UInt64(piece.count)
                 }
-                await entry.advanced(reader, to: position)
             case .serve(let run):
                 checksumsFailed = false
                 if !fills {
@@ -257,27 +261,29 @@ public final class CachedByteSource: ByteSource {
                     guard let bytes = try await entry.readCached(run) else { checksumsFailed = true; continue }
                     try await consume(bytes[...])
                 }
-                await entry.advanced(reader, to: run.upperBound)
+                position = run.upperBound
             case .follow(let fetch, let progress, let task, let through, let aheadAt):
                 checksumsFailed = false
                 if fills {
                     // Done with the run once the table claims it (or the fetch ended: failed,
                     // superseded, reset by another process; then look again).
                     let (committed, finished) = await progress.wait(committedThrough: through)
-                    await entry.unfollow(reader, fetch, at: min(committed, through))
+                    position = max(position, min(committed, through))
+                    await entry.unfollow(reader, fetch, at: position)
                     if finished && committed < through { try await Self.failure(of: task) }
                 } else {
-                    try await follow(reader, fetch, progress, task, through: through, aheadAt: aheadAt, into: consume)
+                    position = try await follow(reader, fetch, progress, task, from: position, through: through, aheadAt: aheadAt, starter: starter, into: consume)
                 }
             }
         }
     }
 
-    /// Hands on the bytes of a running fetch up to `through`, as it writes them (read back from
-    /// the data file, where they are in the page cache).
+    /// Hands on the bytes of a running fetch from `start` up to `through`, as it writes them
+    /// (read back from the data file, where they are in the page cache); returns where it got.
     private func follow(_ reader: FetchPlanner.ReaderID, _ fetch: FetchPlanner.FetchID, _ progress: FetchProgress, _ task: Task<Bool, any Error>,
-                        through: UInt64, aheadAt: UInt64?, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
-        var position = await entry.position(of: reader) ?? through
+                        from start: UInt64, through: UInt64, aheadAt: UInt64?, starter: CacheEntry.Starter,
+                        into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> UInt64 {
+        var position = start
         var askedAhead = false
         while position < through {
             let (written, finished) = await progress.wait(beyond: position)
@@ -285,10 +291,9 @@ public final class CachedByteSource: ByteSource {
                 let end = min(written, through, position + streamPieceSize)
                 try await consume(try await entry.readWritten(position..<end, by: progress)[...])
                 position = end
-                await entry.advanced(reader, to: position)
                 if let aheadAt, !askedAhead, position >= aheadAt {
                     askedAhead = true
-                    await entry.readAhead(reader, after: fetch, origin: fetchSource, commitInterval: max(options.commitInterval, 1))
+                    await entry.readAhead(reader, after: fetch, starter: starter)
                 }
             } else if finished {
                 try await Self.failure(of: task)   // the fetch's failure, if it failed
@@ -299,6 +304,7 @@ public final class CachedByteSource: ByteSource {
         // All of that fetch was read: let it finish (its last commit) before the read goes
         // on, so what a read returned is in the cache's table when it returns.
         if position == progress.part.upperBound { _ = try? await task.value }
+        return position
     }
 
     /// Rethrows the failure of a fetch that ended, unless the disk was full or the planner

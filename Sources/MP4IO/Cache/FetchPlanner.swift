@@ -7,12 +7,13 @@ public struct ReadAheadPolicy: Sendable, Equatable {
     /// How far one fetch for a streaming reader (a player's request) runs ahead of it: a
     /// missing run is fetched in requests of at most this many bytes, the next one started
     /// when the reader is half-way through the current one. When the reader leaves, both
-    /// stop: what a player that leaves costs the origin is what was in flight. 2 MiB: a
-    /// second of a 16 Mbit/s film, and about one request per second at a phone's speed.
+    /// stop: what a player that leaves costs the origin is what was in flight. 2 MiB, the
+    /// cache's window before this policy existed: at most one request per 2 MiB, and at
+    /// most 2 MiB in flight for a reader.
     public var window: UInt64 = 2 << 20
     /// How far ahead of a running fetch's progress a reader still waits for it rather than
     /// starting a fetch of its own (a seek further ahead never waits for a sequential fetch).
-    /// 256 KiB: less than a quarter of a second of a loopback origin.
+    /// 256 KiB, as before this policy existed: a reader this close is about to be reached.
     public var followDistance: UInt64 = 256 << 10
     /// Missing parts separated by less than this many cached bytes are fetched in one request
     /// (fetching the small cached gap again costs less than a second round trip).
@@ -141,14 +142,15 @@ struct FetchPlanner: Sendable {
     private(set) var fetches: [FetchID: Fetch] = [:]
     private var nextID: UInt64 = 1
     private var effects: [Effect] = []
-    /// The prefetch reader, once there was a prefetch.
-    private var prefetchReader: ReaderID?
+    /// The reader that owns the prefetch's fetches (always there, never leaves).
+    static let prefetchReader: ReaderID = 0
     /// A write to the cache failed for want of space: nothing new is cached.
     private(set) var diskIsFull = false
 
     init(policy: ReadAheadPolicy, piece: UInt64 = 256 << 10) {
         self.policy = policy
         self.piece = max(piece, 1)
+        readers[Self.prefetchReader] = Reader(kind: .prefetch, priority: .prefetch, position: 0, end: 0)
     }
 
     /// The effects decided since the last call, in order, for the driver to carry out.
@@ -275,20 +277,21 @@ struct FetchPlanner: Sendable {
     /// bytes left to fetch, it stops.
     mutating func unfollow(_ reader: ReaderID, _ fetch: FetchID, at position: UInt64) {
         advanced(reader, to: position)
-        guard var running = fetches[fetch] else { return }
-        running.owners.remove(reader)
-        fetches[fetch] = running
-        if running.owners.isEmpty && !running.isStopping && position < running.end { stop(fetch) }
+        disown(fetch, by: reader, doneThrough: position)
     }
 
     /// `reader` is gone (done, failed, or its player left): every fetch it alone wanted
     /// stops, read-ahead windows included.
     mutating func leave(_ reader: ReaderID) {
-        guard readers.removeValue(forKey: reader) != nil else { return }
-        for (id, running) in fetches.sorted(by: { $0.key < $1.key }) where running.owners.contains(reader) {
-            fetches[id]?.owners.remove(reader)
-            if running.owners.count == 1 && !running.isStopping && running.written < running.end { stop(id) }
-        }
+        guard reader != Self.prefetchReader, readers.removeValue(forKey: reader) != nil else { return }
+        for id in fetches.keys.sorted() { disown(id, by: reader, doneThrough: nil) }
+    }
+
+    /// `reader` no longer wants `fetch`: the fetch stops when nobody does and it has bytes
+    /// left (before `doneThrough`, what the reader read of it, else its progress).
+    private mutating func disown(_ fetch: FetchID, by reader: ReaderID, doneThrough: UInt64?) {
+        guard fetches[fetch]?.owners.remove(reader) != nil, let running = fetches[fetch] else { return }
+        if running.owners.isEmpty && !running.isStopping && (doneThrough ?? running.written) < running.end { stop(fetch) }
     }
 
     // MARK: Prefetch
@@ -296,16 +299,14 @@ struct FetchPlanner: Sendable {
     /// The parts of `wanted` to fetch for the prefetch (neither present nor being fetched,
     /// bridged, at most `maxRequests`); first the previous prefetch's fetches that no reader
     /// follows and `wanted` no longer wants stop. The driver claims each part and reports with
-    /// ``claimedAhead(_:for:lockToken:)`` for ``prefetchReaderID``.
+    /// ``claimedAhead(_:for:lockToken:)`` for ``prefetchReader``.
     mutating func prefetch(_ wanted: [Range<UInt64>], present: ByteRangeSet, maxRequests: Int) -> [Range<UInt64>] {
-        let reader = prefetchReaderID
         var wantedSet = ByteRangeSet()
         for range in wanted where !range.isEmpty { wantedSet.insert(range) }
-        for (id, running) in fetches.sorted(by: { $0.key < $1.key }) where running.owners.contains(reader) && !running.isStopping {
+        for (id, running) in fetches.sorted(by: { $0.key < $1.key }) where running.owners.contains(Self.prefetchReader) && !running.isStopping {
             let rest = running.written..<max(running.written, running.end)
             guard !wantedSet.ranges.contains(where: { $0.overlaps(rest) }) else { continue }
-            fetches[id]?.owners.remove(reader)
-            if running.owners.count == 1 { stop(id) }
+            disown(id, by: Self.prefetchReader, doneThrough: nil)
         }
         guard !diskIsFull else { return [] }
         var parts: [Range<UInt64>] = []
@@ -323,17 +324,6 @@ struct FetchPlanner: Sendable {
             }
         }
         return Array(parts.prefix(max(maxRequests, 0)))
-    }
-
-    /// The reader that owns prefetches (made on first use).
-    var prefetchReaderID: ReaderID {
-        mutating get {
-            if let prefetchReader { return prefetchReader }
-            let id = newID()
-            readers[id] = Reader(kind: .prefetch, priority: .prefetch, position: 0, end: 0)
-            prefetchReader = id
-            return id
-        }
     }
 
     // MARK: Fetches

@@ -4,8 +4,8 @@ import MP4Core
 /// How far one fetch got, shared by the fetch (which advances it piece by piece) and the
 /// readers that follow it (which wait for `written` to pass their position, then read those
 /// bytes back from the data file, from the page cache). Keeping the latest 256 KiB in memory
-/// for them instead was measured and not kept: on loopback a 256 MB uncached read took 977 ms
-/// with it and 726 ms without (the fetch outruns the reader, so the copy was paid for nothing).
+/// for them instead was measured and not kept: in one run of serve-benchmark.sh on loopback, a
+/// 256 MB uncached read took 977 ms with it and 726 ms without.
 final class FetchProgress: @unchecked Sendable {
     /// The range being fetched.
     let part: Range<UInt64>
@@ -35,8 +35,6 @@ final class FetchProgress: @unchecked Sendable {
     var end: UInt64 { lock.withLock { _end } }
     /// False once a commit found the entry started again by another process.
     var valid: Bool { lock.withLock { _valid } }
-    /// Whether the fetch has ended.
-    var isFinished: Bool { lock.withLock { finished } }
 
     /// The fetch wrote `count` more bytes: readers waiting for them wake.
     func wrote(_ count: Int) {
@@ -121,8 +119,6 @@ enum OriginFetch {
                     commitInterval: UInt64, commit: @escaping @Sendable (Range<UInt64>) async throws -> Bool) async throws -> Bool {
         let fd = progress.fd
         let interval = max(commitInterval, 1)
-        // The committed mark, as the fetch itself sees it (only it advances it).
-        let mark = Locked(part.lowerBound)
         var failure: (any Error)?
         do {
             try await origin.read(part, into: { @Sendable bytes in
@@ -135,16 +131,14 @@ enum OriginFetch {
                 // the fetch stops where a later fetch (a reader's seek ahead) took over.
                 var rest = bytes.prefix(Int(min(UInt64(bytes.count), progress.end - min(progress.end, progress.written))))
                 while !rest.isEmpty && progress.valid {
-                    let written = progress.written, committed = mark.withLock { $0 }
+                    let written = progress.written, committed = progress.committed
                     let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - committed))))
                     try Platform.writeFully(fd, chunk, offset: written, path: dataPath)
                     progress.wrote(chunk.count)
                     rest = rest.dropFirst(chunk.count)
                     if progress.written - committed >= interval {
                         let through = progress.written
-                        let valid = try await commit(committed..<through)
-                        mark.withLock { $0 = through }
-                        progress.committed(through: through, valid: valid)
+                        progress.committed(through: through, valid: try await commit(committed..<through))
                     }
                 }
                 if progress.written >= progress.end && progress.end < part.upperBound { throw FetchProgress.ReachedEnd() }
@@ -158,7 +152,7 @@ enum OriginFetch {
             failure = error
         }
         // What arrived is claimed even when the stream failed: the next read asks for the rest.
-        let committed = mark.withLock { $0 }, written = progress.written
+        let committed = progress.committed, written = progress.written
         if progress.valid && written > committed {
             do {
                 let valid = try await commit(committed..<written)

@@ -35,16 +35,18 @@ public final class CachingProxy: @unchecked Sendable {
     /// The secret path segment (random per start).
     public let secret: String
     private var server: HTTPServer?
-    /// The loader core every request goes through (made by ``start()``).
-    public private(set) var loader: MediaLoader?
+    /// The loader core every request goes through (with a size bound, it evicts while it
+    /// lives).
+    public let loader: MediaLoader
 
     public init(options: Options) {
         self.options = options
+        loader = MediaLoader(options: options.loader)
         var random = SystemRandomNumberGenerator()
         secret = (0..<4).map { _ in String(random.next() as UInt32, radix: 36) }.joined()
     }
 
-    /// Starts serving (and, with a size bound, evicting).
+    /// Starts serving.
     /// - Throws: ``MP4Error`` `.io` when the cache directory cannot be made or the address bound.
     public func start() throws {
         let directory = options.loader.cache.directory
@@ -53,15 +55,13 @@ public final class CachingProxy: @unchecked Sendable {
         } catch {
             throw MP4Error(.io, "cannot create the cache directory \(directory): \(error.localizedDescription)")
         }
-        let loader = MediaLoader(options: options.loader)
-        let server = HTTPServer(options: options.server) { [self] request in await respond(request, loader: loader) }
+        let server = HTTPServer(options: options.server) { [self] request in await respond(request) }
         try server.start()
         self.server = server
-        self.loader = loader
     }
 
     public func stop() {
-        loader?.stopEvicting()
+        loader.stopEvicting()
         server?.stop()
     }
 
@@ -78,7 +78,7 @@ public final class CachingProxy: @unchecked Sendable {
         return baseURL + safeName + "?url=" + encoded + (faststart ? "&faststart=1" : "")
     }
 
-    private func respond(_ request: HTTPServerRequest, loader: MediaLoader) async -> HTTPServerResponse {
+    private func respond(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         guard request.path.hasPrefix("/\(secret)/") else { return .text(404, "not found") }
         guard let origin = request.query["url"] else { return .text(400, "missing ?url=ORIGIN") }
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
