@@ -326,6 +326,13 @@ package enum Platform {
         return (modified, UInt64(info.st_blocks) * 512, UInt64(info.st_size))
     }
 
+    /// The inode and size of `path` (one `stat`), when it exists.
+    static func identity(_ path: String) -> (inode: UInt64, size: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_ino), UInt64(info.st_size))
+    }
+
     /// Names in `directory`.
     package static func list(_ directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }

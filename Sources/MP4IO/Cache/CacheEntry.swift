@@ -125,6 +125,9 @@ actor CacheEntry {
         case .stalled: return .stalled
         case .follow(let id, let through, let aheadAt): return follow(id, through: through, aheadAt: aheadAt)
         case .claim(let range):
+            // Decided on the table as this process last read it: when another process has
+            // committed since, decide again on the table as it is.
+            if (try? store.refreshIfChanged()) == true { return next(reader, at: position, starter: starter, othersAllowed: othersAllowed) }
             let claim = store.claim(range, othersAllowed: othersAllowed)
             let followed = planner.claimed(claim?.0, for: reader, lockToken: claim?.lockToken ?? -1)
             apply(starter)
@@ -141,6 +144,7 @@ actor CacheEntry {
     /// A windowed reader is half-way through the fetch it follows: the next window starts.
     func readAhead(_ reader: ReaderID, after fetch: FetchID, starter: Starter) {
         refreshProgress()
+        _ = try? store.refreshIfChanged()
         guard let range = planner.readAhead(reader, after: fetch, present: store.present) else { return }
         let claim = store.claim(range, othersAllowed: true)
         planner.claimedAhead(claim?.0, for: reader, lockToken: claim?.lockToken ?? -1)
@@ -164,6 +168,7 @@ actor CacheEntry {
     /// ``FetchPlanner/prefetch(_:present:maxRequests:)``); returns the parts started.
     func prefetch(_ ranges: [Range<UInt64>], starter: Starter, maxRequests: Int) -> [Range<UInt64>] {
         refreshProgress()
+        _ = try? store.refreshIfChanged()
         let parts = planner.prefetch(ranges, present: store.present, maxRequests: maxRequests)
         var started: [Range<UInt64>] = []
         for part in parts {

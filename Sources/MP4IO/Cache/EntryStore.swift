@@ -21,6 +21,11 @@ final class EntryStore {
     var checksumBytesRead: UInt64 = 0
     /// Blocks whose checksum this process has checked (or computed): checked once each.
     private var verifiedBlocks: Set<UInt64> = []
+    /// The table file as this process last read or wrote it (inode and size; not its time,
+    /// which every read touches as the eviction clock): every commit replaces the file, so a
+    /// different one on disk means another process committed since. An inode reused with the
+    /// same size goes unnoticed; that costs a fetch that was not needed, never a wrong byte.
+    private var tableSeen: (inode: UInt64, size: UInt64)?
     /// Descriptors replaced by a reopen, closed with the entry: a fetch may still write (or
     /// hold range locks) through them, and must never reach whatever file reuses the number.
     private var retiredDescriptors: [Int32] = []
@@ -77,6 +82,7 @@ final class EntryStore {
         }
         if let onDisk, onDisk.resource == resource, onDisk.length == length, onDisk.validator == validator,
            dataIsThere, Platform.usage(dataPath)?.size == length {
+            noteTable()
             return onDisk
         }
         // New, changed upstream, unreadable, or its data file is gone: start empty (a sparse
@@ -85,6 +91,7 @@ final class EntryStore {
         try Platform.truncate(dataFD, size: 0, path: dataPath)
         try Platform.truncate(dataFD, size: length, path: dataPath)
         try fresh.write(to: tablePath)
+        noteTable()
         return fresh
     }
 
@@ -226,6 +233,7 @@ final class EntryStore {
             table.rangeSet.insert(range)
             try addBlockChecksums(around: range)
             try table.write(to: tablePath)              // ... then the table that claims it
+            noteTable()
             return true
         }
     }
@@ -234,5 +242,21 @@ final class EntryStore {
     /// returns the part it may fetch and the descriptor the lock is on.
     func claim(_ range: Range<UInt64>, othersAllowed: Bool) -> (Range<UInt64>, lockToken: Int32)? {
         EntryLocks.claim(lockFD, range, othersAllowed: othersAllowed).map { ($0, lockFD) }
+    }
+
+    /// Reloads the table when another process has replaced it since this one last read or
+    /// wrote it (one `stat`). Called before a decision to fetch: a process that fell behind
+    /// another would otherwise decide on a table seconds old and fetch again bytes the other
+    /// committed and has stopped holding (ProxyProcessTests saw a 2 MiB window fetched twice).
+    /// Returns whether it reloaded.
+    @discardableResult
+    func refreshIfChanged() throws -> Bool {
+        guard let now = Platform.identity(tablePath), tableSeen.map({ $0 != now }) ?? true else { return false }
+        try locked { try reloadLocked() }
+        return true
+    }
+
+    private func noteTable() {
+        tableSeen = Platform.identity(tablePath)
     }
 }
