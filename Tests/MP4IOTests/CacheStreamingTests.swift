@@ -42,7 +42,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
 @Suite(.timeLimit(.minutes(2))) struct CacheStreamingTests {
     static func source(_ size: Int) async throws -> (CachedByteSource, PacedUpstream, String) {
         var random = SeededRandom(seed: UInt64(size))
-        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let bytes = random.bytes(size)
         let upstream = PacedUpstream(bytes)
         let directory = FileSystem.temporaryDirectory("mp4probe-stream")
         return (try await CachedByteSource(upstream: upstream, directory: directory), upstream, directory)
@@ -176,7 +176,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         let directory = root + "/stream-\(UInt64.random(in: 0...UInt64.max))"
         defer { FileSystem.removeDirectory(directory) }
         var random = SeededRandom(seed: 7)
-        let upstream = PacedUpstream((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let upstream = PacedUpstream(random.bytes(6 << 20))
         let cached = try await CachedByteSource(upstream: upstream, directory: directory)
         var received: [UInt8] = []
         try await cached.read(0..<(6 << 20)) { received += $0 }

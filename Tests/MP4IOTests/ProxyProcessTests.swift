@@ -12,7 +12,7 @@ import MP4TestSupport
     static func origin(rate: String?) throws -> (NginxServer, [UInt8], String) {
         let root = FileSystem.temporaryDirectory("mp4probe-origin")
         var random = SeededRandom(seed: 6)
-        let bytes = (0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let bytes = random.bytes(6 << 20)
         FileSystem.write(bytes, to: root + "/v.mp4")
         let nginx = try #require(NginxServer.start(root: root, limitRate: rate))
         return (nginx, bytes, root)

@@ -87,6 +87,27 @@ public struct SeededRandom: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// `count` random bytes, eight per draw (megabytes of test data drawn a byte at a time
+    /// through a closure cost seconds of the shared task pool under ASan, and starved the
+    /// proxy tests running beside them).
+    public mutating func bytes(_ count: Int) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        result.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let word = next()
+                if buffer.count - offset >= 8 {
+                    buffer.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
+                    offset += 8
+                } else {
+                    for shift in 0..<(buffer.count - offset) { buffer[offset + shift] = UInt8(truncatingIfNeeded: word >> (8 * shift)) }
+                    offset = buffer.count
+                }
+            }
+        }
+        return result
+    }
 }
 
 /// Builds boxes byte by byte for tests.
