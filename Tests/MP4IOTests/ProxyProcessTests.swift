@@ -41,6 +41,16 @@ import MP4TestSupport
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["serve", "--cache", directory, "--prefetch", "0"]
+        // Under AddressSanitizer (CI's first suite) freed memory waits in a quarantine of up to
+        // 256 MiB before it is reused, so a serve process's resident memory climbs for hundreds
+        // of MB whether or not it retains anything (one CI run: +38 MiB over 1,000 requests).
+        // A small quarantine still catches a use after a recent free, and keeps memory figures
+        // about what the process holds.
+        var environment = ProcessInfo.processInfo.environment
+        if let asan = environment["ASAN_OPTIONS"] {
+            environment["ASAN_OPTIONS"] = asan + ":quarantine_size_mb=8"
+        }
+        process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -198,10 +208,12 @@ import MP4TestSupport
         try await Task.sleep(nanoseconds: 500_000_000)
         let fdsBefore = descriptors()
         #expect(residentKiB() > 0 && fdsBefore > 0, "the proxy's /proc entries could not be read: the test would prove nothing")
-        // Two rounds of 1,000: the first sets the high-water mark (under load, up to 64
-        // connections at once, each with its buffers); memory reused must not grow in the second.
+        // Three rounds of 1,000: the first sets the high-water mark (under load, up to 64
+        // connections at once, each with its buffers). Memory held per request grows in every
+        // round; a high-water mark that rises once (the allocator's arenas, a busier moment)
+        // does not, so the smaller of the two later growths is what is bounded.
         var resident: [Int] = []
-        for _ in 0..<2 {
+        for _ in 0..<3 {
             await Executables.offPool { abort(1000) }   // blocking sockets: off the pool
             var fds = descriptors()
             for _ in 0..<40 where fds > fdsBefore + 4 {
@@ -211,8 +223,9 @@ import MP4TestSupport
             #expect(fds <= fdsBefore + 4, "descriptors: \(fdsBefore) before 1,000 aborted requests, \(fds) after")
             resident.append(residentKiB())
         }
-        print("2 x 1,000 aborted requests on a serve process: descriptors \(fdsBefore) → \(descriptors()), resident memory after each round \(resident) KiB")
-        #expect(resident[1] - resident[0] < 32 << 10, "resident memory grew from \(resident[0]) KiB to \(resident[1]) KiB over the second 1,000 requests")
+        print("3 x 1,000 aborted requests on a serve process: descriptors \(fdsBefore) → \(descriptors()), resident memory after each round \(resident) KiB")
+        let growth = min(resident[1] - resident[0], resident[2] - resident[1])
+        #expect(growth < 32 << 10, "resident memory grew in each round of 1,000 requests: \(resident) KiB")
         // Still serving.
         let player = try HTTPByteSource(url: url)
         #expect(try await player.read(0..<1000).count == 1000)
