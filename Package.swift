@@ -13,10 +13,12 @@ let package = Package(
     targets: [
         // Standard library only: boxes, sample tables, layout, seek and rewrite planning.
         .target(name: "MP4Core"),
-        // Our own wrappers for system calls Glibc's overlay lacks (copy_file_range, SEEK_DATA).
-        .target(name: "CSystem"),
+        // Our own wrappers for system calls Glibc's overlay lacks (copy_file_range, SEEK_DATA,
+        // record locks, sockets). Named for this package: target names are global in an app's
+        // dependency graph, and apple/swift-system has a target named CSystem.
+        .target(name: "MP4ProbeSystem"),
         // Byte sources (local files, HTTP, the sparse cache) and the file writers.
-        .target(name: "MP4IO", dependencies: ["MP4Core", "CSystem"]),
+        .target(name: "MP4IO", dependencies: ["MP4Core", "MP4ProbeSystem"]),
         // Commands, argument scanning, text and JSON rendering, exit codes.
         .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
         // libcurl loaded on first use (https), so that commands that never need it start
@@ -24,7 +26,10 @@ let package = Package(
         .target(name: "CurlLazy"),
         .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI", "CurlLazy"]),
 
-        .target(name: "MP4TestSupport", dependencies: ["MP4Core", "MP4IO", "CSystem"], path: "Tests/MP4TestSupport"),
+        // Helpers shared by the test targets. A test target itself (it imports Testing): a plain
+        // `swift build` of the package does not compile it, so it builds where only Apple's
+        // Command Line Tools are installed (no Testing module outside `swift test` there).
+        .testTarget(name: "MP4TestSupport", dependencies: ["MP4Core", "MP4IO", "MP4ProbeSystem"], path: "Tests/MP4TestSupport"),
         // Benchmarks are executables, run by scripts in Tests/Benchmarks, never timed in tests.
         .executableTarget(name: "SeekBenchmark", dependencies: ["MP4Core", "MP4IO"], path: "Tests/Benchmarks/SeekBenchmark"),
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),

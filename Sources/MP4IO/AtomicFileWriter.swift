@@ -1,5 +1,5 @@
 import MP4Core
-import CSystem
+import MP4ProbeSystem
 
 /// Writes a file so that its destination only ever holds the old file or the complete new
 /// one: the bytes go to a temporary file in the destination's directory, which is flushed to

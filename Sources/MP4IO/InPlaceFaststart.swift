@@ -1,6 +1,6 @@
 import Foundation
 import MP4Core
-import CSystem
+import MP4ProbeSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -7,7 +7,7 @@ import Musl
 import Darwin
 #endif
 
-import CSystem
+import MP4ProbeSystem
 import MP4Core
 
 /// Thin, typed wrappers over the POSIX calls the I/O module uses (`package`: the test support

@@ -1,5 +1,5 @@
 import Foundation
-import CSystem
+import MP4ProbeSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +15,7 @@ private let streamSocket = SOCK_STREAM
 private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(fd, pointer, count, 0) }
 #endif
 
-/// A blocking TCP connection to 127.0.0.1:`port`, made by the production connect (CSystem),
+/// A blocking TCP connection to 127.0.0.1:`port`, made by the production connect (MP4ProbeSystem),
 /// or `nil`. Blocking, unlike mp4probe's own sockets: tests use plain `send` and `recv`.
 public func connectLoopback(_ port: Int) -> Int32? {
     var failure: Int32 = 0

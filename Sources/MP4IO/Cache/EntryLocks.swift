@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
+import MP4ProbeSystem
 import MP4Core
 
 /// The locking protocol of a cache entry, between processes: one lock file per entry, and one

@@ -9,7 +9,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
+import MP4ProbeSystem
 
 /// A TCP connection with a read buffer: non-blocking reads and writes that are tried at once
 /// and, only when the socket is not ready, wait (poll, bounded by the timeout) on the

@@ -4,7 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
+import MP4ProbeSystem
 import MP4Core
 
 /// A request as ``HTTPServer`` hands it to its handler.

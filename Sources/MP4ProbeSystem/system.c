@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "csystem.h"
+#include "mp4probe_system.h"
 #include <errno.h>
 #include <unistd.h>
 #include <fcntl.h>
