@@ -1,5 +1,24 @@
+import Foundation
 import MP4Core
 import MP4ProbeSystem
+
+/// The temporary files mp4probe writes beside a destination (`.NAME.mp4probe-PID-RANDOM.tmp`,
+/// renamed over it when complete) and what removes them when a write is cut short.
+///
+/// A library touches no process-wide state unless asked: it installs no signal handlers, since
+/// an app's handlers are its own. Without them, a temporary file left by a process that ended
+/// in the middle of a write is removed by the next write to the same destination (a faststart
+/// rewrite, a cache table) or the next eviction of a cache directory, once that process is gone.
+public enum TemporaryFiles {
+    /// Installs SIGINT, SIGTERM and SIGHUP handlers that remove the temporary files being
+    /// written and then end the process as the signal would have (exit status 128 + n).
+    /// Signals that are ignored (`nohup`) are left alone. Process-wide, and replaces handlers
+    /// installed before: for a command-line program (the `mp4probe` tool calls it first
+    /// thing), not for an app, which owns its signals.
+    public static func removeOnTerminationSignals() {
+        mp4probe_remove_temporaries_on_signals()
+    }
+}
 
 /// Writes a file so that its destination only ever holds the old file or the complete new
 /// one: the bytes go to a temporary file in the destination's directory, which is flushed to
@@ -14,7 +33,8 @@ final class AtomicFileWriter {
     /// Set once the file was renamed into place or removed.
     private var finished = false
     /// The slot of the temporary file in the interrupt-cleanup table (SIGINT, SIGTERM and
-    /// SIGHUP remove it before the process ends), or -1.
+    /// SIGHUP remove it before the process ends, once a program turned that on with
+    /// ``TemporaryFiles/removeOnTerminationSignals()``), or -1.
     private var cleanupSlot: Int32 = -1
 
     /// Creates the temporary file beside `destination` with `permissions`.
@@ -52,18 +72,43 @@ final class AtomicFileWriter {
     deinit { abort() }
 
     /// Removes `.BASE.mp4probe-PID-*.tmp` files beside `destination` left by processes that
-    /// no longer exist (killed with SIGKILL, or a machine crash): only our own naming, only for
-    /// this destination, only when the process is gone. It lists the directory, so writers of
-    /// large files call it (the faststart rewrite), not every small atomic write (the cache's
-    /// range tables, whose directory may hold thousands of entries).
+    /// no longer exist (killed with SIGKILL, a machine crash, or an app that was interrupted:
+    /// a library installs no signal handlers, see ``TemporaryFiles``): only our own naming,
+    /// only for this destination, only when the process is gone. It lists the directory, so
+    /// writers of large files call it (the faststart rewrite), not every small atomic write
+    /// (the cache's range tables: eviction sweeps those, ``removeStaleTemporaries(in:)``).
     static func removeStaleTemporaries(beside destination: String) {
         let (directory, base) = Platform.split(destination)
-        let prefix = ".\(base).mp4probe-"
-        for name in Platform.list(directory) where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
-            let rest = name.dropFirst(prefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0, pid != Platform.processID else { continue }
+        removeStaleTemporaries(in: directory, base: base)
+    }
+
+    /// Removes every `.*.mp4probe-PID-*.tmp` file in `directory` whose process is gone.
+    static func removeStaleTemporaries(in directory: String) {
+        removeStaleTemporaries(in: directory, base: nil)
+    }
+
+    private static func removeStaleTemporaries(in directory: String, base: String?) {
+        for name in Platform.list(directory) where name.hasPrefix(".") && name.hasSuffix(".tmp") {
+            guard let pid = writerProcess(ofTemporary: name, base: base), pid != Platform.processID else { continue }
             if !Platform.processExists(pid) { Platform.removeFile(Platform.path(in: directory, name)) }
         }
+    }
+
+    /// The process id in a temporary's name `.BASE.mp4probe-PID-RANDOM.tmp` (for `base`, or
+    /// any base when `nil`), or `nil` when the name is not ours.
+    static func writerProcess(ofTemporary name: String, base: String?) -> Int32? {
+        let marker = ".mp4probe-"
+        let rest: Substring
+        if let base {
+            let prefix = "." + base + marker
+            guard name.hasPrefix(prefix) else { return nil }
+            rest = name.dropFirst(prefix.count)
+        } else {
+            guard let found = name.range(of: marker, options: .backwards) else { return nil }
+            rest = name[found.upperBound...]
+        }
+        guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0 else { return nil }
+        return pid
     }
 
     func fd() throws -> Int32 {

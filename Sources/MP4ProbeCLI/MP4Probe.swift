@@ -21,6 +21,9 @@ public enum MP4Probe {
         // even when the parent started it with them blocked (an async main's thread waited in
         // sigsuspend, which let them through).
         Platform.unblockTerminationSignals()
+        // A program owns its signals: the tool, not the library, asks for temporary files to
+        // be removed when it is interrupted.
+        TemporaryFiles.removeOnTerminationSignals()
         #if compiler(>=6.2)
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             Task.immediate { exit(await run(arguments)) }

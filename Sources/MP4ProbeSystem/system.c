@@ -199,7 +199,7 @@ static void remove_temporaries_and_reraise(int signal_number) {
     (void)raise(signal_number);
 }
 
-static void install_handlers(void) {
+void mp4probe_remove_temporaries_on_signals(void) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&handlers_installed, &expected, 1)) return;
     int signals[] = { SIGINT, SIGTERM, SIGHUP };
@@ -217,7 +217,6 @@ static void install_handlers(void) {
 int mp4probe_register_temporary(const char *path) {
     size_t length = strlen(path);
     if (length >= MP4PROBE_TEMP_PATH) return -1;
-    install_handlers();
     for (int i = 0; i < MP4PROBE_TEMP_SLOTS; i++) {
         int expected = 0;
         if (atomic_compare_exchange_strong(&temporary_used[i], &expected, 1)) {

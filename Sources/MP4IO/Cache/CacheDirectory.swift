@@ -44,7 +44,10 @@ public enum CacheDirectory {
     /// Entries whose resource is in `sparing` (being read: ``CachedByteSource/openResources(directory:)``)
     /// are never removed, even when the limit cannot be met without them.
     @discardableResult
+    /// Eviction also removes the temporary tables of processes that ended in the middle of a
+    /// write (``TemporaryFiles``).
     public static func evict(_ directory: String, toAtMost maxBytes: UInt64, sparing: Set<String> = []) throws -> [Entry] {
+        AtomicFileWriter.removeStaleTemporaries(in: directory)
         var entries = self.entries(directory)
         var total = entries.reduce(0) { $0 + $1.allocatedBytes }
         var removed: [Entry] = []

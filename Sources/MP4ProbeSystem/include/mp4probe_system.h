@@ -82,10 +82,16 @@ int mp4probe_tcp_accept(int fd);
 // registry is a fixed table in C so that the signal handler only calls unlink(2), which is
 // async-signal-safe, on paths that were copied in beforehand.
 
-/// Registers `path` (copied; up to 4095 bytes) for removal on SIGINT/SIGTERM/SIGHUP, and
-/// installs the handlers the first time. Returns a slot number for
+/// Registers `path` (copied; up to 4095 bytes) for removal on SIGINT/SIGTERM/SIGHUP once
+/// `mp4probe_remove_temporaries_on_signals` has installed the handlers (it installs nothing
+/// itself: signal handlers belong to the program, not to a library). Returns a slot number for
 /// `mp4probe_forget_temporary`, or -1 when the table (64 slots) is full.
 int mp4probe_register_temporary(const char *path);
+
+/// Installs SIGINT, SIGTERM and SIGHUP handlers (once; signals that are ignored are left
+/// alone) that remove the registered temporary files and then end the process as the signal
+/// would have. Process-wide: for a command-line program, not for a library's users.
+void mp4probe_remove_temporaries_on_signals(void);
 
 /// Forgets a slot (the file was renamed into place or removed).
 void mp4probe_forget_temporary(int slot);
