@@ -52,6 +52,12 @@ enum HTTPMessage {
     }
 
     /// Parses a head (the bytes up to and including the empty line).
+    /// `bytes` as text when they are valid UTF-8, else `nil`. (Not `String(validating:as:)`:
+    /// macOS 15 / iOS 18, newer than the deployment targets; PackageTests keeps the list.)
+    static func utf8(_ bytes: ArraySlice<UInt8>) -> String? {
+        String(bytes: bytes, encoding: .utf8)
+    }
+
     static func parseHead(_ bytes: ArraySlice<UInt8>) throws -> Head {
         guard bytes.count <= maxHeadSize else { throw Malformed(description: "head longer than \(maxHeadSize) bytes") }
         var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> ArraySlice<UInt8> in
@@ -60,7 +66,7 @@ enum HTTPMessage {
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let first = lines.first, !first.isEmpty else { throw Malformed(description: "empty start line") }
         guard lines.count - 1 <= maxFieldCount else { throw Malformed(description: "more than \(maxFieldCount) header fields") }
-        guard !first.contains(0), !first.contains(0x0D), let startText = String(validating: first, as: UTF8.self) ?? String(bytes: first, encoding: .isoLatin1) else {
+        guard !first.contains(0), !first.contains(0x0D), let startText = utf8(first) ?? String(bytes: first, encoding: .isoLatin1) else {
             throw Malformed(description: "unreadable start line")
         }
         let parts = startText.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
@@ -70,14 +76,14 @@ enum HTTPMessage {
             guard let colon = line.firstIndex(of: 0x3A) else { throw Malformed(description: "header line without ':'") }
             guard line.first != 0x20 && line.first != 0x09 else { throw Malformed(description: "folded header line (obsolete, RFC 9112 §5.2)") }
             let nameBytes = line[line.startIndex..<colon]
-            guard let name = String(validating: nameBytes, as: UTF8.self), HTTPRequest.isValidHeaderName(name) else {
+            guard let name = utf8(nameBytes), HTTPRequest.isValidHeaderName(name) else {
                 throw Malformed(description: "invalid header name")
             }
             let valueBytes = line[(colon + 1)...]
             // NUL, or a CR that is not part of the line end (RFC 9112 §2.2): never passed on (an
             // ETag is sent back in If-Range).
             guard !valueBytes.contains(0), !valueBytes.contains(0x0D) else { throw Malformed(description: "NUL or bare CR in the value of \(name)") }
-            let value = (String(validating: valueBytes, as: UTF8.self) ?? String(bytes: valueBytes, encoding: .isoLatin1) ?? "")
+            let value = (utf8(valueBytes) ?? String(bytes: valueBytes, encoding: .isoLatin1) ?? "")
                 .trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             fields.append((name, value))
         }
