@@ -38,7 +38,24 @@ final class AtomicFileWriter {
     private var cleanupSlot: Int32 = -1
 
     /// Creates the temporary file beside `destination` with `permissions`.
-    init(destination: String, permissions: UInt32) throws {
+    convenience init(destination: String, permissions: UInt32) throws {
+        try self.init(destination: destination, permissions: permissions) { candidate in
+            try Platform.createExclusive(candidate, permissions: 0o600)
+        }
+    }
+
+    /// Creates the temporary file beside `destination` as a clone of the whole file open at
+    /// `source` (its blocks shared: APFS, XFS, Btrfs), or returns `nil`, leaving nothing
+    /// behind, where the filesystem cannot clone.
+    static func cloning(_ source: Int32, destination: String, permissions: UInt32) -> AtomicFileWriter? {
+        try? AtomicFileWriter(destination: destination, permissions: permissions) { candidate in
+            let fd = mp4probe_clone_file(source, candidate, 0o600)
+            if fd < 0 { throw Platform.ioError("cannot clone into \(candidate)") }
+            return fd
+        }
+    }
+
+    private init(destination: String, permissions: UInt32, create: (String) throws -> Int32) throws {
         self.destination = destination
         let (directory, base) = Platform.split(destination)
         var attempt = 0
@@ -48,7 +65,7 @@ final class AtomicFileWriter {
             // (the name holds this process's id and a random part: nobody else's file).
             let slot = mp4probe_register_temporary(candidate)
             do {
-                let fd = try Platform.createExclusive(candidate, permissions: 0o600)
+                let fd = try create(candidate)
                 self.temporaryPath = candidate
                 self.descriptor = fd
                 self.cleanupSlot = slot

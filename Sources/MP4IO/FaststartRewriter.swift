@@ -49,6 +49,8 @@ public enum FaststartRewriter {
         /// When OUT shares IN's blocks (reflink, XFS/Btrfs): the layout written, which is the
         /// in-place insertion's (``plan`` is then the copy's plan, not what was written).
         public var clonedLayout: FaststartInsertion?
+        /// OUT is a clone of IN, written unchanged, sharing all its blocks (APFS, XFS, Btrfs).
+        public var clonedWholeFile: Bool = false
     }
 
     /// Plans the rewrite of `input` without writing.
@@ -151,7 +153,12 @@ public enum FaststartRewriter {
             throw MP4Error(.io, "\(input) changed while it was being planned (\(plan.inputSize) → \(before.size) bytes)")
         }
         AtomicFileWriter.removeStaleTemporaries(beside: output)
-        let writer = try AtomicFileWriter(destination: output, permissions: before.permissions & 0o777)
+        // Written unchanged (already faststart, or not rewritable): a clone of the whole file
+        // where the filesystem shares blocks (APFS `fclonefileat`, XFS/Btrfs `FICLONE`).
+        let unchanged = pieces.count == 1 && pieces.first.map { if case .copy(0..<before.size) = $0 { return true } else { return false } } == true
+        let clone = unchanged && options.clones && options.failsAfterBytes == nil
+            ? AtomicFileWriter.cloning(inputFD, destination: output, permissions: before.permissions & 0o777) : nil
+        let writer = try clone ?? AtomicFileWriter(destination: output, permissions: before.permissions & 0o777)
         var verified: Int?
         do {
             let outputFD = try writer.fd()
@@ -160,7 +167,7 @@ public enum FaststartRewriter {
             var progress = WriteProgress(total: total, options: options, path: writer.temporaryPath)
             var buffer: [UInt8] = []  // allocated only if the kernel cannot copy
             func advance(_ done: UInt64) throws { try progress.advance(to: done) }
-            for piece in pieces {
+            for piece in clone == nil ? pieces : [] {
                 switch piece {
                 case .bytes(let bytes):
                     try writer.write(bytes, at: written)
@@ -187,7 +194,7 @@ public enum FaststartRewriter {
             writer.abort()
             throw error
         }
-        return Result(plan: plan, wroteOutput: true, verifiedSampleCount: verified)
+        return Result(plan: plan, wroteOutput: true, verifiedSampleCount: verified, clonedWholeFile: clone != nil)
     }
 
     /// Progress every 64 MiB (and at the end) for both rewrites, and the tests' simulated full

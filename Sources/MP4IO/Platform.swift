@@ -27,7 +27,7 @@ package enum Platform {
         let type = info.st_mode & S_IFMT
         if type == S_IFDIR { throw MP4Error(.io, "\(path) is a directory") }
         guard type == S_IFREG || type == S_IFBLK else { throw MP4Error(.io, "\(path) is not a regular file") }
-        return UInt64(info.st_size)
+        return UInt64(max(0, info.st_size))
     }
 
     /// Reads exactly `count` bytes at `offset` unless the file ends first.
@@ -89,7 +89,7 @@ package enum Platform {
         #else
         let seconds = Int64(info.st_mtim.tv_sec), nanoseconds = Int64(info.st_mtim.tv_nsec)
         #endif
-        return FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777, links: UInt64(info.st_nlink),
+        return FileStatus(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino), size: UInt64(max(0, info.st_size)), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777, links: UInt64(info.st_nlink),
                           isRegularFile: (info.st_mode & S_IFMT) == S_IFREG)
     }
 
@@ -258,8 +258,10 @@ package enum Platform {
         if ftruncate(fd, off_t(size)) != 0 { throw ioError("cannot size \(path) to \(size) bytes") }
     }
 
+    /// Flushes `fd` to stable storage: `F_FULLFSYNC` on Darwin (`fsync` there stops at the
+    /// drive's cache), `fsync` elsewhere.
     static func sync(_ fd: Int32, path: String) throws {
-        if fsync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
+        if mp4probe_full_sync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
     }
 
     static func setPermissions(_ fd: Int32, _ permissions: UInt32, path: String) throws {
@@ -281,7 +283,7 @@ package enum Platform {
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
-        _ = fsync(fd)
+        _ = mp4probe_full_sync(fd)
         closeFile(fd)
     }
 
@@ -302,10 +304,12 @@ package enum Platform {
         return open.st_dev == named.st_dev && open.st_ino == named.st_ino
     }
 
-    /// Flushes the data of `fd` (not its metadata) to disk.
+    /// Flushes the data of `fd` (not its metadata) to disk: `F_FULLFSYNC` on Darwin, where
+    /// `fsync` stops at the drive's cache and the drive may reorder writes (a cache table
+    /// would then reach the media before the data it claims).
     static func syncData(_ fd: Int32, path: String) throws {
         #if canImport(Darwin)
-        if fsync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
+        if mp4probe_full_sync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
         #else
         if fdatasync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
         #endif
@@ -323,14 +327,14 @@ package enum Platform {
         #else
         let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
         #endif
-        return (modified, UInt64(info.st_blocks) * 512, UInt64(info.st_size))
+        return (modified, UInt64(max(0, info.st_blocks)) * 512, UInt64(max(0, info.st_size)))
     }
 
     /// The inode and size of `path` (one `stat`), when it exists.
     static func identity(_ path: String) -> (inode: UInt64, size: UInt64)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return (UInt64(info.st_ino), UInt64(info.st_size))
+        return (UInt64(truncatingIfNeeded: info.st_ino), UInt64(max(0, info.st_size)))
     }
 
     /// Names in `directory`.

@@ -105,7 +105,7 @@ enum FaststartCommand: Command {
                 return ExitCode.success.rawValue
             }
             if let fallback, result.plan.verdict == .rewrite { result.plan.notes.append("rewritten by copying, not in place: \(fallback)") }
-            write(plan: result.plan, input: input, output: result.wroteOutput ? destination : nil, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output, method: "copy")
+            write(plan: result.plan, input: input, output: result.wroteOutput ? destination : nil, dryRun: false, verified: result.verifiedSampleCount, json: scanner, to: output, method: result.clonedWholeFile ? "clone" : "copy")
             return ExitCode.success.rawValue
         } catch let error as MP4Error {
             let named = error.about(input)
@@ -117,8 +117,9 @@ enum FaststartCommand: Command {
     }
 
     /// What happens to a file that needs no rewrite.
-    static func unchanged(_ output: String?, dryRun: Bool) -> String {
+    static func unchanged(_ output: String?, dryRun: Bool, method: String = "copy") -> String {
         switch (output, dryRun) {
+        case (let output?, false) where method == "clone": return "cloned unchanged to \(output) (its blocks shared, not copied)"
         case (let output?, false): return "copied unchanged to \(output)"
         case (let output?, true): return "it would be copied unchanged to \(output)"
         case (nil, true): return "nothing to do"
@@ -192,9 +193,9 @@ enum FaststartCommand: Command {
         var text = ""
         switch report.verdict {
         case .alreadyFaststart:
-            text += "\(input) is already faststart (moov before the media); " + unchanged(output, dryRun: dryRun) + "\n"
+            text += "\(input) is already faststart (moov before the media); " + unchanged(output, dryRun: dryRun, method: method) + "\n"
         case .fragmented:
-            text += "\(input) is fragmented (moov at the front, media in fragments); " + unchanged(output, dryRun: dryRun) + "\n"
+            text += "\(input) is fragmented (moov at the front, media in fragments); " + unchanged(output, dryRun: dryRun, method: method) + "\n"
         case .rewrite:
             let moov = report.boxes.first { $0.type == .moov }
             text += (dryRun ? "would move" : "moved") + " moov (\(Format.bytes(report.movieSize.before))" + (report.movieSize.after != report.movieSize.before ? " → \(Format.bytes(report.movieSize.after))" : "") + ") from \(Format.grouped(moov?.inputOffset ?? 0)) to \(Format.grouped(moov?.outputOffset ?? 0))" + (report.how.map { ", " + $0 } ?? "") + "\n"

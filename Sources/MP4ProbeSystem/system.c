@@ -371,6 +371,51 @@ int mp4probe_clone_range(int source_fd, int64_t source_offset, int64_t length, i
 #endif
 }
 
+#if defined(__APPLE__)
+#include <sys/attr.h>
+#include <sys/clonefile.h>
+#endif
+
+int mp4probe_clone_file(int source_fd, const char *path, unsigned int permissions) {
+#if defined(__APPLE__)
+    if (fclonefileat(source_fd, AT_FDCWD, path, 0) != 0) return -1;
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || fchmod(fd, (mode_t)permissions) != 0) {
+        int saved = errno;
+        if (fd >= 0) close(fd);
+        unlink(path);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+#elif defined(__linux__) && defined(FICLONE)
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)permissions);
+    if (fd < 0) return -1;
+    if (ioctl(fd, FICLONE, source_fd) != 0) {
+        int saved = errno;
+        close(fd);
+        unlink(path);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+#else
+    (void)source_fd; (void)path; (void)permissions;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int mp4probe_full_sync(int fd) {
+#if defined(__APPLE__) && defined(F_FULLFSYNC)
+    if (fcntl(fd, F_FULLFSYNC) == 0) return 0;
+    /* Some filesystems (network, FAT) refuse it: the flush they can do. */
+#endif
+    int result;
+    do { result = fsync(fd); } while (result != 0 && errno == EINTR);
+    return result;
+}
+
 int mp4probe_opened_for_writing_elsewhere(int read_only_fd) {
 #if defined(__linux__) && defined(F_SETLEASE)
     // A read lease is refused (EAGAIN) while any other open file description has the file

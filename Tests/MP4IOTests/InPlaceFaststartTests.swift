@@ -253,6 +253,27 @@ import Glibc
         #expect(FileSystem.read(input) == FileSystem.read(output), "in place and cloned, the same layout")
     }
 
+    /// `faststart IN OUT` of a file that is already faststart writes it unchanged: as a clone
+    /// of the whole file (`FICLONE` here; `fclonefileat` on APFS, the same code path), byte
+    /// for byte the input; and by copying when cloning is turned off.
+    @Test func anUnchangedFileIsClonedWhole() async throws {
+        guard let base = Self.directory else { print(Self.skipMessage()); return }
+        let directory = base + "/whole-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { FileSystem.removeDirectory(directory) }
+        let input = directory + "/faststart.mp4"
+        let bytes = try #require(FileSystem.read(Fixtures.sample("faststart.mp4")))
+        FileSystem.write(bytes, to: input)
+        let cloned = try await FaststartRewriter.rewrite(input: input, output: directory + "/out.mp4", options: .init(verifies: true))
+        #expect(cloned.clonedWholeFile && cloned.plan.verdict != .rewrite)
+        #expect(FileSystem.read(directory + "/out.mp4") == bytes)
+        #expect(FileSystem.entries(directory).sorted() == ["faststart.mp4", "out.mp4"], "temporary files left")
+        var options = FaststartRewriter.Options()
+        options.clones = false
+        let copied = try await FaststartRewriter.rewrite(input: input, output: directory + "/copy.mp4", options: options)
+        #expect(!copied.clonedWholeFile && FileSystem.read(directory + "/copy.mp4") == bytes)
+    }
+
     /// A 24 MB film cloned: the filesystem's free space drops by far less than the film (its
     /// blocks are shared), where a copy would take all of it.
     @Test(.requires("ffmpeg"))

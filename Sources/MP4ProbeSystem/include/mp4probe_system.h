@@ -113,6 +113,16 @@ int mp4probe_collapse_range(int fd, int64_t offset, int64_t length);
 /// extents of [source_offset, +length) of source_fd (reflink). -1 with errno (EOPNOTSUPP,
 /// EXDEV, EINVAL when misaligned) to fall back to copying.
 int mp4probe_clone_range(int source_fd, int64_t source_offset, int64_t length, int destination_fd, int64_t destination_offset);
+
+/// Creates `path` (it must not exist) as a clone of the whole file open at `source_fd`, sharing
+/// its blocks: `fclonefileat` on Darwin (APFS), `FICLONE` on Linux (XFS, Btrfs). Returns a
+/// descriptor open for writing on the new file, or -1 with errno (and no file left behind)
+/// where the filesystem cannot.
+int mp4probe_clone_file(int source_fd, const char *path, unsigned int permissions);
+
+/// Flushes `fd` to stable storage: `F_FULLFSYNC` on Darwin, where `fsync` only reaches the
+/// drive's cache (plain `fsync` when the filesystem refuses it), `fsync` elsewhere.
+int mp4probe_full_sync(int fd);
 /// Whether another open file description has the file open for writing (a read lease is
 /// refused): 1 yes, 0 no, -1 cannot tell (no leases here, not the file's owner...).
 int mp4probe_opened_for_writing_elsewhere(int read_only_fd);
