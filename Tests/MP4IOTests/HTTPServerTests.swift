@@ -65,6 +65,27 @@ import Glibc
         try await exchange(port, "\(method) /x.mp4 HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n\(extra)\r\n")
     }
 
+    /// A listening socket the system takes away (as iOS does while an app is suspended:
+    /// `poll` says ready, `accept` fails for good) is made again on the same port, without
+    /// spinning: a handful of failed accepts, not thousands, and the next player connects.
+    @Test func aReclaimedListenerIsMadeAgainWithoutSpinning() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        #expect(try await Self.get(server.port).status == 200)
+        server.simulateReclaimedListener()
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        let (failures, reopenings) = server.acceptStatistics
+        #expect(reopenings == 1 && failures <= 10, "after the listener was taken: \(failures) failed accepts, \(reopenings) new listeners in 1 s")
+        let exchange = try await Self.get(server.port)
+        #expect(exchange.status == 200 && exchange.body == Self.body)
+        // The decisions, error by error.
+        #expect(AcceptFailure.action(errno: EAGAIN) == .idle)
+        #expect(AcceptFailure.action(errno: ECONNABORTED) == .next)
+        #expect(AcceptFailure.action(errno: EMFILE) == .pause(milliseconds: 100))
+        #expect(AcceptFailure.action(errno: EINVAL) == .reopen && AcceptFailure.action(errno: EBADF) == .reopen)
+        #expect(AcceptFailure.reopenDelay(afterAttempts: 0) == 50 && AcceptFailure.reopenDelay(afterAttempts: 40) == 2000)
+    }
+
     /// A source that fails at once is a 502 with the reason, not a 206 that never delivers; one
     /// that fails midway closes the connection after the bytes it had (a short body, never
     /// wrong bytes).

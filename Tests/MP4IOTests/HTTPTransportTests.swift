@@ -9,6 +9,18 @@ import Testing
     /// Counts how often the body's storage moves while 2,000 chunks of 16 KiB arrive. Growing
     /// in place moves it only when the capacity doubles (about log2(2000) times); a copy per
     /// chunk moves it every time. No clock is involved.
+    /// Which client makes `http:` requests: ours over sockets only on Linux without a proxy;
+    /// on Apple platforms always URLSession (system proxy, PAC, ATS, cellular, VPN on demand).
+    @Test func httpGoesThroughURLSessionOnApplePlatforms() {
+        #expect(HTTPByteSource.usesOwnClient(.automatic, proxyConfigured: false, onApplePlatform: false))
+        #expect(!HTTPByteSource.usesOwnClient(.automatic, proxyConfigured: true, onApplePlatform: false))
+        #expect(!HTTPByteSource.usesOwnClient(.urlSession, proxyConfigured: false, onApplePlatform: false))
+        #expect(!HTTPByteSource.usesOwnClient(.automatic, proxyConfigured: false, onApplePlatform: true))
+        #if canImport(Darwin)
+        #expect(!HTTPByteSource.usesOwnClient(.automatic, proxyConfigured: false))
+        #endif
+    }
+
     @Test func receivingIsLinearInTheBodySize() {
         let chunk = Data(repeating: 0xAB, count: 16 * 1024)
         var table: [Int: URLSessionClient.Received] = [7: URLSessionClient.Received(limit: Int.max, skipWhole: 0)]

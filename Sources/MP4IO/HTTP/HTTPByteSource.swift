@@ -58,8 +58,9 @@ public final class HTTPByteSource: ByteSource {
 
         /// The implementation behind the requests.
         public enum Client: String, Sendable {
-            /// mp4probe's HTTP/1.1 client for `http:`, URLSession for `https:` (and for `http:`
-            /// too when the environment names a proxy: `http_proxy`, `all_proxy`).
+            /// On Linux, mp4probe's HTTP/1.1 client for `http:`, URLSession for `https:` (and
+            /// for `http:` too when the environment names a proxy: `http_proxy`, `all_proxy`).
+            /// On Apple platforms, URLSession for both (system proxy, PAC, ATS, cellular).
             case automatic
             /// URLSession for everything (the slower path on Linux; for comparison).
             case urlSession
@@ -119,7 +120,7 @@ public final class HTTPByteSource: ByteSource {
         self.baseHeaders = options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
             .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
         let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders)
-        if options.client == .automatic && !Self.proxyConfigured() {
+        if Self.usesOwnClient(options.client, proxyConfigured: Self.proxyConfigured()) {
             self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
             self.streamsBodies = scheme == "http"
         } else {
@@ -129,6 +130,21 @@ public final class HTTPByteSource: ByteSource {
     }
 
     deinit { client.invalidate() }
+
+    /// Whether `http:` requests go through mp4probe's own HTTP/1.1 client over BSD sockets
+    /// rather than URLSession. Never on Apple platforms: there sockets bypass the system proxy
+    /// and PAC, App Transport Security, and the system's bringing up of cellular or an
+    /// on-demand VPN, which URLSession honours. On Linux for `.automatic` without a proxy in
+    /// the environment (streamed bodies; libcurl's URLSession collects them).
+    static func usesOwnClient(_ client: Options.Client, proxyConfigured: Bool, onApplePlatform: Bool = isApplePlatform) -> Bool {
+        client == .automatic && !proxyConfigured && !onApplePlatform
+    }
+
+    #if canImport(Darwin)
+    static let isApplePlatform = true
+    #else
+    static let isApplePlatform = false
+    #endif
 
     /// Whether the environment names an HTTP proxy (`http_proxy`, `HTTP_PROXY`, `all_proxy`,
     /// `ALL_PROXY`): then URLSession (libcurl), which honours it, makes the requests.

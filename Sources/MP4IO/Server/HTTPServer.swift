@@ -89,13 +89,22 @@ public final class HTTPServer: @unchecked Sendable {
     public let options: Options
     private let handler: Handler
     private let state = Locked(State())
-    private var listener: Int32 = -1
     /// The port it listens on (after ``start()``).
     public private(set) var port = 0
 
     private struct State {
         var stopped = false
         var active: [ObjectIdentifier: SocketConnection] = [:]
+        /// The listening socket (-1 before start and while it is being made again).
+        var listener: Int32 = -1
+        var acceptFailures = 0
+        var listenerReopenings = 0
+    }
+
+    /// `accept` calls that failed other than for want of a connection, and the times the
+    /// listening socket was made again after the system took it (``AcceptFailure``).
+    public var acceptStatistics: (failures: Int, reopenings: Int) {
+        state.withLock { ($0.acceptFailures, $0.listenerReopenings) }
     }
 
     public init(options: Options = Options(), handler: @escaping Handler) {
@@ -119,9 +128,15 @@ public final class HTTPServer: @unchecked Sendable {
         guard fd >= 0 else {
             throw MP4Error(.io, "cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
         }
-        listener = fd
+        state.withLock { $0.listener = fd }
         port = Int(bound)
         DispatchQueue(label: "mp4probe.server.accept").async { [self] in acceptLoop(fd) }
+    }
+
+    /// Shuts the listening socket down as the system does when it reclaims a suspended iOS
+    /// app's socket (`accept` then fails while `poll` reports it ready): for tests.
+    package func simulateReclaimedListener() {
+        state.withLock { if $0.listener >= 0 { mp4probe_shutdown($0.listener) } }
     }
 
     /// Stops accepting, ends the connections being served and closes the socket.
@@ -132,19 +147,33 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard wasRunning else { return }
         for connection in connections { connection.shutdown() }
-        if listener >= 0 { mp4probe_shutdown(listener) }
+        state.withLock { if $0.listener >= 0 { mp4probe_shutdown($0.listener) } }
     }
 
     /// Connections being served now.
     public var activeConnectionCount: Int { state.withLock { $0.active.count } }
 
-    private func acceptLoop(_ fd: Int32) {
-        defer { Platform.closeFile(fd) }
+    private func acceptLoop(_ first: Int32) {
+        var fd = first
+        defer { if fd >= 0 { Platform.closeFile(fd) } }
         while !state.withLock({ $0.stopped }) {
             guard mp4probe_wait(fd, 0, 250) > 0 else { continue }
-            while true {
+            accepting: while true {
                 let client = mp4probe_tcp_accept(fd)
-                guard client >= 0 else { break }
+                guard client >= 0 else {
+                    let action = AcceptFailure.action(errno: errno)
+                    if action != .idle { state.withLock { $0.acceptFailures += 1 } }
+                    switch action {
+                    case .idle: break accepting
+                    case .next: continue accepting
+                    case .pause(let milliseconds):
+                        _ = poll(nil, 0, milliseconds)
+                        break accepting
+                    case .reopen:
+                        fd = reopenListener(replacing: fd)
+                        break accepting
+                    }
+                }
                 let connection = SocketConnection(fd: client, key: "client")
                 let admitted = state.withLock { state -> Bool in
                     guard !state.stopped, state.active.count < options.maxConnections else { return false }
@@ -173,6 +202,32 @@ public final class HTTPServer: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Makes the listening socket again on the same address and port, retrying with a
+    /// growing delay while the port is still held, until it succeeds or the server stops.
+    /// Returns the new socket, or -1 once the server stopped.
+    private func reopenListener(replacing old: Int32) -> Int32 {
+        state.withLock { $0.listener = -1 }
+        Platform.closeFile(old)
+        var attempts = 0
+        while !state.withLock({ $0.stopped }) {
+            var bound: Int32 = 0
+            let fd = mp4probe_tcp_listen(options.host, Int32(port), 128, &bound)
+            if fd >= 0 {
+                let kept = state.withLock { state -> Bool in
+                    guard !state.stopped else { return false }
+                    state.listener = fd
+                    state.listenerReopenings += 1
+                    return true
+                }
+                if !kept { mp4probe_shutdown(fd) }
+                return fd
+            }
+            _ = poll(nil, 0, AcceptFailure.reopenDelay(afterAttempts: attempts))
+            attempts += 1
+        }
+        return -1
     }
 
     /// The `Host` values a request may carry: this server's own address, by number or as
