@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .library(name: "MP4Core", targets: ["MP4Core"]),
         .library(name: "MP4IO", targets: ["MP4IO"]),
+        // The AVPlayer adapter (AVAssetResourceLoaderDelegate over MediaLoader): Apple only.
+        .library(name: "MP4ProbeAVFoundation", targets: ["MP4ProbeAVFoundation"]),
         .executable(name: "mp4probe", targets: ["mp4probe"]),
     ],
     targets: [
@@ -19,6 +21,9 @@ let package = Package(
         .target(name: "MP4ProbeSystem"),
         // Byte sources (local files, HTTP, the sparse cache) and the file writers.
         .target(name: "MP4IO", dependencies: ["MP4Core", "MP4ProbeSystem"]),
+        // CachingResourceLoader: AVFoundation's shell over MP4IO's ResourceLoading; its one
+        // file is `#if canImport(AVFoundation)`, an empty module elsewhere.
+        .target(name: "MP4ProbeAVFoundation", dependencies: ["MP4IO"]),
         // Commands, argument scanning, text and JSON rendering, exit codes.
         .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
         // libcurl loaded on first use (https), so that commands that never need it start
