@@ -163,6 +163,11 @@ import Glibc
         #expect(try await Self.exchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 5\r\n\r\nhello").status == 400)
         let huge = "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + String(repeating: "X-Filler: " + String(repeating: "a", count: 1000) + "\r\n", count: 80)
         #expect(try await Self.exchange(port, huge).status == 431)
+        // Over-long heads that arrive whole are 431 too, not 400: 70 KiB, and 201 fields.
+        let whole = "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Filler: " + String(repeating: "a", count: 70 << 10) + "\r\n\r\n"
+        #expect(try await Self.exchange(port, whole).status == 431)
+        let many = "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + (0..<201).map { "X-F\($0): 1\r\n" }.joined() + "\r\n"
+        #expect(try await Self.exchange(port, many).status == 431)
         // Still serving after all that.
         #expect(try await Self.get(port, "Range: bytes=0-0\r\n").status == 206)
     }

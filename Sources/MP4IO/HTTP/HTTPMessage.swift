@@ -33,6 +33,8 @@ enum HTTPMessage {
 
     struct Malformed: Error, CustomStringConvertible {
         var description: String
+        /// The head is over a bound (its size or its number of fields): a server answers 431.
+        var tooLarge = false
     }
 
     /// Where the head in `bytes` ends (the index just after the empty line), or `nil` when it
@@ -59,13 +61,13 @@ enum HTTPMessage {
     }
 
     static func parseHead(_ bytes: ArraySlice<UInt8>) throws -> Head {
-        guard bytes.count <= maxHeadSize else { throw Malformed(description: "head longer than \(maxHeadSize) bytes") }
+        guard bytes.count <= maxHeadSize else { throw Malformed(description: "head longer than \(maxHeadSize) bytes", tooLarge: true) }
         var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> ArraySlice<UInt8> in
             line.last == 0x0D ? line.dropLast() : line
         }
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let first = lines.first, !first.isEmpty else { throw Malformed(description: "empty start line") }
-        guard lines.count - 1 <= maxFieldCount else { throw Malformed(description: "more than \(maxFieldCount) header fields") }
+        guard lines.count - 1 <= maxFieldCount else { throw Malformed(description: "more than \(maxFieldCount) header fields", tooLarge: true) }
         guard !first.contains(0), !first.contains(0x0D), let startText = utf8(first) ?? String(bytes: first, encoding: .isoLatin1) else {
             throw Malformed(description: "unreadable start line")
         }

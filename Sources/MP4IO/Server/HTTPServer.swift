@@ -276,6 +276,10 @@ public final class HTTPServer: @unchecked Sendable {
             let head: HTTPMessage.Head
             do {
                 head = try HTTPMessage.parseHead(headBytes)
+            } catch let error as HTTPMessage.Malformed where error.tooLarge {
+                // Over a bound whether it arrived whole or not (RFC 6585 §5).
+                await send(.text(431, "request head too large: \(error)"), to: connection, head: false, keepAlive: false)
+                return
             } catch {
                 await send(.text(400, "malformed request: \(error)"), to: connection, head: false, keepAlive: false)
                 return
