@@ -186,6 +186,9 @@ public final class LoopbackHTTPServer: Sendable {
         case invalidContentLength
         /// Every 206 carries this Content-Range instead of the true one (a hostile server).
         case contentRange(String)
+        /// Adds these header lines to every response (the body unchanged): an origin that
+        /// claims a coding, for instance.
+        case headers([String])
         /// Sends the body `bytes` at a time with `interval` seconds between pieces: never idle
         /// long enough for an idle timeout, yet slow.
         case trickles(bytes: Int, interval: Double)
@@ -336,7 +339,7 @@ public final class LoopbackHTTPServer: Sendable {
             if number > 1 { etag = "\"v2\"" }
         case .slow(let seconds):
             usleep(UInt32(seconds * 1_000_000))
-        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange, .trickles:
+        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange, .trickles, .headers:
             break
         case .failsFirst(let code, let times, let retryAfter):
             if number <= times {
@@ -360,6 +363,7 @@ public final class LoopbackHTTPServer: Sendable {
         default: headers.append("Content-Length: \(payload.count)")
         }
         if !keepsConnections { headers.append("Connection: close") }
+        if case .headers(let extra) = behavior { headers += extra }
         if case .hugeHead = behavior {
             for i in 0..<2048 { headers.append("X-Filler-\(i): " + String(repeating: "x", count: 60)) }
         }

@@ -44,6 +44,11 @@ actor CacheEntry {
 
     func markUsed() { store.markUsed() }
 
+    /// Removes the entry's files when it was never prepared (the origin failed before it said
+    /// what the resource is): no table, an empty data file. Such files are "damaged 0/0" in
+    /// `cache ls` and hold a name for nothing.
+    func discardIfNeverPrepared() { store.discardIfNeverPrepared() }
+
     func readCached(_ range: Range<UInt64>) throws -> [UInt8]? { try store.readCached(range) }
 
     func reload(checking offset: UInt64) throws -> Bool { try store.reload(checking: offset) }

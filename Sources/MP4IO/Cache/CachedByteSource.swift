@@ -117,6 +117,10 @@ public final class CachedByteSource: ByteSource {
                 state = .revalidated
             } catch let error as MP4Error where options.servesStaleOnError && error.cause != .sourceChanged && (stored?.presentBytes ?? 0) > 0 {
                 state = .stale(reason: error.message)
+            } catch {
+                // Nothing to serve and nothing learnt: leave no empty entry behind.
+                if stored == nil { await entry.discardIfNeverPrepared() }
+                throw error
             }
         }
         if let confirmed {

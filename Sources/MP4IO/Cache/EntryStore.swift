@@ -67,6 +67,17 @@ final class EntryStore {
         return try body()
     }
 
+    /// Removes the data and lock files when no table exists and the data file is empty,
+    /// under the table lock (as eviction removes an entry: a process waiting on the lock file
+    /// finds it gone and locks the new one; a later use of this entry reopens the data file).
+    func discardIfNeverPrepared() {
+        _ = try? locked {
+            guard Platform.status(path: tablePath) == nil, (Platform.usage(dataPath)?.size ?? 0) == 0 else { return }
+            Platform.removeFile(dataPath)
+            Platform.removeFile(lockPath)
+        }
+    }
+
     /// The table on disk, or an empty one when it is missing, corrupt or for another
     /// resource/version (then the data file is emptied too). Call with the lock held.
     private func loadTable(length: UInt64, validator: String?) throws -> CacheTable {

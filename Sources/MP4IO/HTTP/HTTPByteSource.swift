@@ -255,7 +255,26 @@ public final class HTTPByteSource: ByteSource {
         guard parts.count == 2 else { return nil }
         let bounds = parts[0].split(separator: "-")
         guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), first <= last else { return nil }
-        return (first, last, parts[1] == "*" ? nil : UInt64(parts[1]))
+        if parts[1] == "*" { return (first, last, nil) }
+        // A range that passes its own total (`bytes 0-65535/1000`) is a lie, not a length.
+        guard let total = UInt64(parts[1]), last < total else { return nil }
+        return (first, last, total)
+    }
+
+    /// Refuses a response body in a coding mp4probe does not decode: any `Content-Encoding`
+    /// but `identity`, any transfer coding but `chunked` and `identity`. Requests ask for
+    /// `Accept-Encoding: identity`, but CDNs and misconfigured servers gzip anyway, and the
+    /// compressed bytes are not the file: none of them may be delivered, or cached.
+    static func checkCodings(_ head: HTTPResponseHead, name: String) throws {
+        func codings(_ field: String) -> [String] {
+            (head.header(field) ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        if let coding = codings("content-encoding").first(where: { $0 != "identity" }) {
+            throw MP4Error(.io, "\(name): the server sent the body compressed (Content-Encoding: \(coding)) although asked for identity; mp4probe does not decode it, so none of it was used")
+        }
+        if let coding = codings("transfer-encoding").first(where: { $0 != "chunked" && $0 != "identity" }) {
+            throw MP4Error(.io, "\(name): the server sent the body in a transfer coding mp4probe does not decode (Transfer-Encoding: \(coding)); none of it was used")
+        }
     }
 
     /// Records the resource's length, refusing what no file can be (more than 2^63 - 1 bytes:
@@ -327,6 +346,7 @@ public final class HTTPByteSource: ByteSource {
                 request.deadline = deadline
                 outcome = try await client.get(request, limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
                     if learning { state.withLock { $0.headAnsweredOverHTTP = head.url.scheme?.lowercased() == "http" } }
+                    if head.status == 200 || head.status == 206 { try Self.checkCodings(head, name: name) }
                     switch head.status {
                     case 206:
                         guard let contentRange = head.header("content-range").flatMap(Self.parseContentRange) else {
@@ -334,6 +354,12 @@ public final class HTTPByteSource: ByteSource {
                         }
                         guard contentRange.first == wanted.lowerBound, contentRange.last < wanted.upperBound || learning else {
                             throw MP4Error(.io, "\(name): asked for bytes \(wanted.lowerBound)-\(wanted.upperBound - 1), the server sent \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
+                        }
+                        // A Content-Length must count the bytes the Content-Range names.
+                        // (Compared as `length - 1` and `last - first`: `last + 1` may overflow.)
+                        if let length = head.header("content-length"),
+                           UInt64(length.trimmingCharacters(in: .whitespaces)).map({ $0 == 0 || $0 - 1 != contentRange.last - contentRange.first }) ?? true {
+                            throw MP4Error(.io, "\(name): Content-Length \(length) does not match Content-Range bytes \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
                         }
                         try validate(head, learning: learning)
                         if learning {
