@@ -112,7 +112,8 @@ public enum MP4Probe {
         /// like Authorization and Cookie.
         var secretHeaderNames: Set<String> = []
         var timeout: Double?
-        /// `--max-time S`: the most one read may take in all.
+        /// `--max-time S`: the most the command's reading may take in all (for `serve`, each
+        /// read of an origin).
         var maxTime: Double?
         /// `--cache DIR`: read through an on-disk cache.
         var cacheDirectory: String?
@@ -171,6 +172,8 @@ public enum MP4Probe {
             if options.cacheDirectory == nil { return try SourceFactory.openFile(location) }
         }
         var factory = factoryOptions(options)
+        // A reading command's --max-time is one deadline for all its reads (head, moov, ...).
+        factory.http.maxTotalTime = options.maxTime
         factory.cache?.entries = cacheOptions
         if let maxAge = options.cacheMaxAge { factory.cache?.entries.maxAge = maxAge }
         return try await SourceFactory.open(location, options: factory)

@@ -218,6 +218,32 @@ import MP4TestSupport
         #expect(clock.now - start >= .milliseconds(1400))
     }
 
+    /// `--max-time` is one deadline for a command's reads, not one per read: `info URL
+    /// --max-time 5` against a dripping server failed after 10 s (the head, then the moov).
+    /// A read that starts after the deadline fails at once; a per-read limit alone lets it run.
+    @Test func theTotalDeadlineCoversEveryRead() async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal))
+        defer { server.stop() }
+        var options = HTTPByteSource.Options()
+        options.maxTotalTime = 1
+        options.maxTime = 1
+        let source = try HTTPByteSource(url: server.url, options: options)
+        #expect(try await source.read(0..<1000) == Array(Self.body[0..<1000]))
+        try await Task.sleep(nanoseconds: 1_200_000_000)
+        do {
+            _ = try await source.read(100_000..<101_000)
+            Issue.record("a read after the total deadline succeeded")
+        } catch let error as MP4Error {
+            #expect(error.message.contains("reading took longer than 1.0 s in all (--max-time)"), "\(error)")
+        }
+        // The per-read limit alone: every read has its own second.
+        options.maxTotalTime = nil
+        let perRead = try HTTPByteSource(url: server.url, options: options)
+        _ = try await perRead.read(0..<1000)
+        try await Task.sleep(nanoseconds: 1_200_000_000)
+        #expect(try await perRead.read(100_000..<101_000) == Array(Self.body[100_000..<101_000]))
+    }
+
     @Test func emptyFileHasLengthZero() async throws {
         let server = try #require(LoopbackHTTPServer(body: [], behavior: .normal))
         defer { server.stop() }

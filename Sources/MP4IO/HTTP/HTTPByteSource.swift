@@ -34,6 +34,11 @@ public final class HTTPByteSource: ByteSource {
         /// arrive (nil: no limit). ``timeout`` alone lets a server that sends a byte now and
         /// then hold a read forever.
         public var maxTime: TimeInterval?
+        /// Seconds all reads of this source may take together, counted from its creation
+        /// (nil: no limit): a command's reading (`--max-time`: `info URL` reads the head, then
+        /// the `moov`, and the deadline is one for both). Not for a long-lived source, such as
+        /// a server's origin, whose reads each want ``maxTime``.
+        public var maxTotalTime: TimeInterval?
         /// Retries of one read after transient failures.
         public var maxRetries: Int = 3
         /// First backoff delay, seconds (doubled per retry).
@@ -103,8 +108,17 @@ public final class HTTPByteSource: ByteSource {
     private let state = Locked(State())
     private let headTask = Locked<Task<Void, any Error>?>(nil)
 
+    /// When every read must have ended (``Options/maxTotalTime`` from creation), if ever.
+    private let totalDeadline: ContinuousClock.Instant?
+
+    /// `seconds` as a duration, for any input (negative: 0; huge or NaN: about 31 years).
+    static func duration(_ seconds: TimeInterval) -> Duration {
+        .milliseconds(Int64(min(max(seconds.isNaN ? 1e9 : seconds, 0), 1e9) * 1000))
+    }
+
     /// A source for `url` (http or https).
     public init(url: URL, options: Options = Options()) throws {
+        totalDeadline = options.maxTotalTime.map { ContinuousClock.now + Self.duration($0) }
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw MP4Error(.io, "\(url.absoluteString) is not an http(s) URL")
         }
@@ -319,9 +333,15 @@ public final class HTTPByteSource: ByteSource {
     private func fetch(_ range: Range<UInt64>, learning: Bool = false, deliver: (ArraySlice<UInt8>) async throws -> Void) async throws {
         var wanted = range
         var attempt = 0
-        let deadline = options.maxTime.map { ContinuousClock.now + .milliseconds(Int64(min(max($0, 0), 1e9) * 1000)) }
+        let perRead = options.maxTime.map { ContinuousClock.now + Self.duration($0) }
+        let deadline = [perRead, totalDeadline].compactMap { $0 }.min()
         let pastDeadline = { deadline.map { ContinuousClock.now >= $0 } ?? false }
-        let tooSlow = { MP4Error(.io, "\(self.name): the read took longer than \(self.options.maxTime ?? 0) s in all (--max-time)", offset: wanted.lowerBound) }
+        let tooSlow = {
+            let total = self.totalDeadline.map { $0 == deadline } ?? false
+            let seconds = (total ? self.options.maxTotalTime : self.options.maxTime) ?? 0
+            return MP4Error(.io, "\(self.name): \(total ? "reading" : "the read") took longer than \(seconds) s in all (--max-time)", offset: wanted.lowerBound)
+        }
+        if pastDeadline() { throw tooSlow() }
         func retry(after delay: Double?, _ why: String) async throws {
             attempt += 1
             if pastDeadline() { throw tooSlow() }
