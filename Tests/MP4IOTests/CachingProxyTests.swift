@@ -19,6 +19,61 @@ import MP4TestSupport
         return (proxy, directory)
     }
 
+    /// A crowd of connections without the secret cannot keep a player out. Every slot (8
+    /// here) is taken: half by keep-alive connections that ask without the secret (each is
+    /// closed after its 404), half by connections that never send a head. A player's request
+    /// is then answered, at once (it displaces the untrusted connection that waited longest);
+    /// before, it was a 503 for as long as the crowd stayed.
+    @Test func aCrowdWithoutTheSecretCannotHoldEverySlot() async throws {
+        let origin = try #require(LoopbackHTTPServer(body: HTTPServerTests.body, behavior: .keepsAlive))
+        defer { origin.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-proxy")
+        defer { FileSystem.removeDirectory(directory) }
+        var options = CachingProxy.Options(cacheDirectory: directory)
+        options.server.maxConnections = 8
+        let proxy = CachingProxy(options: options)
+        try proxy.start()
+        defer { proxy.stop() }
+        let url = try #require(URL(string: proxy.url(for: origin.url.absoluteString)))
+        let port = try #require(url.port)
+        let crowd = await Executables.offPool { () -> [Int32] in
+            var sockets: [Int32] = []
+            for i in 0..<8 {
+                guard let fd = connectLoopback(port) else { continue }
+                if i % 2 == 0 {
+                    let request = "GET /nosecret/x.mp4 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"
+                    _ = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                }
+                sockets.append(fd)
+            }
+            usleep(300_000)
+            return sockets
+        }
+        defer { crowd.forEach { close($0) } }
+        // The ones that asked without the secret got a 404 and then the end of the connection.
+        let closedAfter404 = await Executables.offPool { () -> Int in
+            var closed = 0
+            for (i, fd) in crowd.enumerated() where i % 2 == 0 {
+                var timeout = timeval(tv_sec: 2, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                var received: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if n <= 0 { if n == 0 && String(decoding: received, as: UTF8.self).hasPrefix("HTTP/1.1 404") { closed += 1 }; break }
+                    received += buffer[0..<n]
+                }
+            }
+            return closed
+        }
+        #expect(closedAfter404 == 4, "untrusted keep-alive connections left open after their 404: \(4 - closedAfter404)")
+        let player = await Executables.offPool { () -> Int in
+            let path = url.path + "?" + (url.query ?? "")
+            let exchange = try? HTTPServerTests.blockingExchange(port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: bytes=0-99\r\nConnection: close\r\n\r\n")
+            return exchange?.status ?? 0
+        }
+        #expect(player == 206, "a player's request among a crowd without the secret: \(player)")
+    }
+
     /// 1,000 random ranges byte-exact; a second full read makes no origin request.
     @Test(.requires("nginx"))
     func rangesAreByteExactAndASecondPlayIsFromTheCache() async throws {

@@ -55,7 +55,15 @@ public final class CachingProxy: @unchecked Sendable {
         } catch {
             throw MP4Error(.io, "cannot create the cache directory \(directory): \(error.localizedDescription)")
         }
-        let server = HTTPServer(options: options.server) { [self] request in await respond(request) }
+        // Only holders of the secret keep a connection, and a crowd without it cannot hold
+        // every slot (HTTPServer.Options.requiresTrust).
+        var serverOptions = options.server
+        serverOptions.requiresTrust = true
+        let server = HTTPServer(options: serverOptions) { [self] request in
+            var response = await respond(request)
+            response.trustsConnection = request.path.hasPrefix("/\(secret)/")
+            return response
+        }
         try server.start()
         self.server = server
     }

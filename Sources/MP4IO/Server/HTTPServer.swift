@@ -48,6 +48,9 @@ public struct HTTPServerResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: Body
+    /// The request showed what the server's users hold (the proxy's secret): its connection
+    /// may stay open and keep its slot. See ``HTTPServer/Options/requiresTrust``.
+    public var trustsConnection = false
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .empty) {
         self.status = status
@@ -80,6 +83,13 @@ public final class HTTPServer: @unchecked Sendable {
         public var idleTimeout: TimeInterval = 30
         /// Seconds a client has to send a whole request head (slow-header clients).
         public var headTimeout: TimeInterval = 10
+        /// Connections must earn their slot: one whose requests were never answered with
+        /// ``HTTPServerResponse/trustsConnection`` is closed after each response, and when
+        /// every slot is taken a new connection displaces the untrusted connection that has
+        /// waited longest for a request head, instead of being refused. Without it, any local
+        /// process (or a web page opening connections to loopback) could hold every slot with
+        /// requests that have no secret and keep players at 503.
+        public var requiresTrust = false
 
         public init() {}
     }
@@ -99,7 +109,16 @@ public final class HTTPServer: @unchecked Sendable {
         var listener: Int32 = -1
         var acceptFailures = 0
         var listenerReopenings = 0
+        /// Connections whose requests showed the secret (``Options/requiresTrust``).
+        var trusted: Set<ObjectIdentifier> = []
+        /// Connections waiting for a request head, with the order in which they began to wait.
+        var waiting: [ObjectIdentifier: UInt64] = [:]
+        var waits: UInt64 = 0
+        var displaced = 0
     }
+
+    /// Untrusted connections closed to make room for a new one (``Options/requiresTrust``).
+    public var displacedConnectionCount: Int { state.withLock { $0.displaced } }
 
     /// `accept` calls that failed other than for want of a connection, and the times the
     /// listening socket was made again after the system took it (``AcceptFailure``).
@@ -175,11 +194,19 @@ public final class HTTPServer: @unchecked Sendable {
                     }
                 }
                 let connection = SocketConnection(fd: client, key: "client")
-                let admitted = state.withLock { state -> Bool in
-                    guard !state.stopped, state.active.count < options.maxConnections else { return false }
+                let (admitted, displaced) = state.withLock { state -> (Bool, SocketConnection?) in
+                    guard !state.stopped else { return (false, nil) }
+                    var displaced: SocketConnection?
+                    if state.active.count >= options.maxConnections {
+                        guard options.requiresTrust, let victim = Self.untrustedWaitingLongest(state) else { return (false, nil) }
+                        displaced = state.active.removeValue(forKey: victim)
+                        state.waiting[victim] = nil
+                        state.displaced += 1
+                    }
                     state.active[ObjectIdentifier(connection)] = connection
-                    return true
+                    return (true, displaced)
                 }
+                displaced?.shutdown()
                 guard admitted else {
                     // Over the bound: refused at once rather than queued without limit.
                     let refusal = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n".utf8)
@@ -189,7 +216,12 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 let work: @Sendable () async -> Void = { [self] in
                     await serve(connection)
-                    state.withLock { _ = $0.active.removeValue(forKey: ObjectIdentifier(connection)) }
+                    state.withLock { state in
+                        let id = ObjectIdentifier(connection)
+                        state.active[id] = nil
+                        state.trusted.remove(id)
+                        state.waiting[id] = nil
+                    }
                     connection.close()
                 }
                 // Each connection runs on a queue of its own, not only on the shared task pool:
@@ -202,6 +234,11 @@ public final class HTTPServer: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The untrusted connection that has waited longest for a request head, if any.
+    private static func untrustedWaitingLongest(_ state: State) -> ObjectIdentifier? {
+        state.waiting.filter { !state.trusted.contains($0.key) }.min { $0.value < $1.value }?.key
     }
 
     /// Makes the listening socket again on the same address and port, retrying with a
@@ -241,7 +278,12 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func serve(_ connection: SocketConnection) async {
         let idle = WaitLimit(idle: options.idleTimeout, deadline: nil)
+        let id = ObjectIdentifier(connection)
         while !state.withLock({ $0.stopped }) {
+            state.withLock { state in
+                state.waits += 1
+                state.waiting[id] = state.waits
+            }
             // The head: the first byte may take the idle timeout, the whole head at most
             // headTimeout after that. A timer outside the task pool enforces the second bound
             // by ending the connection (a busy pool must not let a client that trickles its
@@ -270,6 +312,7 @@ public final class HTTPServer: @unchecked Sendable {
                 }
             }
             readingHead.withLock { $0 = false }
+            state.withLock { _ = $0.waiting.removeValue(forKey: id) }
             guard let headEnd = end else { return }
             let bytes = connection.available
             let headBytes = bytes[bytes.startIndex..<(bytes.startIndex + headEnd - bytes.startIndex)]
@@ -310,7 +353,13 @@ public final class HTTPServer: @unchecked Sendable {
             }
             let request = Self.request(method: method, target: target, headers: head.fields)
             let response = await handler(request)
-            guard await send(response, to: connection, head: method == "HEAD", keepAlive: keepAlive), keepAlive else { return }
+            // An untrusted connection is closed after its answer (Options.requiresTrust).
+            let trusted = state.withLock { state -> Bool in
+                if response.trustsConnection { state.trusted.insert(id) }
+                return state.trusted.contains(id)
+            }
+            let keep = keepAlive && (trusted || !options.requiresTrust)
+            guard await send(response, to: connection, head: method == "HEAD", keepAlive: keep), keep else { return }
         }
     }
 
