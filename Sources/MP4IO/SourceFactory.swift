@@ -56,7 +56,13 @@ public enum SourceFactory {
             upstream = try openFile(location)
         }
         guard let cache = options.cache else { return upstream }
-        return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: cache.entries)
+        do {
+            return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: cache.entries)
+        } catch where CacheEntry.isDiskFull(error) {
+            // The cache cannot take even a new entry: the origin is read without it (said once).
+            DiskFullNotice.full(cache.directory, warn: cache.entries.warn)
+            return upstream
+        }
     }
 }
 

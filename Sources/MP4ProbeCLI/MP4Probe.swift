@@ -192,6 +192,7 @@ public enum MP4Probe {
         if let timeout = options.timeout { factory.http.timeout = timeout }
         factory.http.maxTime = options.maxTime
         factory.cache = options.cacheDirectory.map(CacheConfiguration.init(directory:))
+        factory.cache?.entries.warn = factory.http.warn
         return factory
     }
 

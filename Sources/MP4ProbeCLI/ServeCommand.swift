@@ -39,6 +39,8 @@ enum ServeCommand: Command {
         let sourceOptions = try MP4Probe.sourceOptions(scanner)
         var options = CachingProxy.Options(cacheDirectory: sourceOptions.cacheDirectory ?? defaultCacheDirectory)
         options.loader.http = MP4Probe.factoryOptions(sourceOptions).http
+        // "The cache disk is full" on stderr, once per episode (docs/serving.md).
+        options.loader.cache.entries.warn = options.loader.http.warn
         if let port = try scanner.integer("port") {
             guard port <= 65535 else { throw ArgumentScanner.UsageError(description: "--port must be at most 65535") }
             options.server.port = port

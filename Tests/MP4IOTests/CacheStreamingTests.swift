@@ -166,25 +166,6 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         #expect(sent - atLeave <= 256 << 10, "\(sent - atLeave) bytes fetched after the reader left")
     }
 
-    /// A cache on a disk too small for the resource: the read still gets every byte (what
-    /// cannot be cached is passed through from the origin), and a fill says the disk is full.
-    /// Needs a small filesystem (MP4PROBE_SMALL_DISK_DIR: `.ci/run` mounts a 2 MiB tmpfs).
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"] != nil,
-                   "MP4PROBE_SMALL_DISK_DIR is not set (a filesystem of a few MiB; .ci/run mounts one): the full-disk test is skipped"))
-    func aFullDiskPassesBytesThrough() async throws {
-        let root = try #require(ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"])
-        let directory = root + "/stream-\(UInt64.random(in: 0...UInt64.max))"
-        defer { FileSystem.removeDirectory(directory) }
-        var random = SeededRandom(seed: 7)
-        let upstream = PacedUpstream(random.bytes(6 << 20))
-        let cached = try await CachedByteSource(upstream: upstream, directory: directory)
-        var received: [UInt8] = []
-        try await cached.read(0..<(6 << 20)) { received += $0 }
-        #expect(received == upstream.bytes, "\(received.count) bytes")
-        #expect(await cached.cachedRanges.byteCount < 6 << 20)
-        await #expect(throws: MP4Error.self) { try await cached.fill(0..<(6 << 20)) }
-    }
-
     /// A fill (what `fetch` and the proxy's moov load do) of the end of a file while a
     /// sequential read streams it from the start: the fill starts its own fetch at once instead
     /// of waiting for the sequential one to get there (before, it waited for the whole file).
@@ -278,5 +259,62 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         #expect(EntryLocks.conflict(other, UInt64(1_900_000)..<UInt64(1_900_001)) != nil,
                 "the bytes the newer fetch is still fetching look free to another process")
         try await ahead.value
+    }
+}
+
+/// The full-disk tests share one small filesystem: one at a time (one of them fills it to its
+/// last block).
+@Suite(.serialized, .timeLimit(.minutes(2))) struct CacheFullDiskTests {
+    /// A cache on a disk too small for the resource: the read still gets every byte (what
+    /// cannot be cached is passed through from the origin), and a fill says the disk is full.
+    /// Needs a small filesystem (MP4PROBE_SMALL_DISK_DIR: `.ci/run` mounts a 2 MiB tmpfs).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"] != nil,
+                   "MP4PROBE_SMALL_DISK_DIR is not set (a filesystem of a few MiB; .ci/run mounts one): the full-disk test is skipped"))
+    func aFullDiskPassesBytesThrough() async throws {
+        let root = try #require(ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"])
+        let directory = root + "/stream-\(UInt64.random(in: 0...UInt64.max))"
+        defer { FileSystem.removeDirectory(directory) }
+        var random = SeededRandom(seed: 7)
+        let upstream = PacedUpstream(random.bytes(6 << 20))
+        let cached = try await CachedByteSource(upstream: upstream, directory: directory)
+        var received: [UInt8] = []
+        try await cached.read(0..<(6 << 20)) { received += $0 }
+        #expect(received == upstream.bytes, "\(received.count) bytes")
+        #expect(await cached.cachedRanges.byteCount < 6 << 20)
+        await #expect(throws: MP4Error.self) { try await cached.fill(0..<(6 << 20)) }
+    }
+
+    /// A disk so full that not even a new entry fits: new origins are still read, from the
+    /// origin (they were a 502 "No space left on device"), "the disk is full" is said once for
+    /// both, and no empty entry is left behind ("damaged 0/0" in `cache ls`). Needs
+    /// MP4PROBE_SMALL_DISK_DIR, as above.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"] != nil,
+                   "MP4PROBE_SMALL_DISK_DIR is not set (a filesystem of a few MiB; .ci/run mounts one): the full-disk test is skipped"))
+    func aFullDiskIsSaidOnceAndNewOriginsStillPlay() async throws {
+        let root = try #require(ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"])
+        let tag = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let directory = root + "/full-" + tag, filler = root + "/filler-" + tag
+        defer { FileSystem.removeDirectory(directory); _ = unlink(filler) }
+        // Fill the filesystem to its last block.
+        let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        #expect(fd >= 0)
+        let block = [UInt8](repeating: 7, count: 4096)
+        while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        close(fd)
+        var random = SeededRandom(seed: 32)
+        let origins = try [random.bytes(1 << 20), random.bytes(1 << 20)].map { try #require(LoopbackHTTPServer(body: $0, behavior: .normal)) }
+        defer { origins.forEach { $0.stop() } }
+        let warnings = Locked<[String]>([])
+        var options = SourceFactory.Options()
+        var cache = CacheConfiguration(directory: directory)
+        cache.entries.warn = { message in warnings.withLock { $0.append(message) } }
+        options.cache = cache
+        for origin in origins {
+            let source = try await SourceFactory.open(origin.url.absoluteString, options: options)
+            #expect(try await source.read(0..<UInt64(origin.body.count)) == origin.body)
+        }
+        #expect(warnings.withLock { $0.count } == 1, "\(warnings.withLock { $0 })")
+        #expect(warnings.withLock { $0.first?.contains("disk is full") } == true)
+        #expect(CacheDirectory.entries(directory).allSatisfy { !$0.isDamaged }, "\(CacheDirectory.entries(directory))")
     }
 }

@@ -20,7 +20,11 @@ actor CacheEntry {
     static let diskFullRetry: Duration = .seconds(10)
     private var upstreamBytes: UInt64 = 0
 
+    /// The cache directory (for ``DiskFullNotice``).
+    private let directory: String
+
     init(directory: String, resource: String, policy: ReadAheadPolicy) throws {
+        self.directory = directory
         store = try EntryStore(directory: directory, resource: resource)
         planner = FetchPlanner(policy: policy, piece: streamPieceSize)
     }
@@ -45,7 +49,7 @@ actor CacheEntry {
     func markUsed() { store.markUsed() }
 
     /// Removes the entry's files when it was never prepared (the origin failed before it said
-    /// what the resource is): no table, an empty data file. Such files are "damaged 0/0" in
+    /// what the resource is, or its table could not be written): no table. Such files are "damaged 0/0" in
     /// `cache ls` and hold a name for nothing.
     func discardIfNeverPrepared() { store.discardIfNeverPrepared() }
 
@@ -238,7 +242,9 @@ actor CacheEntry {
     }
 
     private func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {
-        try store.commit(range, writtenThrough: fd, generation: generation)
+        let committed = try store.commit(range, writtenThrough: fd, generation: generation)
+        DiskFullNotice.room(directory)   // the disk took it: a later failure is said again
+        return committed
     }
 
     /// A fetch ended: counted, forgotten, its locks released, its readers woken.

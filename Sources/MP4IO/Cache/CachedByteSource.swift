@@ -43,6 +43,9 @@ public final class CachedByteSource: ByteSource {
         /// How far fetches run ahead of readers, and when they stop (shared by every layer
         /// of serving: ``ReadAheadPolicy``).
         public var readAhead = ReadAheadPolicy()
+        /// Where "the cache disk is full" is said, once per episode (``DiskFullNotice``); nil:
+        /// not said.
+        public var warn: (@Sendable (String) -> Void)?
         public init() {}
     }
 
@@ -84,6 +87,8 @@ public final class CachedByteSource: ByteSource {
     private let entryValidator: String?
     private let entryAttributes: ResourceAttributes
     public let options: Options
+    /// The cache directory.
+    private let directory: String
     /// How the entry was settled when this source opened.
     public let freshness: Freshness
 
@@ -100,6 +105,7 @@ public final class CachedByteSource: ByteSource {
     public init(upstream: any ByteSource, directory: String, key: String? = nil, options: Options = Options()) async throws {
         self.upstream = upstream
         self.options = options
+        self.directory = directory
         try Platform.makeDirectory(directory)
         let entry = try await CacheRegistry.shared.entry(directory: directory, resource: key ?? upstream.name, policy: options.readAhead)
         self.entry = entry
@@ -124,7 +130,13 @@ public final class CachedByteSource: ByteSource {
             }
         }
         if let confirmed {
-            entryAttributes = try await entry.prepare(length: confirmed.length, validator: confirmed.validator, confirmedAt: now, attributes: confirmed.attributes)
+            do {
+                entryAttributes = try await entry.prepare(length: confirmed.length, validator: confirmed.validator, confirmedAt: now, attributes: confirmed.attributes)
+            } catch {
+                // A new entry that could not be written (a full disk): no files left behind.
+                if stored == nil { await entry.discardIfNeverPrepared() }
+                throw error
+            }
             (totalLength, entryValidator, fetchSource) = (confirmed.length, confirmed.validator, upstream)
         } else if let stored {
             // Used without asking: the first fetch checks that the origin is still this resource.
@@ -254,6 +266,7 @@ public final class CachedByteSource: ByteSource {
                 waitedForOthers = try await entry.reload(checking: offset) ? 0 : waitedForOthers + 1
             case .passThrough(let range):
                 // The disk cannot take more: the bytes go from the origin to the reader only.
+                DiskFullNotice.full(directory, warn: options.warn)
                 try await fetchSource.read(range) { piece in
                     try await consume(piece)
                     position += UInt64(piece.count)

@@ -67,12 +67,13 @@ final class EntryStore {
         return try body()
     }
 
-    /// Removes the data and lock files when no table exists and the data file is empty,
-    /// under the table lock (as eviction removes an entry: a process waiting on the lock file
-    /// finds it gone and locks the new one; a later use of this entry reopens the data file).
+    /// Removes the data and lock files when no table exists (without a table no byte of the
+    /// data file is claimed, whatever its size), under the table lock, as eviction removes an
+    /// entry: a process waiting on the lock file finds it gone and locks the new one, and a
+    /// later use of this entry reopens the data file.
     func discardIfNeverPrepared() {
         _ = try? locked {
-            guard Platform.status(path: tablePath) == nil, (Platform.usage(dataPath)?.size ?? 0) == 0 else { return }
+            guard Platform.status(path: tablePath) == nil else { return }
             Platform.removeFile(dataPath)
             Platform.removeFile(lockPath)
         }
