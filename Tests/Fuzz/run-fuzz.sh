@@ -7,21 +7,41 @@
 # A crash, an input slower than 1 s (-timeout), a single allocation above 512 MB or above 2 GB
 # RSS stops the run with the input saved in $MP4PROBE_FUZZ_DIR/artifacts; add it to
 # SampleMedia/malformed/ with a test.
+#
+# MP4PROBE_FUZZ_TARGET picks what is fuzzed (one binary, one target per run):
+#   mp4        the parse path and the CLI's output paths (the default)
+#   mp4-parse  the parse path alone (about 10x the inputs per second)
+#   http-head  HTTP heads as client and server parse them, framing, chunk sizes, queries
+#   range      Range and If-Range against SourceResponder (invariants on 200/206/416)
+#   cache-table  the cache table decoder, past its checksum
+# Each has its own corpus ($MP4PROBE_FUZZ_DIR/TARGET), dictionary and seeds
+# (Tests/Fuzz/TARGET.dict, Tests/Fuzz/seeds/TARGET; the mp4 targets use SampleMedia).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-120}
 shift || true
-work=${MP4PROBE_FUZZ_DIR:-/tmp/mp4probe-fuzz}
+target=${MP4PROBE_FUZZ_TARGET:-mp4}
+export MP4PROBE_FUZZ_TARGET="$target"
+work=${MP4PROBE_FUZZ_DIR:-/tmp/mp4probe-fuzz}/$target
 mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
-cp SampleMedia/*.mp4 SampleMedia/*.m4a SampleMedia/*.mov SampleMedia/malformed/* "$work/seeds/" 2>/dev/null || true
-if [ -d ../shared/corpus ]; then
-  find ../shared/corpus -type f ! -name '*.tsv' ! -name '*.md' -size -2M -exec cp {} "$work/seeds/" \;
-fi
+case "$target" in
+  mp4|mp4-parse)
+    dict=Tests/Fuzz/mp4.dict
+    cp SampleMedia/*.mp4 SampleMedia/*.m4a SampleMedia/*.mov SampleMedia/malformed/* "$work/seeds/" 2>/dev/null || true
+    if [ -d ../shared/corpus ]; then
+      find ../shared/corpus -type f ! -name '*.tsv' ! -name '*.md' -size -2M -exec cp {} "$work/seeds/" \;
+    fi ;;
+  http-head|range|cache-table)
+    dict=Tests/Fuzz/$( [ "$target" = http-head ] && echo http || echo "$target" ).dict
+    cp Tests/Fuzz/seeds/"$target"/* "$work/seeds/" ;;
+  *) echo "run-fuzz.sh: unknown MP4PROBE_FUZZ_TARGET $target" >&2; exit 2 ;;
+esac
 # SwiftPM gives library targets only the sanitizer flags: instrument them for coverage too, and
 # keep the linker from dropping the coverage sections of a release build (--gc-sections).
 # MP4PROBE_FUZZ_ASAN=0 builds without AddressSanitizer (about 4x more inputs per second; traps,
 # hangs and oversized allocations are still caught): for volume, after ASan runs for depth.
-coverage=(-Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp -Xlinker --no-gc-sections)
+# -enable-testing: the network targets reach MP4IO's internal parsers with @testable import.
+coverage=(-Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp -Xlinker --no-gc-sections -Xswiftc -enable-testing)
 if [ "${MP4PROBE_FUZZ_ASAN:-1}" = 0 ]; then
   scratch=.build-fuzz-plain
   MP4PROBE_FUZZ=1 swift build -c release --product MP4Fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer "${coverage[@]}" \
@@ -33,6 +53,7 @@ else
 fi
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
-"$scratch/release/MP4Fuzz" "$work/corpus" "$work/seeds" -dict=Tests/Fuzz/mp4.dict \
+echo "fuzzing $target for $seconds s"
+"$scratch/release/MP4Fuzz" "$work/corpus" "$work/seeds" -dict="$dict" \
   -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=${MP4PROBE_FUZZ_MAX_LEN:-16384} \
   -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$@" 2>&1 | tee "$work/last-run.log" | grep -E "^#[0-9]+ +(pulse|DONE|NEW)|stat::|ERROR|SUMMARY|Test unit" | tail -25
