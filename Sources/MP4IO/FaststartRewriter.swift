@@ -155,8 +155,7 @@ public enum FaststartRewriter {
         AtomicFileWriter.removeStaleTemporaries(beside: output)
         // Written unchanged (already faststart, or not rewritable): a clone of the whole file
         // where the filesystem shares blocks (APFS `fclonefileat`, XFS/Btrfs `FICLONE`).
-        let unchanged = pieces.count == 1 && pieces.first.map { if case .copy(0..<before.size) = $0 { return true } else { return false } } == true
-        let clone = unchanged && options.clones && options.failsAfterBytes == nil
+        let clone = plan.verdict != .rewrite && options.clones && options.failsAfterBytes == nil
             ? AtomicFileWriter.cloning(inputFD, destination: output, permissions: before.permissions & 0o777) : nil
         let writer = try clone ?? AtomicFileWriter(destination: output, permissions: before.permissions & 0o777)
         var verified: Int?

@@ -111,42 +111,39 @@ public final class CachedByteSource: ByteSource {
         self.entry = entry
         let stored = try await entry.storedDescription()
         let now = Int64(Date().timeIntervalSince1970)
-        // The origin's word, unless the entry is fresh or the origin cannot be asked (only the
-        // origin's failure counts: an error of the cache itself is thrown as it is).
-        var confirmed: (length: UInt64, validator: String?, attributes: ResourceAttributes)?
-        var state = Freshness.fresh
-        if let stored, let validated = stored.validatedAt, options.maxAge > 0, now >= validated, Double(now - validated) < options.maxAge {
-            confirmed = nil
-        } else {
-            do {
-                confirmed = (try await upstream.length(), try await upstream.validator(), try await upstream.attributes())
-                state = .revalidated
-            } catch let error as MP4Error where options.servesStaleOnError && error.cause != .sourceChanged && (stored?.presentBytes ?? 0) > 0 {
-                state = .stale(reason: error.message)
-            } catch {
-                // Nothing to serve and nothing learnt: leave no empty entry behind.
-                if stored == nil { await entry.discardIfNeverPrepared() }
-                throw error
+        do {
+            // The origin's word, unless the entry is fresh or the origin cannot be asked (only the
+            // origin's failure counts: an error of the cache itself is thrown as it is).
+            var confirmed: (length: UInt64, validator: String?, attributes: ResourceAttributes)?
+            var state = Freshness.fresh
+            if let stored, let validated = stored.validatedAt, options.maxAge > 0, now >= validated, Double(now - validated) < options.maxAge {
+                confirmed = nil
+            } else {
+                do {
+                    confirmed = (try await upstream.length(), try await upstream.validator(), try await upstream.attributes())
+                    state = .revalidated
+                } catch let error as MP4Error where options.servesStaleOnError && error.cause != .sourceChanged && (stored?.presentBytes ?? 0) > 0 {
+                    state = .stale(reason: error.message)
+                }
             }
-        }
-        if let confirmed {
-            do {
+            if let confirmed {
                 entryAttributes = try await entry.prepare(length: confirmed.length, validator: confirmed.validator, confirmedAt: now, attributes: confirmed.attributes)
-            } catch {
-                // A new entry that could not be written (a full disk): no files left behind.
-                if stored == nil { await entry.discardIfNeverPrepared() }
-                throw error
+                (totalLength, entryValidator, fetchSource) = (confirmed.length, confirmed.validator, upstream)
+            } else if let stored {
+                // Used without asking: the first fetch checks that the origin is still this resource.
+                entryAttributes = try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
+                (totalLength, entryValidator) = (stored.length, stored.validator)
+                fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
+            } else {
+                throw MP4Error(.internalError, "cache entry for \(upstream.name) is neither confirmed nor stored")
             }
-            (totalLength, entryValidator, fetchSource) = (confirmed.length, confirmed.validator, upstream)
-        } else if let stored {
-            // Used without asking: the first fetch checks that the origin is still this resource.
-            entryAttributes = try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
-            (totalLength, entryValidator) = (stored.length, stored.validator)
-            fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
-        } else {
-            throw MP4Error(.internalError, "cache entry for \(upstream.name) is neither confirmed nor stored")
+            freshness = state
+        } catch {
+            // A new entry that learnt nothing (the origin failed) or could not be written (a
+            // full disk): no files left behind ("damaged 0/0" in `cache ls`).
+            if stored == nil { await entry.discardIfNeverPrepared() }
+            throw error
         }
-        freshness = state
     }
 
     public var name: String { upstream.name }

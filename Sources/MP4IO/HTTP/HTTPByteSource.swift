@@ -350,8 +350,8 @@ public final class HTTPByteSource: ByteSource {
             // `delay` is the server's Retry-After: negative, NaN or huge must not trap.
             let wait = delay.flatMap { $0.isFinite ? $0 : nil } ?? options.retryDelay * Double(1 << min(attempt - 1, 30))
             let seconds = min(max(wait, 0), max(options.maxRetryAfter, 0))
-            if let deadline, ContinuousClock.now + .milliseconds(Int64(seconds * 1000)) >= deadline { throw tooSlow() }
-            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            if let deadline, ContinuousClock.now + Self.duration(seconds) >= deadline { throw tooSlow() }
+            try await Task.sleep(for: Self.duration(seconds))
         }
         while !wanted.isEmpty {
             let supportsRanges = state.withLock { $0.supportsRanges }

@@ -51,9 +51,8 @@ public enum ResourceLoading {
         public func range(resourceLength: UInt64) -> Range<UInt64>? {
             guard offset >= 0, length >= 0 || toEnd else { return nil }
             let start = min(UInt64(offset), resourceLength)
-            if toEnd { return start..<resourceLength }
-            let (end, overflow) = start.addingReportingOverflow(UInt64(length))
-            return start..<(overflow ? resourceLength : min(end, resourceLength))
+            // At most Int64.max + Int.max: the sum fits in 64 bits.
+            return start..<(toEnd ? resourceLength : min(start + UInt64(length), resourceLength))
         }
     }
 

@@ -114,11 +114,7 @@ public final class HTTPServer: @unchecked Sendable {
         /// Connections waiting for a request head, with the order in which they began to wait.
         var waiting: [ObjectIdentifier: UInt64] = [:]
         var waits: UInt64 = 0
-        var displaced = 0
     }
-
-    /// Untrusted connections closed to make room for a new one (``Options/requiresTrust``).
-    public var displacedConnectionCount: Int { state.withLock { $0.displaced } }
 
     /// `accept` calls that failed other than for want of a connection, and the times the
     /// listening socket was made again after the system took it (``AcceptFailure``).
@@ -201,7 +197,6 @@ public final class HTTPServer: @unchecked Sendable {
                         guard options.requiresTrust, let victim = Self.untrustedWaitingLongest(state) else { return (false, nil) }
                         displaced = state.active.removeValue(forKey: victim)
                         state.waiting[victim] = nil
-                        state.displaced += 1
                     }
                     state.active[ObjectIdentifier(connection)] = connection
                     return (true, displaced)

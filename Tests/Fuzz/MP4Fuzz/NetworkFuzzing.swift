@@ -17,9 +17,7 @@ func exerciseHTTPHead(_ bytes: [UInt8]) {
             precondition(!field.value.contains("\r") && !field.value.contains("\n") && !field.value.contains("\0"), "a line break or NUL in a value")
         }
         for status in [200, 206, 204, 304, 101] {
-            if case .length(let length)? = try? HTTPMessage.responseFraming(status: status, head: head) {
-                precondition(length <= UInt64(Int64.max) || true)
-            }
+            _ = try? HTTPMessage.responseFraming(status: status, head: head)
         }
         let (method, target, _) = head.startLine
         _ = HTTPServer.request(method: method, target: target, headers: head.fields)
