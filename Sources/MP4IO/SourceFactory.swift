@@ -56,8 +56,10 @@ public enum SourceFactory {
             upstream = try openFile(location)
         }
         guard let cache = options.cache else { return upstream }
+        var entries = cache.entries
+        entries.budget = cache.maxBytes.map { CacheBudget.for(cache.directory, limit: $0) }
         do {
-            return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: cache.entries)
+            return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: entries)
         } catch where CacheEntry.isDiskFull(error) {
             // The cache cannot take even a new entry: the origin is read without it (said once).
             DiskFullNotice.full(cache.directory, warn: cache.entries.warn)

@@ -22,7 +22,7 @@ enum ServeCommand: Command {
             .value("host", "ADDRESS", "numeric address to bind (default 127.0.0.1; binding anything\nbut loopback exposes the proxy to the network)"),
             .value("origin", "URL", "print the proxy URL for this origin after the base URL (repeatable)"),
             .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
-            .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, never one being served"),
+            .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, as writes need room,\nnever one being served"),
             .value("prefetch", "SECONDS", "fetch this many seconds of every track ahead of where a player\nreads or seeks (default 10; 0: off)"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 

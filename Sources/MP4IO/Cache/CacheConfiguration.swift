@@ -12,8 +12,10 @@ public struct CacheConfiguration: Sendable {
     public var directory: String
     /// The rules of each entry: commits, freshness, read-ahead (``ReadAheadPolicy``).
     public var entries = CachedByteSource.Options()
-    /// The most the cache may occupy on disk: a ``MediaLoader`` evicts least-recently-used
-    /// entries every ``evictionInterval`` seconds, never one it is reading. `nil`: no limit.
+    /// The most the cache may occupy on disk, kept as bytes are written: a write that needs
+    /// room evicts least-recently-used entries nothing in this process is reading; when those
+    /// cannot make room, the bytes are passed through uncached. A ``MediaLoader`` also runs an
+    /// eviction pass every ``evictionInterval`` seconds. `nil`: no limit.
     public var maxBytes: UInt64?
     /// Seconds between two eviction passes.
     public var evictionInterval: Double = 10

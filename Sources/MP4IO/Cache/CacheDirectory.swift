@@ -41,11 +41,11 @@ public enum CacheDirectory {
     /// Removes least-recently-used entries until the data files occupy at most `maxBytes` on
     /// disk. Each removal holds the entry's lock, and removes the table before the data, so a
     /// process using the entry sees it gone and starts it again. Returns the removed entries.
-    /// Entries whose resource is in `sparing` (being read: ``CachedByteSource/openResources(directory:)``)
+    /// Entries whose resource is in `sparing` (being read in this process: ``CacheBudget``)
     /// are never removed, even when the limit cannot be met without them.
-    @discardableResult
     /// Eviction also removes the temporary tables of processes that ended in the middle of a
     /// write (``TemporaryFiles``).
+    @discardableResult
     public static func evict(_ directory: String, toAtMost maxBytes: UInt64, sparing: Set<String> = []) throws -> [Entry] {
         AtomicFileWriter.removeStaleTemporaries(in: directory)
         var entries = self.entries(directory)

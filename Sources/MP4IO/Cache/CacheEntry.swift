@@ -71,11 +71,28 @@ actor CacheEntry {
         return bytes
     }
 
+    /// Whether a reader, the prefetch or a fetch uses the entry now (eviction spares it).
+    var isBusy: Bool { !running.isEmpty || planner.readers.keys.contains { $0 != FetchPlanner.prefetchReader } }
+
+    /// Its files were removed (evicted): when idle, the entry starts again empty on disk now
+    /// and closes the removed files' descriptors, so their blocks are freed at once rather
+    /// than when the entry goes.
+    func filesRemoved() {
+        guard running.isEmpty else { return }
+        _ = try? store.reload(checking: 0)
+        store.closeRetiredDescriptors()
+    }
+
     /// Whether nothing new is cached now (a write failed for want of space).
     var diskIsFull: Bool { planner.diskIsFull }
 
-    /// Whether `error` says the disk (or the user's quota) is full.
+    /// Why nothing new is cached now, for ``DiskFullNotice``.
+    private(set) var fullReason = "the disk is full"
+
+    /// Whether `error` says the disk (or the user's quota) is full, or the cache at its size
+    /// limit (``CacheBudget``).
     static func isDiskFull(_ error: any Error) -> Bool {
+        if error is CacheBudget.Exhausted { return true }
         guard case .system(let code)? = (error as? MP4Error)?.cause else { return false }
         return code == ENOSPC || code == EDQUOT
     }
@@ -114,6 +131,8 @@ actor CacheEntry {
     struct Starter {
         var origin: any ByteSource
         var commitInterval: UInt64
+        /// The directory's size limit, when it has one.
+        var budget: CacheBudget?
     }
 
     /// The reader's next step from `position` (where the driver has got to): the planner's,
@@ -215,7 +234,7 @@ actor CacheEntry {
     }
 
     private func start(_ id: FetchID, _ range: Range<UInt64>, _ starter: Starter) {
-        let origin = starter.origin, commitInterval = starter.commitInterval
+        let origin = starter.origin, commitInterval = starter.commitInterval, budget = starter.budget
         upstreamReads += 1
         let progress = FetchProgress(range, fd: store.dataFD)
         let generation = store.table.generation, fd = store.dataFD, path = store.dataPath, name = store.resource
@@ -223,11 +242,11 @@ actor CacheEntry {
         let task = Task {
             do {
                 defer { self.ended(id) }
-                return try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval) { written in
+                return try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written in
                     try await self.commit(written, writtenThrough: fd, generation: generation)
                 }
             } catch {
-                if Self.isDiskFull(error) { self.diskFull() }
+                if Self.isDiskFull(error) { self.diskFull(error) }
                 throw error
             }
         }
@@ -235,7 +254,8 @@ actor CacheEntry {
     }
 
     /// A write failed for want of space: the planner stops caching for a while.
-    private func diskFull() {
+    private func diskFull(_ error: any Error) {
+        fullReason = (error as? CacheBudget.Exhausted).map { "it is at its size limit of \($0.limit) bytes and every entry is in use" } ?? "the disk is full"
         diskFullSince = ContinuousClock.now
         planner.diskFull()
         apply()
@@ -254,5 +274,7 @@ actor CacheEntry {
         planner.ended(id)
         apply()
         fetch.progress.finish()
+        // Descriptors of files evicted or reset meanwhile: no fetch writes or locks through them now.
+        if running.isEmpty { store.closeRetiredDescriptors() }
     }
 }

@@ -29,6 +29,25 @@ actor CacheRegistry {
         return result
     }
 
+    /// The resources of `directory` whose entry here is in use (a reader, a prefetch, a fetch
+    /// running): what eviction spares. An entry merely open (a loader keeps the resources it
+    /// served) may go; it starts again empty when it is used.
+    func busyResources(directory: String) async -> Set<String> {
+        var result: Set<String> = []
+        for (key, weak) in entries where key.hasPrefix(directory + "\u{0}") {
+            if let entry = weak.entry, await entry.isBusy { result.insert(await entry.resource) }
+        }
+        return result
+    }
+
+    /// `resources` of `directory` were evicted: their open entries here let the removed files
+    /// go (their descriptors kept the blocks allocated).
+    func evicted(_ resources: Set<String>, directory: String) async {
+        for resource in resources {
+            await entries[directory + "\u{0}" + resource]?.entry?.filesRemoved()
+        }
+    }
+
     /// Forgets the entries of `directory`, so that the next source reopens them from disk
     /// (what a new process would see). For tests and long-running processes.
     func forget(directory: String) {

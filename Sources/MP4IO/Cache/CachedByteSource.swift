@@ -46,6 +46,9 @@ public final class CachedByteSource: ByteSource {
         /// Where "the cache disk is full" is said, once per episode (``DiskFullNotice``); nil:
         /// not said.
         public var warn: (@Sendable (String) -> Void)?
+        /// The directory's size limit, kept as bytes are written (set from
+        /// ``CacheConfiguration/maxBytes`` by ``SourceFactory``).
+        var budget: CacheBudget?
         public init() {}
     }
 
@@ -236,7 +239,7 @@ public final class CachedByteSource: ByteSource {
     }
 
     /// Where fetches this source starts read from, and how often they commit.
-    private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1)) }
+    private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1), budget: options.budget) }
 
     /// Carries out the reader's steps from `start`; the position it has got to is its own
     /// (handed to the entry with each step, not after each piece).
@@ -263,7 +266,7 @@ public final class CachedByteSource: ByteSource {
                 waitedForOthers = try await entry.reload(checking: offset) ? 0 : waitedForOthers + 1
             case .passThrough(let range):
                 // The disk cannot take more: the bytes go from the origin to the reader only.
-                DiskFullNotice.full(directory, warn: options.warn)
+                DiskFullNotice.full(directory, because: await entry.fullReason, warn: options.warn)
                 try await fetchSource.read(range) { piece in
                     try await consume(piece)
                     position += UInt64(piece.count)

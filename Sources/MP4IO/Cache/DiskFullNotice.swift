@@ -6,10 +6,10 @@ enum DiskFullNotice {
     private static let reported = Locked<Set<String>>([])
 
     /// Reports `directory` as full through `warn`, unless it was already reported.
-    static func full(_ directory: String, warn: (@Sendable (String) -> Void)?) {
+    static func full(_ directory: String, because reason: String = "the disk is full", warn: (@Sendable (String) -> Void)?) {
         let first = reported.withLock { $0.insert(directory).inserted }
         guard first, let warn else { return }
-        warn("the cache in \(directory) cannot take more (the disk is full): bytes are passed from the origin without being cached until it has room (a lower --max-size, or free space)")
+        warn("the cache in \(directory) cannot take more (\(reason)): bytes are passed from the origin without being cached until it has room (a lower --max-size, or free space)")
     }
 
     /// A commit in `directory` succeeded: a later failure is reported again.

@@ -43,6 +43,13 @@ final class EntryStore {
         table = CacheTable(resource: resource, length: 0, validator: nil)
     }
 
+    /// Closes the descriptors a reopen replaced (their files were removed or reset). Call
+    /// only when no fetch writes or holds range locks through them.
+    func closeRetiredDescriptors() {
+        for fd in retiredDescriptors { Platform.closeFile(fd) }
+        retiredDescriptors = []
+    }
+
     deinit {
         Platform.closeFile(dataFD)
         Platform.closeFile(lockFD)

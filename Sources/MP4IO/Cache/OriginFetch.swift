@@ -113,10 +113,14 @@ final class FetchProgress: @unchecked Sendable {
 /// rethrows). It decides nothing: where it stops (``FetchProgress/end``) and whether it is
 /// cancelled come from the planner, through its ``CacheEntry``.
 enum OriginFetch {
+    /// The most one write takes: what the size limit is taken in (``CacheBudget``), so a
+    /// large piece from the origin is cached up to the limit, not refused whole.
+    static let writeSize: UInt64 = 256 << 10
+
     /// Runs the fetch. `commit` claims a written range (false: the entry was started again by
     /// another process; nothing more is claimed). Returns false in that case.
     static func run(_ part: Range<UInt64>, from origin: any ByteSource, into progress: FetchProgress, dataPath: String, name: String,
-                    commitInterval: UInt64, commit: @escaping @Sendable (Range<UInt64>) async throws -> Bool) async throws -> Bool {
+                    commitInterval: UInt64, budget: CacheBudget? = nil, commit: @escaping @Sendable (Range<UInt64>) async throws -> Bool) async throws -> Bool {
         let fd = progress.fd
         let interval = max(commitInterval, 1)
         var failure: (any Error)?
@@ -132,7 +136,11 @@ enum OriginFetch {
                 var rest = bytes.prefix(Int(min(UInt64(bytes.count), progress.end - min(progress.end, progress.written))))
                 while !rest.isEmpty && progress.valid {
                     let written = progress.written, committed = progress.committed
-                    let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - committed))))
+                    let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - committed), writeSize)))
+                    // Within the cache's size limit, or not at all (the reader passes bytes through).
+                    if let budget, !(await budget.take(UInt64(chunk.count))) {
+                        throw CacheBudget.Exhausted(directory: budget.directory, limit: budget.limit)
+                    }
                     try Platform.writeFully(fd, chunk, offset: written, path: dataPath)
                     progress.wrote(chunk.count)
                     rest = rest.dropFirst(chunk.count)

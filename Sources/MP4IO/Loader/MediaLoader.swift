@@ -47,15 +47,16 @@ public final class MediaLoader: Sendable {
     private let resources = ResourceTable()
     private let eviction: Task<Void, Never>?
 
-    /// A loader; with ``CacheConfiguration/maxBytes`` set, it evicts in the background while
-    /// it lives.
+    /// A loader; with ``CacheConfiguration/maxBytes`` set, the cache is kept within it as
+    /// bytes are written (``CacheBudget``) and by an eviction pass every
+    /// ``CacheConfiguration/evictionInterval`` seconds while the loader lives.
     public init(options: Options) {
         self.options = options
         if let limit = options.cache.maxBytes {
-            let directory = options.cache.directory, interval = max(options.cache.evictionInterval, 0.1)
+            let budget = CacheBudget.for(options.cache.directory, limit: limit), interval = max(options.cache.evictionInterval, 0.1)
             eviction = Task.detached {
                 while !Task.isCancelled {
-                    await Self.evict(directory, toAtMost: limit)
+                    await budget.evict()
                     try? await Task.sleep(for: .seconds(interval))
                 }
             }
@@ -68,13 +69,6 @@ public final class MediaLoader: Sendable {
 
     /// Stops the background eviction (the loader stops evicting before it goes).
     public func stopEvicting() { eviction?.cancel() }
-
-    /// One eviction pass: least-recently-used entries go until the cache fits, sparing those a
-    /// source in this process has open (a client is reading them).
-    static func evict(_ directory: String, toAtMost limit: UInt64) async {
-        let open = await CachedByteSource.openResources(directory: directory)
-        _ = try? CacheDirectory.evict(directory, toAtMost: limit, sparing: open)
-    }
 
     /// The resource at `origin` (`http`/`https`), as it is or as its faststart view (`moov`
     /// first; files the rewrite leaves alone are served unchanged). Requests for one resource

@@ -1,0 +1,104 @@
+import Foundation
+import MP4Core
+
+/// The most a cache directory may occupy on disk (``CacheConfiguration/maxBytes``), kept as
+/// bytes are written, not only by a timer: every write of a fetch first takes its bytes from
+/// the budget. When they do not fit, least-recently-used entries that no reader in this
+/// process is using are evicted to make room (down to 7/8 of the limit, so the next writes do
+/// not evict again at once); when even that cannot make room (the entries being read fill the
+/// limit), the write is refused and the entry passes bytes through from the origin without
+/// caching them, as on a full disk (``FetchPlanner``), until it tries again.
+///
+/// One budget per directory per process (``for(_:limit:)``). What it counts: bytes written
+/// since the directory was last measured, plus that measure (the data files' allocated
+/// blocks); each eviction pass measures again. Another process writing the same directory is
+/// seen at the next pass.
+final class CacheBudget: @unchecked Sendable {
+    /// A write refused: the cache is at its limit and every entry that could go is in use.
+    struct Exhausted: Error, CustomStringConvertible {
+        let directory: String, limit: UInt64
+        var description: String { "the cache in \(directory) is at its size limit (\(limit) bytes) with every entry in use" }
+    }
+
+    let directory: String
+    let limit: UInt64
+    private let lock = NSLock()
+    private var used: UInt64?
+    /// When making room last failed: no new attempt for a second (each lists the directory).
+    private var failedAt: ContinuousClock.Instant?
+    private let evictions = Evictor()
+
+    private init(directory: String, limit: UInt64) {
+        self.directory = directory
+        self.limit = limit
+    }
+
+    private static let budgets = Locked<[String: CacheBudget]>([:])
+
+    /// The budget of `directory` in this process: made with `limit` the first time, lowered
+    /// to the smallest limit asked for after that (two loaders on one directory keep the
+    /// stricter one).
+    static func `for`(_ directory: String, limit: UInt64) -> CacheBudget {
+        budgets.withLock { table in
+            if let existing = table[directory], existing.limit <= limit { return existing }
+            let made = CacheBudget(directory: directory, limit: limit)
+            table[directory] = made
+            return made
+        }
+    }
+
+    /// Takes `count` bytes about to be written; false when they cannot fit even after
+    /// evicting what may go.
+    func take(_ count: UInt64) async -> Bool {
+        if takeIfItFits(count) { return true }
+        return await evictions.run { await self.makeRoom(for: count) }
+    }
+
+    private func takeIfItFits(_ count: UInt64) -> Bool {
+        lock.withLock {
+            guard let used, used <= limit, count <= limit - used else { return false }
+            self.used = used + count
+            return true
+        }
+    }
+
+    /// One eviction pass to `target` (default: the limit), sparing the entries in use; the
+    /// directory is measured afresh. Returns the entries removed.
+    @discardableResult
+    func evict(toAtMost target: UInt64? = nil) async -> [CacheDirectory.Entry] {
+        let busy = await CacheRegistry.shared.busyResources(directory: directory)
+        let removed = (try? CacheDirectory.evict(directory, toAtMost: target ?? limit, sparing: busy)) ?? []
+        // Entries open here but idle hold their removed files open: they let them go.
+        await CacheRegistry.shared.evicted(Set(removed.map(\.resource)), directory: directory)
+        let measured = CacheDirectory.entries(directory).reduce(0) { $0 + $1.allocatedBytes }
+        lock.withLock { used = measured }
+        return removed
+    }
+
+    private func makeRoom(for count: UInt64) async -> Bool {
+        if takeIfItFits(count) { return true }   // another write made room meanwhile
+        let now = ContinuousClock.now
+        if let failedAt = lock.withLock({ failedAt }), now - failedAt < .seconds(1) { return false }
+        let headroom = max(count, limit / 8)
+        await evict(toAtMost: limit - min(limit, headroom))
+        let fits = takeIfItFits(count)
+        lock.withLock { failedAt = fits ? nil : ContinuousClock.now }
+        return fits
+    }
+
+    /// Runs one room-making at a time (several fetches at the limit evict once): an actor
+    /// alone would not, as the body suspends.
+    private actor Evictor {
+        private var busy = false
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        func run(_ body: @Sendable () async -> Bool) async -> Bool {
+            if busy { await withCheckedContinuation { waiting.append($0) } }
+            busy = true
+            defer {
+                if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+            }
+            return await body()
+        }
+    }
+}
