@@ -20,9 +20,11 @@ import MP4TestSupport
 
     /// `mp4probe serve --cache directory` in its own process, and its base URL (read off the
     /// cooperative pool: blocking it stalls every other suite's tasks).
-    static func serve(_ executable: String, cache directory: String) async throws -> (Process, String) {
+    /// `arguments` come after the cache's; the server's standard error goes to `stderr` (a
+    /// path) when given.
+    static func serve(_ executable: String, cache directory: String, arguments: [String] = ["--prefetch", "0"], stderr: String? = nil) async throws -> (Process, String) {
         let started = await Executables.offPool { () -> Result<ServeProcess, any Error> in
-            Result { try startServe(executable, cache: directory) }
+            Result { try startServe(executable, cache: directory, arguments: arguments, stderr: stderr) }
         }
         let serve = try started.get()
         #expect(serve.base.hasPrefix("http://127.0.0.1:"), "serve printed \(serve.base)")
@@ -37,10 +39,10 @@ import MP4TestSupport
         await Executables.offPool { box.process.waitUntilExit() }
     }
 
-    private static func startServe(_ executable: String, cache directory: String) throws -> ServeProcess {
+    private static func startServe(_ executable: String, cache directory: String, arguments: [String], stderr: String?) throws -> ServeProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "--cache", directory, "--prefetch", "0"]
+        process.arguments = ["serve", "--cache", directory] + arguments
         // Under AddressSanitizer (CI's first suite) freed memory waits in a quarantine of up to
         // 256 MiB before it is reused, so a serve process's resident memory climbs for hundreds
         // of MB whether or not it retains anything (one CI run: +38 MiB over 1,000 requests).
@@ -53,7 +55,11 @@ import MP4TestSupport
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        if let stderr, FileManager.default.createFile(atPath: stderr, contents: nil), let handle = FileHandle(forWritingAtPath: stderr) {
+            process.standardError = handle
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         var line = Data()
         while !line.contains(10) {
