@@ -63,7 +63,7 @@ import MP4TestSupport
         #expect(CacheDirectory.entries(directory).allSatisfy { !$0.isDamaged }, "\(CacheDirectory.entries(directory))")
     }
 
-    /// A film about four times the small disk, moov at the end, in an nginx root of its own.
+    /// A film about three times the small disk (6.0 MB), moov at the end, in an nginx root of its own.
     static func film() async throws -> (NginxServer, String, String) {
         let root = FileSystem.temporaryDirectory("mp4probe-small-disk-origin")
         let ffmpeg = try #require(Executables.find("ffmpeg"))
