@@ -102,7 +102,7 @@ import MP4TestSupport
     }
 
     /// Issue 32 item 1, as a player sees it: `serve` with its cache on a 2 MiB tmpfs, a film
-    /// four times that, decoded whole by ffmpeg through the proxy, as it is and as the
+    /// three times that, decoded whole by ffmpeg through the proxy, as it is and as the
     /// faststart view: every frame identical to the local file's. With `--max-size 1M` the
     /// directory never holds more than that while serving (the writes evict, then pass bytes
     /// through); with the default 10G the disk fills and bytes pass through, said once.
