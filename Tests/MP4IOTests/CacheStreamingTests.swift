@@ -260,4 +260,30 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
                 "the bytes the newer fetch is still fetching look free to another process")
         try await ahead.value
     }
+
+    /// A reader cancelled while it waits for a fetch's next bytes (the player left; the origin
+    /// is quiet) leaves at once, and the fetch it alone wanted stops: it used to wait for the
+    /// origin's next piece, which nginx paced with `limit_rate` sends as a 1 MB burst.
+    @Test func aReaderCancelledWhileTheOriginIsQuietLeavesAndStopsItsFetch() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-cache")
+        defer { FileSystem.removeDirectory(directory) }
+        let upstream = HTTPServerTests.StallingSource()
+        let cached = try await CachedByteSource(upstream: upstream, directory: directory)
+        let received = Locked(0), ended = Locked(false)
+        let reader = Task {
+            defer { ended.withLock { $0 = true } }
+            try await cached.read(0..<(1 << 20)) { piece in received.withLock { $0 += piece.count } }
+        }
+        for _ in 0..<100 where received.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(received.withLock { $0 } == 1000)
+        let cancelledAt = Date().timeIntervalSince1970
+        reader.cancel()
+        // Not `await reader.result`: a reader that does not leave would hang the test.
+        for _ in 0..<100 where !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(ended.withLock { $0 }, "the reader still waits 2 s after it was cancelled")
+        let left = Date().timeIntervalSince1970 - cancelledAt
+        #expect(left < 1, "the reader left \(left) s after it was cancelled")
+        for _ in 0..<40 where upstream.stopped.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(upstream.stopped.withLock { $0 } != nil, "the fetch still waits for the origin")
+    }
 }

@@ -65,6 +65,44 @@ import Glibc
         try await exchange(port, "\(method) /x.mp4 HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n\(extra)\r\n")
     }
 
+    /// A source that hands on its first 1,000 bytes, then waits (for an origin that has gone
+    /// quiet) until cancelled; records when the wait ended.
+    final class StallingSource: ByteSource, @unchecked Sendable {
+        let stopped = Locked<Double?>(nil)
+        var name: String { "stalling" }
+        func length() async throws -> UInt64 { 1 << 20 }
+        func read(_ range: Range<UInt64>) async throws -> [UInt8] { [UInt8](repeating: 7, count: Int(range.count)) }
+        func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+            try await consume([UInt8](repeating: 7, count: 1000)[...])
+            defer { stopped.withLock { $0 = Date().timeIntervalSince1970 } }
+            try await Task.sleep(for: .seconds(30))
+        }
+    }
+
+    /// A client that goes away while the body waits for its source (a player that leaves
+    /// while the origin is quiet) cancels the read at once, not at the origin's next piece:
+    /// what is fetched only for it stops then (issue 32 item 7; nginx paced with `limit_rate`
+    /// sent 1 MB in one burst after ffmpeg had gone).
+    @Test func aClientThatLeavesCancelsTheBodyWhileItWaits() async throws {
+        let source = StallingSource()
+        let server = HTTPServer { request in await SourceResponder.response(for: request, source: source) }
+        try server.start()
+        defer { server.stop() }
+        let port = server.port
+        let closedAt = await Executables.offPool { () -> Double in
+            guard let fd = connectLoopback(port) else { return 0 }
+            let request = Array("GET /x.mp4 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+            _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }   // the head and the first bytes
+            close(fd)
+            return Date().timeIntervalSince1970
+        }
+        for _ in 0..<40 where source.stopped.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(50)) }
+        let stopped = try #require(source.stopped.withLock { $0 }, "the read still waits 2 s after the client left")
+        #expect(stopped - closedAt < 1, "the read stopped \(stopped - closedAt) s after the client left")
+    }
+
     /// A listening socket the system takes away (as iOS does while an app is suspended:
     /// `poll` says ready, `accept` fails for good) is made again on the same port, without
     /// spinning: a handful of failed accepts, not thousands, and the next player connects.

@@ -206,12 +206,17 @@ public final class LoopbackHTTPServer: Sendable {
     public var requestHeads: [String] { log.heads }
     /// Connections accepted.
     public var connectionCount: Int { log.connections }
+    /// Body bytes the kernel has taken from this server so far (what the origin "sent").
+    public var bodyBytesSent: Int { log.bodyBytes }
 
     final class LockedLog: @unchecked Sendable {
         private let lock = NSLock()
         private var entries: [String] = []
         private var headTexts: [String] = []
         private var accepted = 0
+        private var sentBodyBytes = 0
+        var bodyBytes: Int { lock.lock(); defer { lock.unlock() }; return sentBodyBytes }
+        func sent(_ count: Int) { lock.lock(); defer { lock.unlock() }; sentBodyBytes += count }
         var ranges: [String] { lock.lock(); defer { lock.unlock() }; return entries }
         var heads: [String] { lock.lock(); defer { lock.unlock() }; return headTexts }
         var connections: Int { lock.lock(); defer { lock.unlock() }; return accepted }
@@ -391,13 +396,15 @@ public final class LoopbackHTTPServer: Sendable {
         if case .trickles(let bytes, let interval) = behavior {
             var offset = 0
             while offset < payload.count {
-                guard send(fd, Array(payload[offset..<min(payload.count, offset + max(bytes, 1))])) else { return false }
+                let piece = Array(payload[offset..<min(payload.count, offset + max(bytes, 1))])
+                guard send(fd, piece) else { return false }
+                log.sent(piece.count)
                 offset += max(bytes, 1)
                 usleep(UInt32(interval * 1_000_000))
             }
             return false
         }
-        send(fd, payload)
+        if send(fd, payload) { log.sent(payload.count) }
         if case .closesIdleConnections = behavior {
             // Looks kept alive, but the server closes it now.
             return false

@@ -249,6 +249,7 @@ public final class CachedByteSource: ByteSource {
         var waitedForOthers = 0
         var checksumsFailed = false
         while true {
+            try Task.checkCancellation()   // a reader that went away starts nothing more
             switch await entry.next(reader, at: position, starter: starter, othersAllowed: waitedForOthers < Self.patienceForOthers) {
             case .done:
                 return
@@ -304,6 +305,11 @@ public final class CachedByteSource: ByteSource {
         var askedAhead = false
         while position < through {
             let (written, finished) = await progress.wait(beyond: position)
+            if Task.isCancelled {
+                // The reader went away while it waited (a player that left): leave now.
+                await entry.unfollow(reader, fetch, at: position)
+                throw CancellationError()
+            }
             if written > position {
                 let end = min(written, through, position + streamPieceSize)
                 try await consume(try await entry.readWritten(position..<end, by: progress)[...])

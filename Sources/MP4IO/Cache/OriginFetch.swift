@@ -17,7 +17,8 @@ final class FetchProgress: @unchecked Sendable {
     private var _valid = true
     private var _end: UInt64
     private var finished = false
-    private var waiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var waiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var nextWaiter: UInt64 = 0
     private var commitWaiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     init(_ part: Range<UInt64>, fd: Int32) {
         self.part = part
@@ -94,15 +95,25 @@ final class FetchProgress: @unchecked Sendable {
         return lock.withLock { (_committed, finished) }
     }
 
-    /// Waits until bytes past `offset` are written or the fetch has ended.
+    /// Waits until bytes past `offset` are written or the fetch has ended, or the waiting task
+    /// is cancelled (its reader left: a player that went away while the origin was slow).
     func wait(beyond offset: UInt64) async -> (written: UInt64, finished: Bool) {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock { () -> Bool in
-                if _written > offset || finished { return true }
-                waiters.append((offset, continuation))
-                return false
+        let id = lock.withLock { () -> UInt64 in nextWaiter += 1; return nextWaiter }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = lock.withLock { () -> Bool in
+                    if _written > offset || finished || Task.isCancelled { return true }
+                    waiters.append((offset, id, continuation))
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if now { continuation.resume() }
+        } onCancel: {
+            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return waiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
         return lock.withLock { (_written, finished) }
     }

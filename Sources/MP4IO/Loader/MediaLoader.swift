@@ -136,6 +136,7 @@ public struct MediaResource: ByteSource {
                 if position == range.upperBound { return }
             }
             await prefetcher.waitForMovie(timeout: movieWait)
+            try Task.checkCancellation()   // the player left while `moov` loaded
         }
         let start = position
         Task { await prefetcher.playerReads(at: start) }

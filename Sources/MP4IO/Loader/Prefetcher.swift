@@ -75,12 +75,17 @@ actor Prefetcher {
         guard !movieSettled, timeout > 0 else { return }
         nextWaiter += 1
         let id = nextWaiter
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            waiters[id] = continuation
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(timeout))
-                await self?.giveUp(id)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                guard !Task.isCancelled else { return continuation.resume() }
+                waiters[id] = continuation
+                Task { [weak self] in
+                    try? await Task.sleep(for: .seconds(timeout))
+                    await self?.giveUp(id)
+                }
             }
+        } onCancel: {
+            Task { await self.giveUp(id) }   // the reader went away
         }
     }
 

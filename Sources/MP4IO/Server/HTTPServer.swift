@@ -387,18 +387,34 @@ public final class HTTPServer: @unchecked Sendable {
                 if case .bytes(let bytes) = response.body { try await connection.send(bytes, timeout: timeout) }
                 return true
             }
-            var sent: UInt64 = 0
-            var headSent = false
-            do {
-                try await source.read(range) { piece in
-                    if !headSent {
-                        headSent = true
-                        try await connection.send(headBytes(of: response, keepAlive: keepAlive) + piece, timeout: timeout)
-                    } else {
-                        try await connection.send(Array(piece), timeout: timeout)
+            let head = headBytes(of: response, keepAlive: keepAlive)
+            // The body streams in a task of its own, cancelled as soon as the client goes away,
+            // even while it waits for the origin: what is fetched only for this client stops
+            // then, not at the next piece the origin sends (issue 32 item 7).
+            let streaming = Task { () -> (sent: UInt64, headSent: Bool, failure: (any Error)?) in
+                var sent: UInt64 = 0
+                var headSent = false
+                do {
+                    try await source.read(range) { piece in
+                        if !headSent {
+                            headSent = true
+                            try await connection.send(head + piece, timeout: timeout)
+                        } else {
+                            try await connection.send(Array(piece), timeout: timeout)
+                        }
+                        sent += UInt64(piece.count)
                     }
-                    sent += UInt64(piece.count)
+                    return (sent, headSent, nil)
+                } catch {
+                    return (sent, headSent, error)
                 }
+            }
+            let watch = connection.watchForDeparture { streaming.cancel() }
+            let (sent, headSent, failure) = await withTaskCancellationHandler { await streaming.value } onCancel: { streaming.cancel() }
+            watch.cancel()
+            if streaming.isCancelled { return false }
+            do {
+                if let failure { throw failure }
             } catch let error where !headSent && !Task.isCancelled {
                 await send(ServingFailure.response(for: error), to: connection, head: false, keepAlive: false)
                 return false
