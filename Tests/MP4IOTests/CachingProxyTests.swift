@@ -417,4 +417,50 @@ import MP4TestSupport
         let cached = FileSystem.list(directory).reduce(UInt64(0)) { $0 + FileSystem.allocatedBytes(directory + "/" + $1) }
         #expect(cached > 0 && cached < 64 << 20, "\(cached) bytes on disk in the cache")
     }
+
+    /// A hostile origin of every kind the campaign used (issue 32 items 2 and 3), through the
+    /// proxy: gzip in Content-Encoding, in Transfer-Encoding and in both; a Content-Range whose
+    /// end passes its total, one that starts a byte late, one that does not count the body; a
+    /// body cut short; an origin that drips. A player gets the origin's true bytes or an error
+    /// (a short body at worst), never a wrong byte; afterwards every range any cache table
+    /// claims holds exactly the origin's bytes.
+    @Test func aHostileOriginNeverPutsAWrongByteInTheCacheOrThePlayer() async throws {
+        let (proxy, directory) = try Self.proxy(prefetchSeconds: 0)
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        var random = SeededRandom(seed: 321)
+        let body = random.bytes(300_000)
+        let behaviors: [LoopbackHTTPServer.Behavior] = [
+            .encodes(["Content-Encoding: gzip"]), .encodes(["Transfer-Encoding: gzip"]),
+            .encodes(["Content-Encoding: gzip", "Transfer-Encoding: gzip"]),
+            .contentRange("bytes 0-65535/1000"), .wrongContentRange, .contentRange("bytes 0-99/300000"),
+            .dropsAfter(bytes: 10_000, times: 3), .trickles(bytes: 2_000, interval: 0.01),
+        ]
+        var origins: [String] = []
+        for behavior in behaviors {
+            let origin = try #require(LoopbackHTTPServer(body: body, behavior: behavior))
+            defer { origin.stop() }
+            origins.append(origin.url.absoluteString)
+            let url = try #require(URL(string: proxy.url(for: origin.url.absoluteString)))
+            let port = try #require(url.port)
+            let target = url.path + "?" + (url.query ?? "")
+            for range in ["bytes=0-65535", "bytes=100000-"] {
+                let answer = try await HTTPServerTests.exchange(port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: \(range)\r\nConnection: close\r\n\r\n")
+                let start = range == "bytes=0-65535" ? 0 : 100_000
+                if answer.status == 206 || answer.status == 200 {
+                    let from = answer.status == 200 ? 0 : start
+                    #expect(answer.body.count <= body.count - from && answer.body[...] == body[from..<(from + answer.body.count)],
+                            "\(behavior) \(range): \(answer.status) with \(answer.body.count) bytes that are not the origin's")
+                } else {
+                    #expect(answer.status >= 500, "\(behavior) \(range): \(answer.status)")
+                }
+            }
+        }
+        await CachedByteSource.forgetOpenEntries(directory: directory)
+        for origin in origins {
+            _ = try CachedByteSourceTests.tableIsTruthful(directory, resource: origin, origin: body)
+        }
+        #expect(CacheDirectory.entries(directory).allSatisfy { !$0.isDamaged })
+        // The dripping origin was read whole and right.
+        #expect(try CachedByteSourceTests.tableIsTruthful(directory, resource: origins[7], origin: body).byteCount > 0)
+    }
 }

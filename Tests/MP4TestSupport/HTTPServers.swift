@@ -189,6 +189,9 @@ public final class LoopbackHTTPServer: Sendable {
         /// Adds these header lines to every response (the body unchanged): an origin that
         /// claims a coding, for instance.
         case headers([String])
+        /// Sends the body encoded (every byte changed, as a compression would change them) with
+        /// these header lines (`Content-Encoding: gzip`...): what it sends is not the file.
+        case encodes([String])
         /// Sends the body `bytes` at a time with `interval` seconds between pieces: never idle
         /// long enough for an idle timeout, yet slow.
         case trickles(bytes: Int, interval: Double)
@@ -346,6 +349,8 @@ public final class LoopbackHTTPServer: Sendable {
             usleep(UInt32(seconds * 1_000_000))
         case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange, .trickles, .headers:
             break
+        case .encodes:
+            payload = payload.map { $0 ^ 0x5A }
         case .failsFirst(let code, let times, let retryAfter):
             if number <= times {
                 status = code
@@ -369,6 +374,7 @@ public final class LoopbackHTTPServer: Sendable {
         }
         if !keepsConnections { headers.append("Connection: close") }
         if case .headers(let extra) = behavior { headers += extra }
+        if case .encodes(let extra) = behavior { headers += extra }
         if case .hugeHead = behavior {
             for i in 0..<2048 { headers.append("X-Filler-\(i): " + String(repeating: "x", count: 60)) }
         }
