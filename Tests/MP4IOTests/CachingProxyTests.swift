@@ -36,6 +36,10 @@ import MP4TestSupport
         defer { proxy.stop() }
         let url = try #require(URL(string: proxy.url(for: origin.url.absoluteString)))
         let port = try #require(url.port)
+        // The player has played these bytes before: what is timed below is the crowd's
+        // effect, not the origin's first answer (slow under the ASan suite's load).
+        let warm = try await HTTPServerTests.exchange(port, "GET \(url.path + "?" + (url.query ?? "")) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: bytes=0-99\r\nConnection: close\r\n\r\n")
+        #expect(warm.status == 206)
         let crowd = await Executables.offPool { () -> [Int32] in
             var sockets: [Int32] = []
             for i in 0..<8 {
@@ -66,12 +70,14 @@ import MP4TestSupport
             return closed
         }
         #expect(closedAfter404 == 4, "untrusted keep-alive connections left open after their 404: \(4 - closedAfter404)")
-        let player = await Executables.offPool { () -> Int in
+        let (player, seconds) = await Executables.offPool { () -> (Int, Double) in
             let path = url.path + "?" + (url.query ?? "")
+            let start = Date()
             let exchange = try? HTTPServerTests.blockingExchange(port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: bytes=0-99\r\nConnection: close\r\n\r\n")
-            return exchange?.status ?? 0
+            return (exchange?.status ?? 0, Date().timeIntervalSince(start))
         }
         #expect(player == 206, "a player's request among a crowd without the secret: \(player)")
+        #expect(seconds < 1, "the player's request took \(seconds) s among the crowd")
     }
 
     /// 1,000 random ranges byte-exact; a second full read makes no origin request.
