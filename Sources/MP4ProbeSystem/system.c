@@ -146,12 +146,6 @@ int mp4probe_tcp_accept(int fd) {
     do { client = accept(fd, NULL, NULL); } while (client < 0 && errno == EINTR);
     if (client < 0) return -1;
     configure_stream(client);
-    /* A player's socket holds at most 256 KiB we have sent and it has not read: with the
-       kernel's own sizing (loopback autotunes to MBs) the proxy ran MBs ahead of a player
-       that reads at its own pace, and what it had fetched for them was paid for when the
-       player left (docs/serving.md, "A player that leaves"). Cached reads keep their speed
-       (256 MB: 64-72 ms with it, 63-67 ms without, one run each). */
-    { int size = 256 * 1024; (void)setsockopt(client, SOL_SOCKET, SO_SNDBUF, &size, sizeof size); }
     return client;
 }
 
