@@ -77,42 +77,17 @@ final class SocketConnection: @unchecked Sendable {
         if wasOpen { Platform.closeFile(fd) }
     }
 
-    /// Watches, while this side only writes (a response body), for the peer to go away: when it
-    /// closes or resets the connection, `gone` runs (once, on a dispatch queue). The watch
-    /// stops at the first byte the peer sends (a next request, not a departure) and at
-    /// ``DepartureWatch/cancel()``; cancel it before the socket closes. No thread waits for
-    /// it: a dispatch read source (epoll, kqueue) wakes it. A peer that only half-closes after
-    /// its request counts as gone, as nginx counts it ("client prematurely closed connection").
-    func watchForDeparture(_ gone: @escaping @Sendable () -> Void) -> DepartureWatch {
-        let fd = self.fd
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "mp4probe.departure.\(key)"))
-        let watch = DepartureWatch(source)
-        source.setEventHandler { [weak watch] in
-            var byte: UInt8 = 0
-            let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-            let error = errno
-            if count > 0 {
-                watch?.cancel()                      // a request: the peer is there
-            } else if count == 0 || (error != EAGAIN && error != EWOULDBLOCK && error != EINTR) {
-                watch?.cancel()
-                gone()
-            }
-        }
-        source.resume()
-        return watch
-    }
-
-    /// A running ``watchForDeparture(_:)``.
-    final class DepartureWatch: @unchecked Sendable {
-        private let source: any DispatchSourceRead
-        private let stopped = Locked(false)
-        init(_ source: any DispatchSourceRead) { self.source = source }
-        /// Stops watching (idempotent).
-        func cancel() {
-            guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
-            source.cancel()
-        }
-        deinit { cancel() }
+    /// Whether the peer has gone (closed or reset the connection), looked at without waiting
+    /// and without consuming anything: `false` while it is there, or has sent bytes (a next
+    /// request). A peer that only half-closed after its request counts as gone, as nginx counts
+    /// it ("client prematurely closed connection").
+    func peerHasGone() -> Bool {
+        guard !closed.withLock({ $0 }) else { return true }
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if count >= 0 { return count == 0 }
+        let error = errno
+        return error != EAGAIN && error != EWOULDBLOCK && error != EINTR
     }
 
     /// Waits until the socket is readable or writable; throws `timedOut` after `timeout`
