@@ -60,7 +60,7 @@ public enum SourceFactory {
         entries.budget = cache.maxBytes.map { CacheBudget.for(cache.directory, limit: $0) }
         do {
             return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: entries)
-        } catch where CacheEntry.isDiskFull(error) {
+        } catch where CacheEntry.isOutOfRoom(error) {
             // The cache cannot take even a new entry: the origin is read without it (said once).
             DiskFullNotice.full(cache.directory, warn: cache.entries.warn)
             return upstream

@@ -22,7 +22,7 @@ import MP4TestSupport
     }
 
     /// Fills entries `keys` (1 MB each) one after the other and lets their sources go.
-    static func fill(_ keys: [String], _ directory: String, limit: UInt64) async throws {
+    static func fill(_ keys: [String], _ directory: String, limit: UInt64, body: [UInt8] = body) async throws {
         for key in keys {
             let source = try await CachedByteSource(upstream: FlakyUpstream(body, seed: 1), directory: directory, key: key, options: options(directory, limit: limit))
             #expect(try await source.read(0..<UInt64(body.count)) == body)
@@ -81,6 +81,28 @@ import MP4TestSupport
         }
         // Still usable: it starts again empty and fetches what it is asked for.
         #expect(try await kept.read(0..<1000) == Array(Self.body[0..<1000]))
-        _ = kept
+    }
+
+    /// The first write of a process measures the directory before it evicts: a directory
+    /// under its limit loses nothing (it used to be evicted down to 7/8 of the limit at once).
+    @Test func theFirstWriteEvictsNothingUnderTheLimit() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-budget")
+        defer { FileSystem.removeDirectory(directory) }
+        let limit: UInt64 = 3_300_000
+        try await Self.fill(["a", "b", "c"], directory, limit: limit)   // about 3.01 MB: above 7/8 of the limit
+        // A new process (its budget not measured yet) writes 200 KB: 3.21 MB still fits.
+        CacheBudget.forget(directory)
+        try await Self.fill(["small"], directory, limit: limit, body: Array(Self.body.prefix(200_000)))
+        #expect(Set(CacheDirectory.entries(directory).map(\.resource)) == ["a", "b", "c", "small"])
+    }
+
+    /// Two loaders on one directory share one budget, at the stricter limit.
+    @Test func oneBudgetPerDirectoryAtTheSmallestLimit() {
+        let directory = "/nonexistent/mp4probe-budget-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let first = CacheBudget.for(directory, limit: 2_000_000)
+        let second = CacheBudget.for(directory, limit: 1_000_000)
+        let third = CacheBudget.for(directory, limit: 3_000_000)
+        #expect(first === second && second === third)
+        #expect(first.limit == 1_000_000)
     }
 }

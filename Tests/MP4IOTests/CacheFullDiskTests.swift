@@ -116,8 +116,8 @@ import MP4TestSupport
         #expect(local.split(separator: "\n").count > 500, "the film decodes locally")
         let cache = root + "/serve-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         defer { FileSystem.removeDirectory(cache) }
-        let log = FileSystem.temporaryDirectory("mp4probe-small-disk-log") + "/stderr"
-        defer { FileSystem.removeDirectory(String(log.dropLast(7))) }
+        let logDirectory = FileSystem.temporaryDirectory("mp4probe-small-disk-log"), log = logDirectory + "/stderr"
+        defer { FileSystem.removeDirectory(logDirectory) }
         let (proxy, base) = try await ProxyProcessTests.serve(executable, cache: cache, arguments: ["--max-size", maxSize], stderr: log)
         defer { proxy.terminate() }
         for faststart in [false, true] {

@@ -466,7 +466,7 @@ import MP4TestSupport
             _ = try CachedByteSourceTests.tableIsTruthful(directory, resource: origin, origin: body)
         }
         #expect(CacheDirectory.entries(directory).allSatisfy { !$0.isDamaged })
-        // The dripping origin was read whole and right.
+        // The dripping origin's bytes were cached (and, above, are the origin's).
         #expect(try CachedByteSourceTests.tableIsTruthful(directory, resource: origins[7], origin: body).byteCount > 0)
     }
 }

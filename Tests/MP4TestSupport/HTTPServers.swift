@@ -209,7 +209,8 @@ public final class LoopbackHTTPServer: Sendable {
     public var requestHeads: [String] { log.heads }
     /// Connections accepted.
     public var connectionCount: Int { log.connections }
-    /// Body bytes the kernel has taken from this server so far (what the origin "sent").
+    /// Body bytes the kernel has taken from this server so far (what the origin "sent"),
+    /// counted for whole and trickled bodies (not chunked or cut ones).
     public var bodyBytesSent: Int { log.bodyBytes }
 
     final class LockedLog: @unchecked Sendable {

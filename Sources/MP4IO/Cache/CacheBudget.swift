@@ -17,12 +17,16 @@ final class CacheBudget: @unchecked Sendable {
     /// A write refused: the cache is at its limit and every entry that could go is in use.
     struct Exhausted: Error, CustomStringConvertible {
         let directory: String, limit: UInt64
-        var description: String { "the cache in \(directory) is at its size limit (\(limit) bytes) with every entry in use" }
+        /// Why nothing more is cached, as ``DiskFullNotice`` says it.
+        var reason: String { "it is at its size limit of \(limit) bytes and every entry is in use" }
+        var description: String { "the cache in \(directory) cannot take more: \(reason)" }
     }
 
     let directory: String
-    let limit: UInt64
     private let lock = NSLock()
+    private var _limit: UInt64
+    /// Bytes the directory occupies, as last measured plus what was taken since; `nil` until
+    /// the first measure.
     private var used: UInt64?
     /// When making room last failed: no new attempt for a second (each lists the directory).
     private var failedAt: ContinuousClock.Instant?
@@ -30,22 +34,32 @@ final class CacheBudget: @unchecked Sendable {
 
     private init(directory: String, limit: UInt64) {
         self.directory = directory
-        self.limit = limit
+        _limit = limit
     }
+
+    /// The limit (the smallest asked for this directory in this process).
+    var limit: UInt64 { lock.withLock { _limit } }
 
     private static let budgets = Locked<[String: CacheBudget]>([:])
 
-    /// The budget of `directory` in this process: made with `limit` the first time, lowered
-    /// to the smallest limit asked for after that (two loaders on one directory keep the
-    /// stricter one).
+    /// The budget of `directory` in this process: one object, made with `limit` the first
+    /// time and lowered to the smallest limit asked for after that (two loaders on one
+    /// directory keep the stricter one, and count their bytes together).
     static func `for`(_ directory: String, limit: UInt64) -> CacheBudget {
         budgets.withLock { table in
-            if let existing = table[directory], existing.limit <= limit { return existing }
+            if let existing = table[directory] {
+                existing.lock.withLock { existing._limit = min(existing._limit, limit) }
+                return existing
+            }
             let made = CacheBudget(directory: directory, limit: limit)
             table[directory] = made
             return made
         }
     }
+
+    /// Forgets the budget of `directory` (the next one is made and measured afresh, as in a new
+    /// process). For tests.
+    static func forget(_ directory: String) { budgets.withLock { _ = $0.removeValue(forKey: directory) } }
 
     /// Takes `count` bytes about to be written; false when they cannot fit even after
     /// evicting what may go.
@@ -56,7 +70,7 @@ final class CacheBudget: @unchecked Sendable {
 
     private func takeIfItFits(_ count: UInt64) -> Bool {
         lock.withLock {
-            guard let used, used <= limit, count <= limit - used else { return false }
+            guard let used, used <= _limit, count <= _limit - used else { return false }
             self.used = used + count
             return true
         }
@@ -67,19 +81,27 @@ final class CacheBudget: @unchecked Sendable {
     @discardableResult
     func evict(toAtMost target: UInt64? = nil) async -> [CacheDirectory.Entry] {
         let busy = await CacheRegistry.shared.busyResources(directory: directory)
-        let removed = (try? CacheDirectory.evict(directory, toAtMost: target ?? limit, sparing: busy)) ?? []
+        let pass = try? CacheDirectory.evictCounting(directory, toAtMost: target ?? limit, sparing: busy)
+        let removed = pass?.removed ?? []
         // Entries open here but idle hold their removed files open: they let them go.
         await CacheRegistry.shared.evicted(Set(removed.map(\.resource)), directory: directory)
-        let measured = CacheDirectory.entries(directory).reduce(0) { $0 + $1.allocatedBytes }
+        // A pass that failed midway is measured afresh.
+        let measured = pass?.remaining ?? CacheDirectory.entries(directory).reduce(0) { $0 + $1.allocatedBytes }
         lock.withLock { used = measured }
         return removed
     }
 
     private func makeRoom(for count: UInt64) async -> Bool {
         if takeIfItFits(count) { return true }   // another write made room meanwhile
+        if lock.withLock({ used == nil }) {
+            // Not measured yet: measure (evicting only what is over the limit), then look again;
+            // a directory under its limit loses nothing to the first write.
+            await evict()
+            if takeIfItFits(count) { return true }
+        }
         let now = ContinuousClock.now
         if let failedAt = lock.withLock({ failedAt }), now - failedAt < .seconds(1) { return false }
-        let headroom = max(count, limit / 8)
+        let limit = self.limit, headroom = max(count, limit / 8)
         await evict(toAtMost: limit - min(limit, headroom))
         let fits = takeIfItFits(count)
         lock.withLock { failedAt = fits ? nil : ContinuousClock.now }

@@ -47,6 +47,12 @@ public enum CacheDirectory {
     /// write (``TemporaryFiles``).
     @discardableResult
     public static func evict(_ directory: String, toAtMost maxBytes: UInt64, sparing: Set<String> = []) throws -> [Entry] {
+        try evictCounting(directory, toAtMost: maxBytes, sparing: sparing).removed
+    }
+
+    /// ``evict(_:toAtMost:sparing:)``, also returning what the data files occupy afterwards
+    /// (from the one listing the pass makes; a removal that fails throws as there).
+    static func evictCounting(_ directory: String, toAtMost maxBytes: UInt64, sparing: Set<String>) throws -> (removed: [Entry], remaining: UInt64) {
         AtomicFileWriter.removeStaleTemporaries(in: directory)
         var entries = self.entries(directory)
         var total = entries.reduce(0) { $0 + $1.allocatedBytes }
@@ -57,7 +63,7 @@ public enum CacheDirectory {
             total -= min(total, oldest.allocatedBytes)
             removed.append(oldest)
         }
-        return removed
+        return (removed, total)
     }
 
     static func paths(_ entry: Entry, _ directory: String) -> (data: String, table: String, lock: String) {

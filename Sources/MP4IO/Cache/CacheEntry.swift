@@ -91,7 +91,7 @@ actor CacheEntry {
 
     /// Whether `error` says the disk (or the user's quota) is full, or the cache at its size
     /// limit (``CacheBudget``).
-    static func isDiskFull(_ error: any Error) -> Bool {
+    static func isOutOfRoom(_ error: any Error) -> Bool {
         if error is CacheBudget.Exhausted { return true }
         guard case .system(let code)? = (error as? MP4Error)?.cause else { return false }
         return code == ENOSPC || code == EDQUOT
@@ -246,7 +246,7 @@ actor CacheEntry {
                     try await self.commit(written, writtenThrough: fd, generation: generation)
                 }
             } catch {
-                if Self.isDiskFull(error) { self.diskFull(error) }
+                if Self.isOutOfRoom(error) { self.diskFull(error) }
                 throw error
             }
         }
@@ -255,7 +255,7 @@ actor CacheEntry {
 
     /// A write failed for want of space: the planner stops caching for a while.
     private func diskFull(_ error: any Error) {
-        fullReason = (error as? CacheBudget.Exhausted).map { "it is at its size limit of \($0.limit) bytes and every entry is in use" } ?? "the disk is full"
+        fullReason = (error as? CacheBudget.Exhausted)?.reason ?? "the disk is full"
         diskFullSince = ContinuousClock.now
         planner.diskFull()
         apply()

@@ -336,7 +336,7 @@ public final class CachedByteSource: ByteSource {
     private static func failure(of task: Task<Bool, any Error>) async throws {
         do {
             _ = try await task.value
-        } catch where CacheEntry.isDiskFull(error) || (error is CancellationError && !Task.isCancelled) {
+        } catch where CacheEntry.isOutOfRoom(error) || (error is CancellationError && !Task.isCancelled) {
         }
     }
 

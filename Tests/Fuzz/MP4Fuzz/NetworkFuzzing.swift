@@ -76,6 +76,9 @@ func exerciseCacheTable(_ bytes: [UInt8]) {
             precondition(range.lowerBound >= previous && range.lowerBound < range.upperBound && range.upperBound <= table.length, "range \(range) of \(table.length)")
             previous = range.upperBound
         }
+        for index in table.blockChecksums.keys {
+            precondition(table.rangeSet.contains(table.block(index)), "a checksum for block \(index), which is not present")
+        }
         _ = table.rangeSet.byteCount
         _ = table.rangeSet.missing(in: 0..<table.length)
     }
