@@ -105,11 +105,17 @@ import MP4TestSupport
             }
         }
         #expect(loads.count == 1)
-        for _ in 0..<500 where delivered.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
-        loads.cancel(7)
-        for _ in 0..<500 where outcome.withLock({ $0 }) == nil { try await Task.sleep(nanoseconds: 10_000_000) }
-        let atEnd = delivered.withLock { $0 }
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // The player's side watches and cancels from a thread of its own (AVFoundation's
+        // queue), not from the shared pool: the load runs off the pool (ServingTask), and a
+        // watcher on a pool held by other tests saw the 8 MiB end before it could cancel.
+        let atEnd = await Executables.offPool { () -> Int in
+            for _ in 0..<500 where delivered.withLock({ $0 }) == 0 { usleep(10_000) }
+            loads.cancel(7)
+            for _ in 0..<500 where outcome.withLock({ $0 }) == nil { usleep(10_000) }
+            let atEnd = delivered.withLock { $0 }
+            usleep(300_000)
+            return atEnd
+        }
         #expect(outcome.withLock { $0 } == "cancelled")
         #expect(delivered.withLock { $0 } == atEnd && atEnd > 0 && atEnd < 8 << 20, "delivered \(atEnd) bytes, then \(delivered.withLock { $0 })")
         #expect(loads.count == 0)

@@ -238,15 +238,18 @@ actor CacheEntry {
         upstreamReads += 1
         let progress = FetchProgress(range, fd: store.dataFD)
         let generation = store.table.generation, fd = store.dataFD, path = store.dataPath, name = store.resource
-        // Isolated to this actor: it ends (below) on the actor, right after the fetch.
-        let task = Task {
+        // Off the shared pool (ServingTask); it ends on the actor (below) right after the
+        // fetch, and `running` has it by then (this method is on the actor).
+        let task = ServingTask.startThrowing { [self] in
             do {
-                defer { self.ended(id) }
-                return try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written in
+                let result = try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written in
                     try await self.commit(written, writtenThrough: fd, generation: generation)
                 }
+                await ended(id)
+                return result
             } catch {
-                if Self.isOutOfRoom(error) { self.diskFull(error) }
+                await ended(id)
+                if Self.isOutOfRoom(error) { await diskFull(error) }
                 throw error
             }
         }

@@ -234,7 +234,7 @@ public final class HTTPByteSource: ByteSource {
     private func fetchHead() async throws {
         let task = headTask.withLock { current -> Task<Void, any Error> in
             if let current { return current }
-            let made = Task { try await self.loadHead() }
+            let made = ServingTask.startThrowing { try await self.loadHead() }
             current = made
             return made
         }

@@ -54,7 +54,7 @@ public final class MediaLoader: Sendable {
         self.options = options
         if let limit = options.cache.maxBytes {
             let budget = CacheBudget.for(options.cache.directory, limit: limit), interval = max(options.cache.evictionInterval, 0.1)
-            eviction = Task.detached {
+            eviction = ServingTask.start {
                 while !Task.isCancelled {
                     await budget.evict()
                     try? await Task.sleep(for: .seconds(interval))
@@ -139,7 +139,7 @@ public struct MediaResource: ByteSource {
             try Task.checkCancellation()   // the player left while `moov` loaded
         }
         let start = position
-        Task { await prefetcher.playerReads(at: start) }
+        ServingTask.start { await prefetcher.playerReads(at: start) }
         try await source.read(position..<range.upperBound, into: consume)
     }
 
@@ -167,7 +167,7 @@ actor ResourceTable {
             entries.removeValue(forKey: oldest)
         }
         let generation = clock
-        let opening = Task {
+        let opening = ServingTask.startThrowing {
             try await Self.open(origin, faststart: faststart, options: options) { [weak self] in
                 // When a read finds the origin changed, the next request opens the new version
                 // (a new length, plan and ETag) instead of failing against the old one forever.
@@ -202,7 +202,7 @@ actor ResourceTable {
             }
         }
         let prefetcher = cache.map { Prefetcher(cache: $0, view: view, policy: options.cache.entries.readAhead) }
-        if let prefetcher { Task { await prefetcher.load() } }
+        if let prefetcher { ServingTask.start { await prefetcher.load() } }
         return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
                              prefetcher: prefetcher, movieWait: options.movieWait)
     }

@@ -79,13 +79,13 @@ actor Prefetcher {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 guard !Task.isCancelled else { return continuation.resume() }
                 waiters[id] = continuation
-                Task { [weak self] in
+                ServingTask.start { [weak self] in
                     try? await Task.sleep(for: .seconds(timeout))
                     await self?.giveUp(id)
                 }
             }
         } onCancel: {
-            Task { await self.giveUp(id) }   // the reader went away
+            ServingTask.start { await self.giveUp(id) }   // the reader went away
         }
     }
 

@@ -144,7 +144,7 @@ public enum ResourceLoading {
                 state.nextToken += 1
                 let token = state.nextToken
                 // Made under the lock, so that it is registered before it can finish.
-                let task = Task { [self] in
+                let task = ServingTask.start { [self] in
                     await body()
                     finished(key, token: token)
                 }

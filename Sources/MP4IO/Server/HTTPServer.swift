@@ -219,14 +219,10 @@ public final class HTTPServer: @unchecked Sendable {
                     }
                     connection.close()
                 }
-                // Each connection runs on a queue of its own, not only on the shared task pool:
-                // a pool kept busy by other work (an app's, a test run's) must not stall
-                // the player's requests or the server's timeouts.
-                if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-                    Task(executorPreference: ConnectionExecutor()) { await work() }
-                } else {
-                    Task.detached { await work() }
-                }
+                // Each connection runs on a queue of its own, not on the shared task pool: a
+                // pool kept busy by other work (an app's, a test run's) must not stall the
+                // player's requests or the server's timeouts.
+                ServingTask.start { await work() }
             }
         }
     }
@@ -391,7 +387,7 @@ public final class HTTPServer: @unchecked Sendable {
             // The body streams in a task of its own, cancelled as soon as the client goes away,
             // even while it waits for the origin: what is fetched only for this client stops
             // then, not at the next piece the origin sends (issue 32 item 7).
-            let streaming = Task { () -> (sent: UInt64, headSent: Bool, failure: (any Error)?) in
+            let streaming = ServingTask.start { () -> (sent: UInt64, headSent: Bool, failure: (any Error)?) in
                 var sent: UInt64 = 0
                 var headSent = false
                 do {
@@ -411,7 +407,7 @@ public final class HTTPServer: @unchecked Sendable {
             }
             // Looked at every quarter second while the body streams (at 512 KB/s, 128 KiB), by a
             // task that ends before this does: nothing looks at the socket once it may close.
-            let watch = Task {
+            let watch = ServingTask.start {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(250))
                     if !Task.isCancelled && connection.peerHasGone() { streaming.cancel(); return }
@@ -472,17 +468,5 @@ public final class HTTPServer: @unchecked Sendable {
         case 505: return "HTTP Version Not Supported"
         default: return "Status"
         }
-    }
-}
-
-/// A task executor that runs a connection's jobs, in order, on a dispatch queue of its own (a
-/// serial queue gets a thread of its own when it has work, whatever the shared pool is doing).
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue = DispatchQueue(label: "mp4probe.server.connection")
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

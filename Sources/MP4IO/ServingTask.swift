@@ -1,0 +1,51 @@
+import Dispatch
+
+/// Starts the tasks of serving (a connection, a body's stream, an origin fetch, a resource's
+/// opening, a prefetch, the player's loads) on a serial dispatch queue of their own instead
+/// of Swift's shared cooperative pool.
+///
+/// The pool has one thread per core (two on a 2-core machine). Work that keeps them busy (an
+/// app's parsing, a test run's long synchronous tests) would otherwise hold every request of
+/// a player until it ends: in CI's ASan suite, the in-process servers answered nothing for
+/// 60 s while two corpus tests held both threads (thread dumps taken during the stall; 3 of
+/// 7 runs). A serial queue gets a thread when it has work, whatever the pool is doing.
+///
+/// The preference is kept by what runs inside such a task: its structured child tasks, the
+/// actors it calls (default actors run on the caller's preferred executor), its sleeps and
+/// continuations. An unstructured `Task {}` started inside it is not: it goes back to the
+/// pool. Serving code starts its tasks here (`ServingTaskTests` holds every pool thread and
+/// requires answers).
+///
+/// Before macOS 15 / iOS 18 (no task executors) the tasks are detached onto the pool, as
+/// before; that path is not tested here.
+enum ServingTask {
+    /// Starts `operation`, which cannot fail.
+    @discardableResult
+    static func start<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            return Task(executorPreference: QueueExecutor()) { await operation() }
+        }
+        return Task.detached { await operation() }
+    }
+
+    /// Starts `operation`, which can fail.
+    @discardableResult
+    static func startThrowing<T: Sendable>(_ operation: sending @escaping () async throws -> T) -> Task<T, any Error> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            return Task(executorPreference: QueueExecutor()) { try await operation() }
+        }
+        return Task.detached { try await operation() }
+    }
+}
+
+/// A task executor that runs its jobs, in order, on a dispatch queue of its own (a serial
+/// queue draws a thread from the overcommitting pool when it has work).
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+final class QueueExecutor: TaskExecutor, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "mp4probe.serving")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

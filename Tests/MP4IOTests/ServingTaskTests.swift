@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// Serving does not wait for Swift's shared cooperative pool: with every pool thread held by
+/// busy tasks, the server, the caching proxy (opening, origin fetch, cache) and its faststart
+/// view (movie load, prefetcher) still answer a player. CI's ASan suite had the in-process
+/// servers answer nothing for 60 s while two long corpus tests held the pool's two threads.
+@Suite(.serialized) struct ServingTaskTests {
+    /// What `PoolHold.during` saw: the body's value, and whether it returned while the pool
+    /// was still held (a probe task queued behind the busy ones had not yet run).
+    struct Held<T: Sendable>: Sendable {
+        var value: T
+        var answeredWhileHeld: Bool
+        var seconds: Double
+    }
+
+    /// Holds every thread of the cooperative pool with busy tasks while `body` runs (on the
+    /// calling thread, which must not be one of the pool's), at most `limit` seconds.
+    static func duringHeldPool<T: Sendable>(limit: Double = 10, _ body: () -> T) -> Held<T> {
+        let released = Locked(false), probeRan = Locked(false)
+        let deadline = Date().addingTimeInterval(limit)
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        for _ in 0..<(width * 4) {
+            Task.detached {
+                while !released.withLock({ $0 }) && Date() < deadline {}
+            }
+        }
+        usleep(200_000)
+        Task.detached { probeRan.withLock { $0 = true } }
+        let start = Date()
+        let value = body()
+        let seconds = Date().timeIntervalSince(start)
+        let held = !probeRan.withLock { $0 }
+        released.withLock { $0 = true }
+        return Held(value: value, answeredWhileHeld: held, seconds: seconds)
+    }
+
+    static func get(_ port: Int, _ path: String) -> Int {
+        (try? HTTPServerTests.blockingExchange(port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: bytes=0-99\r\nConnection: close\r\n\r\n"))?.status ?? 0
+    }
+
+    @Test func theServerAnswersWhileThePoolIsHeld() async throws {
+        let server = try HTTPServerTests.server()
+        defer { server.stop() }
+        let port = server.port
+        let held = await Executables.offPool { Self.duringHeldPool { Self.get(port, "/x.mp4") } }
+        #expect(held.value == 206)
+        #expect(held.answeredWhileHeld, "answered only after the pool was let go (\(held.seconds) s)")
+    }
+
+    /// A new origin through the proxy (its opening, the origin's head, a fetch into the
+    /// cache), plain and as the faststart view of a moov-at-end film (the movie load, the
+    /// prefetcher, the moov-first wait).
+    @Test(arguments: [false, true])
+    func theProxyAnswersANewOriginWhileThePoolIsHeld(faststart: Bool) async throws {
+        let film = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        let origin = try #require(LoopbackHTTPServer(body: film, behavior: .keepsAlive))
+        defer { origin.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-pool")
+        defer { FileSystem.removeDirectory(directory) }
+        let proxy = CachingProxy(options: CachingProxy.Options(cacheDirectory: directory))
+        try proxy.start()
+        defer { proxy.stop() }
+        let url = try #require(URL(string: proxy.url(for: origin.url.absoluteString, faststart: faststart)))
+        let port = try #require(url.port), path = url.path + "?" + (url.query ?? "")
+        let held = await Executables.offPool { Self.duringHeldPool { Self.get(port, path) } }
+        #expect(held.value == 206)
+        #expect(held.answeredWhileHeld, "answered only after the pool was let go (\(held.seconds) s)")
+    }
+}
