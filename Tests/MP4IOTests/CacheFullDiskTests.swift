@@ -107,7 +107,6 @@ import MP4TestSupport
     /// directory never holds more than that while serving (the writes evict, then pass bytes
     /// through); with the default 10G the disk fills and bytes pass through, said once.
     @Test(.requires("nginx", "ffmpeg"), .enabled(if: smallDisk != nil && Executables.mp4probe != nil, "needs MP4PROBE_SMALL_DISK_DIR and the mp4probe executable"),
-          .enabled(if: !Executables.underAddressSanitizer, Executables.skippedUnderAddressSanitizer),
           arguments: [(maxSize: "1M", limit: UInt64(1 << 20)), (maxSize: "10G", limit: UInt64?.none)])
     func aFilmLargerThanTheDiskPlaysWholeThroughServe(maxSize: String, limit: UInt64?) async throws {
         let root = try #require(Self.smallDisk), executable = try #require(Executables.mp4probe)

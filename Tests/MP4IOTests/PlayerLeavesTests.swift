@@ -31,7 +31,6 @@ import MP4TestSupport
     }
 
     @Test(.requires("ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"),
-          .enabled(if: !Executables.underAddressSanitizer, Executables.skippedUnderAddressSanitizer),
           arguments: [true, false])
     func aPlayerThatLeavesCostsAtMost256KiBMore(faststart: Bool) async throws {
         let executable = try #require(Executables.mp4probe)

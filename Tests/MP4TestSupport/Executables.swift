@@ -10,14 +10,6 @@ public enum Executables {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }()
 
-    /// Whether this test process runs under AddressSanitizer (`.ci/run`'s first suite sets
-    /// `ASAN_OPTIONS`). Tests that run a player against a `serve` process for tens of seconds
-    /// skip there and run in the plain suite: under ASan, the `serve` process and ffmpeg take
-    /// the 2 cores that the in-process servers of the other suites need (two CI runs had
-    /// HTTP tests wait 60 s for an answer).
-    public static let underAddressSanitizer = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
-    public static let skippedUnderAddressSanitizer: Comment = "a player against a serve process: run in the plain suite, not under ASan (Executables.underAddressSanitizer)"
-
     /// The path of executable `name` on `PATH` (or /usr/bin, /usr/local/bin), or `nil`.
     public static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
