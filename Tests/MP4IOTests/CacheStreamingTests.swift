@@ -9,7 +9,16 @@ import MP4TestSupport
 final class PacedUpstream: ByteSource, @unchecked Sendable {
     let bytes: [UInt8]
     private let state = Locked<(requests: [Range<UInt64>], sent: UInt64)>(([], 0))
+    /// Holds: a request that starts at `start` waits before byte `at` until released.
+    private let holds = Locked<[(start: UInt64, at: UInt64)]>([])
     init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Makes a request that starts at `start` wait before byte `offset` until ``release()``
+    /// (at most 30 s): what a test compares with the fetch's progress then no longer depends
+    /// on how soon the test's own task runs (the fetch runs off the shared pool, the test on
+    /// it, and a pool held by other tests let a 10 ms pace run 3.4 MB ahead of the test).
+    func hold(requestsFrom start: UInt64, at offset: UInt64) { holds.withLock { $0.append((start, offset)) } }
+    func release() { holds.withLock { $0.removeAll() } }
 
     var name: String { "paced://resource" }
     var requests: [Range<UInt64>] { state.withLock { $0.requests } }
@@ -26,9 +35,14 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         state.withLock { $0.requests.append(range) }
         var offset = range.lowerBound
         let upper = min(range.upperBound, UInt64(bytes.count))
+        let held = ContinuousClock.now
         while offset < upper {
             try await Task.sleep(nanoseconds: 10_000_000)
-            let end = min(upper, offset + 16_384)
+            var end = min(upper, offset + 16_384)
+            if let hold = holds.withLock({ $0.first { $0.start == range.lowerBound && $0.at > offset } }) {
+                end = min(end, hold.at)
+            }
+            if holds.withLock({ $0.contains { $0.start == range.lowerBound && $0.at == offset } }), ContinuousClock.now - held < .seconds(30) { continue }
             state.withLock { $0.sent += end - offset }
             try await consume(bytes[Int(offset)..<Int(end)])
             offset = end
@@ -72,6 +86,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         let (cached, upstream, directory) = try await Self.source(size)
         defer { FileSystem.removeDirectory(directory) }
         let started = Locked(false)
+        upstream.hold(requestsFrom: 0, at: 256 << 10)
         let sequential = Task {
             var received: [UInt8] = []
             try await cached.read(0..<UInt64(size)) { piece in
@@ -81,11 +96,13 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
             return received
         }
         while !started.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
-        // A player jumps to the end (the moov of a moov-at-end file).
+        // A player jumps to the end (the moov of a moov-at-end file) while the sequential
+        // fetch waits at 256 KiB: the end must come without it.
         let tail = UInt64(size - 65_536)..<UInt64(size)
         #expect(try await cached.read(tail) == Array(upstream.bytes[Int(tail.lowerBound)...]))
         #expect(upstream.sent < UInt64(size / 2), "the end came only after \(upstream.sent) bytes of the sequential fetch")
         #expect(upstream.requests.contains { $0.lowerBound == tail.lowerBound }, "\(upstream.requests)")
+        upstream.release()
         #expect(try await sequential.value == upstream.bytes)
         // The sequential fetch stopped where the tail's began: no byte fetched twice.
         #expect(upstream.sent == UInt64(size), "\(upstream.sent) bytes fetched for a \(size)-byte file")
@@ -174,6 +191,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         let (cached, upstream, directory) = try await Self.source(size)
         defer { FileSystem.removeDirectory(directory) }
         let started = Locked(false)
+        upstream.hold(requestsFrom: 0, at: 256 << 10)
         let sequential = Task {
             var count = 0
             try await cached.read(0..<UInt64(size)) { piece in count += piece.count; started.withLock { $0 = true } }
@@ -184,6 +202,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         try await cached.fill(tail)
         #expect(upstream.sent < UInt64(size / 2), "the fill came back only after \(upstream.sent) bytes of the sequential fetch")
         #expect(await cached.cachedRanges.contains(tail), "fill returned before the table claimed its range")
+        upstream.release()
         #expect(try await sequential.value == size)
         #expect(upstream.sent == UInt64(size), "\(upstream.sent) bytes fetched for a \(size)-byte file")
     }
@@ -232,23 +251,24 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
     /// the newer fetch's bytes again.
     @Test func aFetchThatEndsKeepsTheLocksOfTheFetchThatTookOver() async throws {
         let size = 4 << 20
-        let (cached, _, directory) = try await Self.source(size)
+        let (cached, upstream, directory) = try await Self.source(size)
         defer { FileSystem.removeDirectory(directory) }
         let started = Locked(false)
-        struct Leave: Error {}
-        let leave = Locked(false)
+        // The sequential fetch waits at 512 KiB, the one ahead at 1,850,000: neither gets past
+        // the bytes this test looks at, however late its own steps run.
+        upstream.hold(requestsFrom: 0, at: 512 << 10)
+        upstream.hold(requestsFrom: 1 << 20, at: 1_850_000)
+        defer { upstream.release() }
         let sequential = Task {
-            try await cached.read(0..<UInt64(size)) { _ in
-                started.withLock { $0 = true }
-                if leave.withLock({ $0 }) { throw Leave() }
-            }
+            try await cached.read(0..<UInt64(size)) { _ in started.withLock { $0 = true } }
         }
         while !started.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
         // A seek ahead within the sequential fetch's range: it is cut short there.
         let ahead = Task { try await cached.read(UInt64(1 << 20)..<UInt64(2 << 20)) { _ in } }
-        try await Task.sleep(nanoseconds: 100_000_000)
+        for _ in 0..<3000 where upstream.sent < (512 << 10) + (1_850_000 - (1 << 20)) { try await Task.sleep(nanoseconds: 10_000_000) }
+        try #require(upstream.requests.contains { $0.lowerBound == 1 << 20 }, "no fetch of its own for the seek ahead: \(upstream.requests)")
         // The sequential reader leaves: its fetch stops and ends.
-        leave.withLock { $0 = true }
+        sequential.cancel()
         _ = try? await sequential.value
         try await Task.sleep(nanoseconds: 100_000_000)
         let paths = CachedByteSource.entryPaths(directory: directory, resource: "paced://resource")
@@ -258,6 +278,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         try #require(!present.contains(UInt64(1_900_000)..<UInt64(1_900_001)), "the fetch ahead ended before the check: the test would prove nothing")
         #expect(EntryLocks.conflict(other, UInt64(1_900_000)..<UInt64(1_900_001)) != nil,
                 "the bytes the newer fetch is still fetching look free to another process")
+        upstream.release()
         try await ahead.value
     }
 
