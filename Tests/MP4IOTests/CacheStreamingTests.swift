@@ -67,8 +67,10 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         defer { FileSystem.removeDirectory(directory) }
         var received: [UInt8] = []
         var sentAtFirstPiece: UInt64?
+        // The upstream waits at 256 KiB until the first piece has gone on (at most 30 s).
+        upstream.hold(requestsFrom: 0, at: 256 << 10)
         try await cached.read(0..<(1 << 20)) { piece in
-            if sentAtFirstPiece == nil { sentAtFirstPiece = upstream.sent }
+            if sentAtFirstPiece == nil { sentAtFirstPiece = upstream.sent; upstream.release() }
             received += piece
         }
         #expect(received == upstream.bytes)
@@ -229,12 +231,16 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         #expect(again.isEmpty, "\(again) started; present: \(present)")
         // A far prefetch supersedes a slow one that nobody follows.
         let sentBefore = upstream.sent
+        // It waits at 2,262,144 until released below, however late this test's steps run.
+        upstream.hold(requestsFrom: 2_000_000, at: 2_000_000 + (256 << 10))
         let big = await cached.prefetch([2_000_000..<4_000_000])
         #expect(big == [2_000_000..<4_000_000])
         for _ in 0..<200 where upstream.sent < sentBefore + 32_768 { try await Task.sleep(nanoseconds: 10_000_000) }
         _ = await cached.prefetch([300_000..<310_000])
         // The new prefetch's own 10,000 bytes arrive first (they count in `sent` too).
         for _ in 0..<3000 where !(await cached.cachedRanges.contains(300_000..<310_000)) { try await Task.sleep(nanoseconds: 10_000_000) }
+        // Released: a fetch that was not stopped would go on now.
+        upstream.release()
         try await Task.sleep(nanoseconds: 200_000_000)
         let sent = upstream.sent
         try await Task.sleep(nanoseconds: 200_000_000)
