@@ -8,7 +8,8 @@ enum FetchCommand: Command {
     static let spec = CommandSpec(
         name: "fetch",
         summary: "fill an on-disk cache with moov and the ranges a seek needs (or everything)",
-        usage: ["mp4probe fetch URL|FILE --cache DIR [--time T [--duration D] | --all] [--block SIZE]"],
+        usage: ["mp4probe fetch URL|FILE --cache DIR [--time T [--duration D] | --all] [--block SIZE]",
+                "mp4probe fetch URL [URL...] --cache DIR --seconds N [--jobs J]"],
         description: """
         Fills the cache in DIR for URL: the box headers and moov, plus with --time exactly the byte
         ranges a player needs to show T..T+D (the seek plan), or with --all the whole resource (one
@@ -16,20 +17,27 @@ enum FetchCommand: Command {
         bounded whatever the size). Every --block bytes (default 16M) what arrived is committed
         (data fsync, then the range table), so an interrupted fetch keeps it. Reads already cached
         are not fetched again; an entry whose upstream changed (length, ETag, Last-Modified) is
-        emptied first. See docs/cache.md.
+        emptied first. With --seconds N, preloads each URL by time: its headers, moov and the
+        bytes of its first N seconds on every track (pre-roll and what the decoders need
+        included, whatever the layout: moov-at-end files too), J at a time (default 4); one line
+        per URL says what plays from the cache; exit 0 only if every URL succeeded. See
+        docs/cache.md and docs/serving.md ("Feeds").
         """,
         options: [
             .value("time", "T", "cache what a player needs to start at T"),
             .value("duration", "D", "with --time: and to play D seconds"),
             .flag("all", "cache the whole resource"),
+            .value("seconds", "N", "preload the first N seconds of every track (several URLs allowed)"),
+            .value("jobs", "J", "with --seconds: URLs preloaded at once (default 4, at most 32)"),
             .value("block", "SIZE", "commit every SIZE bytes (default 16M)"),
             .flag("json", "accepted for symmetry; the summary is text"),
         ], groups: [CommandTable.source, CommandTable.limits], exitCodes: CommandTable.readingExits)
 
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
         let scanner = try ArgumentScanner(arguments, for: spec)
-        let location = try scanner.singleFile()
         guard scanner.value("cache") != nil else { throw ArgumentScanner.UsageError(description: "fetch needs --cache DIR") }
+        if scanner.value("seconds") != nil { return try await preload(scanner, output: output, errors: errors) }
+        let location = try scanner.singleFile()
         let time = try scanner.value("time").map { text -> Double in
             guard let t = SeekCommand.parseTime(text) else { throw ArgumentScanner.UsageError(description: "--time must be seconds or hh:mm:ss.mmm, not '\(text)'") }
             return t
@@ -74,4 +82,58 @@ enum FetchCommand: Command {
         await MP4Probe.reportStatistics(source, nil, scanner, errors: errors)
         return ExitCode.success.rawValue
     }
+
+    /// `fetch URL... --seconds N`: each URL preloaded by time (``Preload``), `--jobs` at a time,
+    /// one line per URL in the order given.
+    static func preload(_ scanner: ArgumentScanner, output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
+        let locations = scanner.positionals
+        guard !locations.isEmpty else { throw ArgumentScanner.UsageError(description: "missing URL") }
+        guard let text = scanner.value("seconds"), let seconds = SeekCommand.parseTime(text), seconds.isFinite, seconds >= 0 else {
+            throw ArgumentScanner.UsageError(description: "--seconds must be seconds or hh:mm:ss.mmm, not '\(scanner.value("seconds") ?? "")'")
+        }
+        if scanner.flag("all") || scanner.value("time") != nil { throw ArgumentScanner.UsageError(description: "use --seconds alone, without --all or --time") }
+        let jobs = try scanner.integer("jobs") ?? 4
+        guard (1...32).contains(jobs) else { throw ArgumentScanner.UsageError(description: "--jobs must be 1 to 32, not \(jobs)") }
+        let options = try MP4Probe.sourceOptions(scanner)
+        let limits = try MP4Probe.parseLimits(scanner)
+        let directory = options.cacheDirectory ?? ""
+        let showsProgress = locations.count > 1 && isatty(2) == 1
+        var lines: [String?] = Array(repeating: nil, count: locations.count)
+        var failures = 0, done = 0, next = 0
+        await withTaskGroup(of: (Int, String, Bool).self) { group in
+            func start() {
+                guard next < locations.count else { return }
+                let index = next, location = locations[index]
+                next += 1
+                group.addTask {
+                    do {
+                        let source = try await MP4Probe.openCachedSource(location, options)
+                        guard let cached = source as? CachedByteSource else { throw MP4Error(.io, "\(location): the cache cannot take a new entry") }
+                        let outcome = try await Preload.run(cached, seconds: seconds, limits: limits)
+                        let status = await CacheStatus.of(cached.name, in: directory, limits: limits)
+                        let playable = status?.playable.prefixSeconds ?? 0
+                        return (index, "\(location): \((Format.fixed(playable, 2) + " s")) playable from the cache (asked \((Format.fixed(seconds, 2) + " s")); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(outcome.fetchedBytes)) fetched now)", true)
+                    } catch let error as MP4Error {
+                        return (index, ErrorReport.text(error, heading: location).trimmingCharacters(in: .newlines), false)
+                    } catch {
+                        return (index, "\(location): \(error)", false)
+                    }
+                }
+            }
+            for _ in 0..<jobs { start() }
+            for await (index, line, succeeded) in group {
+                lines[index] = line
+                done += 1
+                if !succeeded { failures += 1 }
+                if showsProgress { StandardStream.error.write("\r\u{1B}[Kpreloaded \(done)/\(locations.count)") }
+                start()
+            }
+        }
+        if showsProgress { StandardStream.error.write("\r\u{1B}[K") }
+        for line in lines.compactMap({ $0 }) { output.write(line + "\n") }
+        output.write("preloaded \(locations.count - failures) of \(Format.count(locations.count, "URL")) (\((Format.fixed(seconds, 2) + " s")) each) into \(directory)\n")
+        if failures > 0 { errors.write("\(Format.count(failures, "URL")) failed (above)\n") }
+        return failures == 0 ? ExitCode.success.rawValue : ExitCode.ioError.rawValue
+    }
 }
+

@@ -45,6 +45,7 @@ public final class MediaLoader: Sendable {
 
     public let options: Options
     private let resources = ResourceTable()
+    private let preloads = PreloadTable()
     private let eviction: Task<Void, Never>?
 
     /// A loader; with ``CacheConfiguration/maxBytes`` set, the cache is kept within it as
@@ -69,6 +70,34 @@ public final class MediaLoader: Sendable {
 
     /// Stops the background eviction (the loader stops evicting before it goes).
     public func stopEvicting() { eviction?.cancel() }
+
+    /// Preloads `origin` by time: its headers, `moov` and first `seconds` of every track
+    /// (``Preload``), into the cache, and returns when they are there. Cancelling the calling
+    /// task (or ``cancelPreload(_:)``) stops it, keeping what arrived. A preload of an origin
+    /// already preloading joins it.
+    @discardableResult
+    public func preload(_ origin: String, seconds: Double) async throws -> Preload.Outcome {
+        guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
+            throw MP4Error(.invalidRequest, "only http and https origins are preloaded: \(origin)")
+        }
+        let options = self.options
+        return try await preloads.run(origin) {
+            let opened = try await SourceFactory.open(origin, options: SourceFactory.Options(http: options.http, cache: options.cache))
+            guard let cached = opened as? CachedByteSource else {
+                throw MP4Error(.io, "\(origin): the cache in \(options.cache.directory) cannot take a new entry; nothing was preloaded")
+            }
+            return try await Preload.run(cached, seconds: seconds)
+        }
+    }
+
+    /// Stops the preload of `origin`, if one is running (what arrived stays cached).
+    public func cancelPreload(_ origin: String) async { await preloads.cancel(origin) }
+
+    /// What the cache holds of `origin`, in bytes and seconds (``CacheStatus``; `nil`: no
+    /// entry), and whether a preload of it is running. Read from disk; the origin is not asked.
+    public func status(of origin: String) async -> (cache: CacheStatus?, isPreloading: Bool) {
+        (await CacheStatus.of(origin, in: options.cache.directory), await preloads.isRunning(origin))
+    }
 
     /// The resource at `origin` (`http`/`https`), as it is or as its faststart view (`moov`
     /// first; files the rewrite leaves alone are served unchanged). Requests for one resource
@@ -235,3 +264,34 @@ struct WatchedSource: ByteSource {
         }
     }
 }
+
+/// The preloads running, by origin: a second preload of one origin joins the first, and
+/// `cancel` stops it.
+actor PreloadTable {
+    private var running: [String: (id: UInt64, task: Task<Preload.Outcome, any Error>)] = [:]
+    private var nextID: UInt64 = 0
+
+    func run(_ origin: String, _ body: @escaping @Sendable () async throws -> Preload.Outcome) async throws -> Preload.Outcome {
+        let task: Task<Preload.Outcome, any Error>
+        let id: UInt64
+        if let existing = running[origin] {
+            (id, task) = existing
+        } else {
+            nextID += 1
+            id = nextID
+            task = Task { try await body() }
+            running[origin] = (id, task)
+        }
+        defer { finish(origin, id) }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    private func finish(_ origin: String, _ id: UInt64) {
+        if running[origin]?.id == id { running.removeValue(forKey: origin) }
+    }
+
+    func cancel(_ origin: String) { running.removeValue(forKey: origin)?.task.cancel() }
+
+    func isRunning(_ origin: String) -> Bool { running[origin] != nil }
+}
+

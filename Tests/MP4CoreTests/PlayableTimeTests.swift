@@ -1,0 +1,43 @@
+import Testing
+@testable import MP4Core
+import MP4TestSupport
+
+/// `PlayableTime`: what plays from the bytes present, in seconds (issue 33 item 3).
+@Suite struct PlayableTimeTests {
+    static func planner(_ name: String) async throws -> SeekPlanner {
+        SeekPlanner(file: try await MP4File.open(MemorySource(try #require(FileSystem.read(Fixtures.sample(name))))))
+    }
+
+    @Test(arguments: ["faststart.mp4", "moov-at-end.mp4", "hevc.mp4", "quicktime.mov"])
+    func everythingPresentPlaysToTheEndAndNothingPresentPlaysNothing(name: String) async throws {
+        let planner = try await Self.planner(name)
+        let end = planner.tracks.compactMap(\.presentationEnd).min() ?? 0
+        let all = PlayableTime.of(planner) { _ in true }
+        #expect(all.ranges.count == 1, "\(name): \(all.ranges)")
+        #expect(abs(all.prefixSeconds - end) < 0.05, "\(name): \(all.prefixSeconds) vs \(end)")
+        #expect(PlayableTime.of(planner) { _ in false } == .none)
+    }
+
+    /// The bytes of the first N seconds of every track, by the seek plan, play at least N
+    /// seconds; a hole in one track's samples ends the prefix there, for every track.
+    @Test func theSeekPlanOfTheFirstSecondsPlaysThemAndAHoleInOneTrackEndsThePrefix() async throws {
+        let planner = try await Self.planner("faststart.mp4")
+        let plan = try planner.plan(at: 0, duration: 1)
+        var present: [Range<UInt64>] = plan.ranges
+        let first = PlayableTime.of(planner) { range in present.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound } }
+        #expect(first.prefixSeconds >= 1, "\(first)")
+        // Everything but one chunk of the audio track, 1.5 s in.
+        let audio = try #require(planner.tracks.first { $0.track.kind == .audio })
+        let index = try #require(audio.samples.lastSample(decodedAtOrBefore: Int64(1.5 * Double(audio.timeline.mediaTimescale))))
+        let hole = try #require(audio.samples.sample(at: index))
+        present = [0..<hole.byteOffset, hole.endOffset..<UInt64.max]
+        let holed = PlayableTime.of(planner) { range in present.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound } }
+        #expect(holed.prefixSeconds > 1.2 && holed.prefixSeconds <= 1.5, "\(holed)")
+        #expect(holed.ranges.count == 2, "playable again after the hole: \(holed.ranges)")
+    }
+
+    @Test func intersectionOfSortedRanges() {
+        #expect(PlayableTime.intersect([0..<2, 3..<5], [1..<4]) == [1..<2, 3..<4])
+        #expect(PlayableTime.intersect([0..<1], [1..<2]) == [])
+    }
+}
