@@ -114,7 +114,7 @@ enum FetchCommand: Command {
                         let playable = status?.playable.prefixSeconds ?? 0
                         return (index, "\(location): \((Format.fixed(playable, 2) + " s")) playable from the cache (asked \((Format.fixed(seconds, 2) + " s")); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(outcome.fetchedBytes)) fetched now)", true)
                     } catch let error as MP4Error {
-                        return (index, ErrorReport.text(error, heading: location).trimmingCharacters(in: .newlines), false)
+                        return (index, "\(location): \(error.message)", false)
                     } catch {
                         return (index, "\(location): \(error)", false)
                     }

@@ -24,7 +24,8 @@ public struct PlayableTime: Sendable, Equatable {
     public static let none = PlayableTime(prefixSeconds: 0, ranges: [])
 
     /// What plays in `planner`'s movie when `isPresent` says which byte ranges are there.
-    /// O(chunks) for constant-size samples, O(samples) otherwise (a two-hour film: 550k).
+    /// O(chunks) for constant-size samples whose chunks are whole, O(samples) otherwise (a
+    /// two-hour film: 550k).
     public static func of(_ planner: SeekPlanner, isPresent: (Range<UInt64>) -> Bool) -> PlayableTime {
         let tracks = planner.tracks.filter { $0.samples.sampleCount > 0 }
         guard !tracks.isEmpty else { return .none }
@@ -63,7 +64,17 @@ public struct PlayableTime: Sendable, Equatable {
             if span.isEmpty || isPresent(span) {
                 if runStart == nil { runStart = index }
             } else {
-                close(at: index)
+                // Part of a chunk may be there (a seek plan ends mid-chunk): sample by sample.
+                var sampleIndex = index
+                track.samples.forEachSample(in: index..<(index + samples)) { sample in
+                    if sample.byteCount == 0 || isPresent(sample.byteOffset..<sample.endOffset) {
+                        if runStart == nil { runStart = sampleIndex }
+                    } else {
+                        close(at: sampleIndex)
+                    }
+                    sampleIndex += 1
+                    return true
+                }
             }
             index += samples
         }
