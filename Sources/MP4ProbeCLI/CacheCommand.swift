@@ -7,15 +7,16 @@ enum CacheCommand: Command {
     static let spec = CommandSpec(
         name: "cache",
         summary: "list, measure, evict or export the entries of a cache directory",
-        usage: ["mp4probe cache ls DIR [--json]", "mp4probe cache stat DIR", "mp4probe cache evict DIR --max-size SIZE", "mp4probe cache export DIR RESOURCE OUT"],
+        usage: ["mp4probe cache ls DIR [--json]", "mp4probe cache stat DIR [RESOURCE] [--json]", "mp4probe cache evict DIR --max-size SIZE", "mp4probe cache export DIR RESOURCE OUT"],
         description: """
         ls lists the entries (most recently used first) with how much of each is present; stat
-        sums them; evict removes least-recently-used entries (data, table and lock files) until
+        sums them, or with RESOURCE (an origin URL as ls shows it) says what of it plays from
+        the cache: its moov, the seconds from 0 every track has present, the cached time ranges; evict removes least-recently-used entries (data, table and lock files) until
         the data files occupy at most SIZE on disk; export copies a complete entry to OUT as a
         normal file (atomically).
         """,
         options: [
-            .flag("json", "with ls: machine-readable list"),
+            .flag("json", "with ls and stat RESOURCE: machine-readable output"),
             .value("max-size", "SIZE", "with evict: the size to shrink to"),
         ], exitCodes: [.success, .usage, .ioError])
 
@@ -36,6 +37,23 @@ enum CacheCommand: Command {
                     output.write("\(state)\t\(Format.grouped(e.cachedBytes))/\(Format.grouped(e.length))\t\(e.resource)\n")
                 }
             }
+        case "stat" where words.count == 3:
+            guard let status = await CacheStatus.of(words[2], in: directory) else {
+                throw MP4Error(.io, "\(words[2]): no entry in \(directory) (cache ls lists them)")
+            }
+            if scanner.flag("json") {
+                output.write(json(status).rendered(pretty: true) + "\n")
+            } else {
+                let ranges = status.playable.ranges.map { "\(Format.fixed($0.lowerBound, 2))-\(Format.fixed($0.upperBound, 2)) s" }
+                output.write("""
+                \(status.resource)
+                  cached:   \(Format.grouped(status.cachedBytes)) of \(Format.grouped(status.length)) B
+                  moov:     \(status.movieIsCached ? "cached" : "missing (nothing plays)")
+                  playable: \(Format.fixed(status.playable.prefixSeconds, 2)) s from the start
+                  ranges:   \(ranges.isEmpty ? "none" : ranges.joined(separator: ", "))
+
+                """)
+            }
         case "stat":
             let entries = CacheDirectory.entries(directory)
             let cached = entries.reduce(0) { $0 + $1.cachedBytes }, allocated = entries.reduce(0) { $0 + $1.allocatedBytes }
@@ -53,6 +71,12 @@ enum CacheCommand: Command {
             throw ArgumentScanner.UsageError(description: "unknown cache action '\(words[0])' (ls, stat, evict, export)")
         }
         return ExitCode.success.rawValue
+    }
+
+    static func json(_ status: CacheStatus) -> JSONValue {
+        .object([("resource", .string(status.resource)), ("length", .uint(status.length)), ("cachedBytes", .uint(status.cachedBytes)),
+                 ("movieCached", .bool(status.movieIsCached)), ("playableSeconds", .double(status.playable.prefixSeconds)),
+                 ("cachedTimeRanges", .array(status.playable.ranges.map { .array([.double($0.lowerBound), .double($0.upperBound)]) }))])
     }
 
     static func json(_ e: CacheDirectory.Entry) -> JSONValue {

@@ -51,10 +51,18 @@ public struct PlayableTime: Sendable, Equatable {
         var runs: [Range<Double>] = []
         var runStart: Int?
         var index = 0
+        // A run of samples present in decode order plays until the earliest presentation time
+        // among the samples after it (with B-frames, the first missing sample in decode order
+        // is not the first frame that cannot be shown; reordering is local).
+        func earliestPresentation(from next: Int) -> Double {
+            var earliest = Double.infinity
+            for index in next..<min(count, next + 4 * SeekPlanner.reorderWindow) { earliest = min(earliest, track.presentationTime(of: index)) }
+            return earliest
+        }
         func close(at next: Int) {
             guard let start = runStart else { return }
             let from = track.decodePresentationTime(of: start)
-            let to = next < count ? track.decodePresentationTime(of: next) : end
+            let to = next < count ? min(earliestPresentation(from: next), end) : end
             if to > from {
                 if let last = runs.last, last.upperBound >= from { runs[runs.count - 1] = last.lowerBound..<max(last.upperBound, to) } else { runs.append(from..<to) }
             }

@@ -17,6 +17,9 @@ public enum CacheDirectory {
         public var validator: String?
         /// The table could not be read (torn or corrupt): the entry will be discarded on use.
         public var isDamaged: Bool
+        /// Preloaded (``Preload``) and not played since: eviction keeps it before entries
+        /// already watched, within ``CacheDirectory/preloadShare`` of the limit.
+        public var isPreloadedUnplayed = false
 
         /// Every byte of the resource is present.
         public var isComplete: Bool { !isDamaged && cachedBytes == length }
@@ -30,7 +33,8 @@ public enum CacheDirectory {
             let usage = Platform.usage(base + ".data")
             let tableUsage = Platform.usage(base + ".ranges")
             if let table = try? CacheTable.load(base + ".ranges") {
-                result.append(Entry(resource: table.resource, length: table.length, cachedBytes: table.rangeSet.byteCount, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? 0, validator: table.validator, isDamaged: false))
+                result.append(Entry(resource: table.resource, length: table.length, cachedBytes: table.rangeSet.byteCount, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? 0, validator: table.validator, isDamaged: false,
+                                    isPreloadedUnplayed: Platform.exists(base + ".preloaded")))
             } else {
                 result.append(Entry(resource: String(name.dropLast(5)), length: usage?.size ?? 0, cachedBytes: 0, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? usage?.modified ?? 0, validator: nil, isDamaged: true))
             }
@@ -38,8 +42,14 @@ public enum CacheDirectory {
         return result.sorted { $0.lastUsed > $1.lastUsed }
     }
 
+    /// The share of a size limit that preloaded, unplayed entries keep when eviction needs
+    /// room: the most recently preloaded of them, up to a quarter of the limit, go only after
+    /// every entry already watched (a feed's next videos are not evicted for one watched an
+    /// hour ago); beyond that share they go by last use like the others.
+    public static let preloadShare = 0.25
+
     /// Removes least-recently-used entries until the data files occupy at most `maxBytes` on
-    /// disk. Each removal holds the entry's lock, and removes the table before the data, so a
+    /// disk (entries preloaded and not yet played last, within ``preloadShare``). Each removal holds the entry's lock, and removes the table before the data, so a
     /// process using the entry sees it gone and starts it again. Returns the removed entries.
     /// Entries whose resource is in `sparing` (being read in this process: ``CacheBudget``)
     /// are never removed, even when the limit cannot be met without them.
@@ -54,7 +64,7 @@ public enum CacheDirectory {
     /// (from the one listing the pass makes; a removal that fails throws as there).
     static func evictCounting(_ directory: String, toAtMost maxBytes: UInt64, sparing: Set<String>) throws -> (removed: [Entry], remaining: UInt64) {
         AtomicFileWriter.removeStaleTemporaries(in: directory)
-        var entries = self.entries(directory)
+        var entries = evictionOrder(self.entries(directory), limit: maxBytes)
         var total = entries.reduce(0) { $0 + $1.allocatedBytes }
         var removed: [Entry] = []
         while total > maxBytes, let oldest = entries.popLast() {
@@ -64,6 +74,39 @@ public enum CacheDirectory {
             removed.append(oldest)
         }
         return (removed, total)
+    }
+
+    /// `entries` (most recently used first) in the order eviction keeps them, the first
+    /// removed last: the protected preloads (newest first, up to ``preloadShare`` of `limit`),
+    /// then the rest by last use.
+    static func evictionOrder(_ entries: [Entry], limit: UInt64) -> [Entry] {
+        let share = UInt64(Double(limit) * preloadShare)
+        var protected: [Entry] = [], others: [Entry] = [], kept: UInt64 = 0
+        for entry in entries {
+            if entry.isPreloadedUnplayed, kept + entry.allocatedBytes <= share {
+                kept += entry.allocatedBytes
+                protected.append(entry)
+            } else {
+                others.append(entry)
+            }
+        }
+        return protected + others
+    }
+
+    /// The marker of an entry preloaded and not yet played.
+    static func preloadMarker(directory: String, resource: String) -> String {
+        String(CachedByteSource.entryPaths(directory: directory, resource: resource).data.dropLast(5)) + ".preloaded"
+    }
+
+    /// Marks the entry of `resource` as preloaded and not yet played (``Preload``).
+    static func markPreloaded(_ directory: String, resource: String) {
+        let marker = preloadMarker(directory: directory, resource: resource)
+        if let fd = try? Platform.openForUpdate(marker) { Platform.closeFile(fd) }
+    }
+
+    /// A player read the entry of `resource`: it is watched, no longer a preload.
+    static func markPlayed(_ directory: String, resource: String) {
+        Platform.removeFile(preloadMarker(directory: directory, resource: resource))
     }
 
     static func paths(_ entry: Entry, _ directory: String) -> (data: String, table: String, lock: String) {
@@ -82,6 +125,7 @@ public enum CacheDirectory {
         defer { EntryLocks.unlockTable(fd) }
         Platform.removeFile(table)
         Platform.removeFile(data)
+        Platform.removeFile(String(data.dropLast(5)) + ".preloaded")
         // Removed while held: a process waiting on the old file finds it gone once it gets
         // the lock and locks the new one (EntryLocks.openAndLockTable), so no two hold it at once.
         Platform.removeFile(lock)

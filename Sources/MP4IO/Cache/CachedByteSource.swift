@@ -164,6 +164,12 @@ public final class CachedByteSource: ByteSource {
     /// Ranges present in the cache.
     public var cachedRanges: ByteRangeSet { get async { await entry.present } }
 
+    /// Marks this entry as preloaded and not yet played (``CacheDirectory/preloadShare``).
+    func markPreloaded() async { CacheDirectory.markPreloaded(directory, resource: await entry.resource) }
+
+    /// A player read this entry: it is watched, no longer a preload.
+    func markPlayed() async { CacheDirectory.markPlayed(directory, resource: await entry.resource) }
+
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return [] }

@@ -37,6 +37,9 @@ public final class MediaLoader: Sendable {
         /// How long a read past the head of a resource waits for its `moov` to load (moov
         /// first); a read goes on without it after that.
         public var movieWait: Double = 10
+        /// Preloads (``MediaLoader/preload(_:seconds:)``, `serve`'s `_/preload`) that fetch at
+        /// once; more wait their turn. Each also pauses while a player's read is in flight.
+        public var preloadJobs = 2
 
         public init(cache: CacheConfiguration) { self.cache = cache }
         /// A cache in `cacheDirectory` with the default rules.
@@ -45,7 +48,9 @@ public final class MediaLoader: Sendable {
 
     public let options: Options
     private let resources = ResourceTable()
-    private let preloads = PreloadTable()
+    private let preloads: PreloadTable
+    /// Player reads in flight: preloads yield to them.
+    private let activity = PlayerActivity()
     private let eviction: Task<Void, Never>?
 
     /// A loader; with ``CacheConfiguration/maxBytes`` set, the cache is kept within it as
@@ -53,6 +58,7 @@ public final class MediaLoader: Sendable {
     /// ``CacheConfiguration/evictionInterval`` seconds while the loader lives.
     public init(options: Options) {
         self.options = options
+        preloads = PreloadTable(limit: options.preloadJobs)
         if let limit = options.cache.maxBytes {
             let budget = CacheBudget.for(options.cache.directory, limit: limit), interval = max(options.cache.evictionInterval, 0.1)
             eviction = ServingTask.start {
@@ -80,13 +86,13 @@ public final class MediaLoader: Sendable {
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
             throw MP4Error(.invalidRequest, "only http and https origins are preloaded: \(origin)")
         }
-        let options = self.options
+        let options = self.options, activity = self.activity
         return try await preloads.run(origin) {
             let opened = try await SourceFactory.open(origin, options: SourceFactory.Options(http: options.http, cache: options.cache))
             guard let cached = opened as? CachedByteSource else {
                 throw MP4Error(.io, "\(origin): the cache in \(options.cache.directory) cannot take a new entry; nothing was preloaded")
             }
-            return try await Preload.run(cached, seconds: seconds)
+            return try await Preload.run(cached, seconds: seconds) { try await activity.waitUntilQuiet() }
         }
     }
 
@@ -109,7 +115,7 @@ public final class MediaLoader: Sendable {
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
             throw MP4Error(.invalidRequest, "only http and https origins are served: \(origin)")
         }
-        return try await resources.resource(for: origin, faststart: faststart, options: options)
+        return try await resources.resource(for: origin, faststart: faststart, options: options, activity: activity)
     }
 }
 
@@ -123,6 +129,10 @@ public struct MediaResource: ByteSource {
     let source: any ByteSource
     let prefetcher: Prefetcher?
     let movieWait: Double
+    /// The loader's player reads in flight (preloads yield to them).
+    var activity: PlayerActivity?
+    /// Unmarks a preloaded entry at the first player read (``CacheDirectory/preloadShare``).
+    var played: PlayMark?
 
     public var name: String { source.name }
     public var preferredReadSize: Int { source.preferredReadSize }
@@ -153,6 +163,9 @@ public struct MediaResource: ByteSource {
     }
 
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        activity?.begin()
+        defer { activity?.end() }
+        if let played, played.isFirst() { await played.cache.markPlayed() }
         guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
         var position = range.lowerBound
         if await !prefetcher.movieSettled {
@@ -185,7 +198,7 @@ actor ResourceTable {
     private var clock: UInt64 = 0
     private let capacity = 64
 
-    func resource(for origin: String, faststart: Bool, options: MediaLoader.Options) async throws -> MediaResource {
+    func resource(for origin: String, faststart: Bool, options: MediaLoader.Options, activity: PlayerActivity? = nil) async throws -> MediaResource {
         let key = (faststart ? "faststart " : "") + origin
         clock += 1
         if let entry = entries[key] {
@@ -197,7 +210,7 @@ actor ResourceTable {
         }
         let generation = clock
         let opening = ServingTask.startThrowing {
-            try await Self.open(origin, faststart: faststart, options: options) { [weak self] in
+            try await Self.open(origin, faststart: faststart, options: options, activity: activity) { [weak self] in
                 // When a read finds the origin changed, the next request opens the new version
                 // (a new length, plan and ETag) instead of failing against the old one forever.
                 await self?.forget(key, generation: generation)
@@ -217,7 +230,7 @@ actor ResourceTable {
         if entries[key]?.generation == generation { entries.removeValue(forKey: key) }
     }
 
-    private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
+    private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, activity: PlayerActivity?, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
         let opened = try await SourceFactory.open(origin, options: SourceFactory.Options(http: options.http, cache: options.cache))
         let cache = opened as? CachedByteSource
         var served: any ByteSource = opened
@@ -233,7 +246,7 @@ actor ResourceTable {
         let prefetcher = cache.map { Prefetcher(cache: $0, view: view, policy: options.cache.entries.readAhead) }
         if let prefetcher { ServingTask.start { await prefetcher.load() } }
         return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
-                             prefetcher: prefetcher, movieWait: options.movieWait)
+                             prefetcher: prefetcher, movieWait: options.movieWait, activity: activity, played: cache.map(PlayMark.init))
     }
 }
 
@@ -265,33 +278,12 @@ struct WatchedSource: ByteSource {
     }
 }
 
-/// The preloads running, by origin: a second preload of one origin joins the first, and
-/// `cancel` stops it.
-actor PreloadTable {
-    private var running: [String: (id: UInt64, task: Task<Preload.Outcome, any Error>)] = [:]
-    private var nextID: UInt64 = 0
+/// Whether a resource's entry has been read by a player since it was opened.
+final class PlayMark: Sendable {
+    let cache: CachedByteSource
+    private let read = Locked(false)
+    init(cache: CachedByteSource) { self.cache = cache }
 
-    func run(_ origin: String, _ body: @escaping @Sendable () async throws -> Preload.Outcome) async throws -> Preload.Outcome {
-        let task: Task<Preload.Outcome, any Error>
-        let id: UInt64
-        if let existing = running[origin] {
-            (id, task) = existing
-        } else {
-            nextID += 1
-            id = nextID
-            task = Task { try await body() }
-            running[origin] = (id, task)
-        }
-        defer { finish(origin, id) }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
-    }
-
-    private func finish(_ origin: String, _ id: UInt64) {
-        if running[origin]?.id == id { running.removeValue(forKey: origin) }
-    }
-
-    func cancel(_ origin: String) { running.removeValue(forKey: origin)?.task.cancel() }
-
-    func isRunning(_ origin: String) -> Bool { running[origin] != nil }
+    /// True once: at the first read.
+    func isFirst() -> Bool { read.withLock { first in defer { first = true }; return !first } }
 }
-

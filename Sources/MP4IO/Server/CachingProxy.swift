@@ -59,6 +59,7 @@ public final class CachingProxy: @unchecked Sendable {
         // every slot (HTTPServer.Options.requiresTrust).
         var serverOptions = options.server
         serverOptions.requiresTrust = true
+        serverOptions.methodsWithBodies = ["POST"]   // _/preload
         let server = HTTPServer(options: serverOptions) { [self] request in
             var response = await respond(request)
             response.trustsConnection = request.path.hasPrefix("/\(secret)/")
@@ -88,6 +89,18 @@ public final class CachingProxy: @unchecked Sendable {
 
     private func respond(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         guard request.path.hasPrefix("/\(secret)/") else { return .text(404, "not found") }
+        let control = "/\(secret)/_/"
+        if request.path.hasPrefix(control) {
+            switch ProxyControl.parse(request, path: String(request.path.dropFirst(control.count))) {
+            case .failure(let refusal): return refusal.response
+            case .success(let asked): return await perform(asked)
+            }
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var refusal = HTTPServerResponse.text(405, "media is read with GET and HEAD")
+            refusal.headers.append(("Allow", "GET, HEAD"))
+            return refusal
+        }
         guard let origin = request.query["url"] else { return .text(400, "missing ?url=ORIGIN") }
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
         do {
@@ -95,6 +108,21 @@ public final class CachingProxy: @unchecked Sendable {
             return SourceResponder.response(for: request, information: try await resource.contentInformation(), body: resource)
         } catch {
             return ServingFailure.response(for: error, subject: origin)
+        }
+    }
+
+    /// Executes a control request (``ProxyControl``).
+    private func perform(_ asked: ProxyControl.Request) async -> HTTPServerResponse {
+        switch asked {
+        case .preload(let urls, let seconds, let faststart):
+            // In the background, at the loader's bounded concurrency and below every player.
+            for url in urls {
+                ServingTask.start { [loader] in _ = try? await loader.preload(url, seconds: seconds) }
+            }
+            return ProxyControl.accepted(urls: urls, seconds: seconds, faststart: faststart)
+        case .status(let url):
+            let (cache, preloading) = await loader.status(of: url)
+            return ProxyControl.status(url: url, cache: cache, isPreloading: preloading)
         }
     }
 }

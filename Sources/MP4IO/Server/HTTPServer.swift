@@ -9,7 +9,8 @@ import MP4Core
 
 /// A request as ``HTTPServer`` hands it to its handler.
 public struct HTTPServerRequest: Sendable {
-    /// `GET` or `HEAD` (the server answers other methods itself, 405).
+    /// `GET`, `HEAD`, or one of ``HTTPServer/Options/methodsWithBodies`` (the server answers
+    /// other methods itself, 405).
     public var method: String
     /// The request target as sent (`/abc/movie.mp4?url=...`).
     public var target: String
@@ -19,6 +20,9 @@ public struct HTTPServerRequest: Sendable {
     public var query: [String: String]
     /// The header fields in order.
     public var headers: [(name: String, value: String)]
+    /// The request body (only for ``HTTPServer/Options/methodsWithBodies``; at most
+    /// ``HTTPServer/Options/maxRequestBody`` bytes).
+    public var body: [UInt8] = []
 
     /// The value of header `name` (any case); repeated fields joined with ", ".
     public func header(_ name: String) -> String? {
@@ -90,6 +94,12 @@ public final class HTTPServer: @unchecked Sendable {
         /// process (or a web page opening connections to loopback) could hold every slot with
         /// requests that have no secret and keep players at 503.
         public var requiresTrust = false
+        /// Methods answered besides GET and HEAD, with a body of at most ``maxRequestBody``
+        /// bytes framed by `Content-Length` (a chunked request body is refused, 411). The body
+        /// must arrive within ``headTimeout`` like the head.
+        public var methodsWithBodies: Set<String> = []
+        /// The largest request body accepted (413 above it).
+        public var maxRequestBody = 64 << 10
 
         public init() {}
     }
@@ -302,7 +312,6 @@ public final class HTTPServer: @unchecked Sendable {
                     }
                 }
             }
-            readingHead.withLock { $0 = false }
             state.withLock { _ = $0.waiting.removeValue(forKey: id) }
             guard let headEnd = end else { return }
             let bytes = connection.available
@@ -325,24 +334,48 @@ public final class HTTPServer: @unchecked Sendable {
                 return
             }
             let fields = head.fieldsByName
-            // No request bodies: GET and HEAD have none, and anything else is refused.
-            if fields["transfer-encoding"] != nil || (fields["content-length"].map { $0 != "0" } ?? false) {
-                await send(.text(400, "request bodies are not accepted"), to: connection, head: false, keepAlive: false)
+            let takesBody = options.methodsWithBodies.contains(method)
+            // Request bodies only for the methods that take one, framed by Content-Length.
+            if fields["transfer-encoding"] != nil {
+                await send(.text(takesBody ? 411 : 400, "request bodies are framed by Content-Length here"), to: connection, head: false, keepAlive: false)
                 return
             }
+            var body: [UInt8] = []
+            if let declared = fields["content-length"], declared != "0" {
+                guard takesBody else {
+                    await send(.text(400, "request bodies are not accepted"), to: connection, head: false, keepAlive: false)
+                    return
+                }
+                guard declared.allSatisfy(\.isASCIIDigit), declared.count <= 9, let count = Int(declared) else {
+                    await send(.text(400, "malformed Content-Length"), to: connection, head: false, keepAlive: false)
+                    return
+                }
+                guard count <= options.maxRequestBody else {
+                    await send(.text(413, "request body over \(options.maxRequestBody) bytes"), to: connection, head: false, keepAlive: false)
+                    return
+                }
+                // Under the head's deadline (the timer above still runs).
+                while connection.available.count < count {
+                    guard let received = try? await connection.fill(timeout: idle), received > 0 else { return }
+                }
+                body = Array(connection.available.prefix(count))
+                connection.consume(count)
+            }
+            readingHead.withLock { $0 = false }
             guard let host = fields["host"]?.lowercased(), allowedHosts.contains(host) else {
                 await send(.text(421, "unknown Host (this server answers only to its own address)"), to: connection, head: false, keepAlive: false)
                 return
             }
             let keepAlive = version == "HTTP/1.1" && !(fields["connection"]?.lowercased().contains("close") ?? false)
-            guard method == "GET" || method == "HEAD" else {
+            guard method == "GET" || method == "HEAD" || takesBody else {
                 var refusal = HTTPServerResponse.text(405, "only GET and HEAD")
-                refusal.headers.append(("Allow", "GET, HEAD"))
+                refusal.headers.append(("Allow", (["GET", "HEAD"] + options.methodsWithBodies.sorted()).joined(separator: ", ")))
                 await send(refusal, to: connection, head: false, keepAlive: keepAlive)
                 if !keepAlive { return }
                 continue
             }
-            let request = Self.request(method: method, target: target, headers: head.fields)
+            var request = Self.request(method: method, target: target, headers: head.fields)
+            request.body = body
             let response = await handler(request)
             // An untrusted connection is closed after its answer (Options.requiresTrust).
             let trusted = state.withLock { state -> Bool in
