@@ -24,6 +24,29 @@ public enum Preload {
     /// quarter second of the origin's bandwidth that a player arriving meanwhile waits for.
     public static let pieceSize: UInt64 = 256 << 10
 
+    /// How far past the seconds asked the plan reaches: a decoder that reorders frames
+    /// (B-frames) shows the last frames before N only once it has the next reference, and
+    /// ffmpeg playing the first 3 s of a preload without it lacked its last video and audio
+    /// frame (218 of 220 frame lines; the seek-plan decode tests plan 0.2 s more for the same
+    /// reason).
+    public static let reorderMargin = 0.25
+
+    /// The byte ranges a player needs besides the samples of `plan` in a fragmented file:
+    /// each fragment (its `moof` to the next) whose media the plan reads, whole. A player
+    /// reads a fragment as a unit: ffmpeg reads its samples in file order across tracks, so
+    /// with the `moof`s alone it reached uncached video past 3 s before the audio of 2.5 s,
+    /// and played 84 of 127 audio frames of a 3 s preload.
+    static func fragments(_ layout: FileLayout, for ranges: [Range<UInt64>]) -> [Range<UInt64>] {
+        let boxes = layout.boxes
+        var needed: [Range<UInt64>] = []
+        for (index, box) in boxes.enumerated() where box.type == .moof {
+            let next = boxes[(index + 1)...].first { $0.type == .moof || $0.type == .mfra }?.offset ?? layout.fileSize
+            let fragment = box.offset..<max(box.offset, next)
+            if ranges.contains(where: { $0.overlaps(fragment) }) { needed.append(fragment) }
+        }
+        return needed
+    }
+
     /// Makes the headers, the `moov` and the first `seconds` of every track of `source`
     /// present in its cache. `gate` is awaited before each piece of at most ``pieceSize``
     /// bytes (a loader's waits while a player reads). Cancelling the calling task stops it,
@@ -33,9 +56,11 @@ public enum Preload {
         guard seconds.isFinite, seconds >= 0 else { throw MP4Error(.invalidRequest, "preload seconds must be a finite number >= 0, not \(seconds)") }
         let before = await source.statistics.upstreamBytes
         let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
-        let plan = try await SeekPlanner.plan(file, from: source, at: 0, duration: seconds, limits: limits)
+        let plan = try await SeekPlanner.plan(file, from: source, at: 0, duration: seconds + reorderMargin, limits: limits)
         await source.markPreloaded()   // before the fill: a player that reads meanwhile unmarks it
-        for range in plan.ranges {
+        var wanted = ByteRangeSet()
+        for range in plan.ranges + fragments(file.layout, for: plan.ranges) where !range.isEmpty { wanted.insert(range) }
+        for range in wanted.ranges {
             var offset = range.lowerBound
             while offset < range.upperBound {
                 try await gate()
@@ -46,7 +71,7 @@ public enum Preload {
             }
         }
         let after = await source.statistics.upstreamBytes
-        return Outcome(seconds: seconds, windowEnd: plan.windowEnd, ranges: plan.ranges,
+        return Outcome(seconds: seconds, windowEnd: plan.windowEnd, ranges: wanted.ranges,
                        fetchedBytes: after - min(after, before), cachedBytes: await source.cachedRanges.byteCount)
     }
 }

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+@testable import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// Preloading by seconds, as a feed uses it (issue 33): `fetch --seconds 3` of four films in
+/// four layouts, then the origin stopped, and ffmpeg plays their first 3 s through `serve`
+/// frame for frame as from the local files; `_/status` says 3 s are playable. A byte preload
+/// of a moov-at-end film, the way other caches preload, caches bytes that hold no index and
+/// nothing plays (KTVHTTPCache #137).
+@Suite(.serialized, .timeLimit(.minutes(5))) struct PreloadTests {
+    /// Four 10 s films (320x240, 25 fps, with sound) in a directory of their own: H.264 with
+    /// B-frames faststart and moov-at-end, a fragmented one, and an MPEG-4 Part 2 QuickTime
+    /// movie with its moov at the end.
+    static let films: (root: String, names: [String])? = {
+        guard let ffmpeg = Executables.find("ffmpeg") else { return nil }
+        let root = FileSystem.temporaryDirectory("mp4probe-feed")
+        let source = ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=10",
+                      "-f", "lavfi", "-i", "sine=frequency=440:duration=10", "-c:a", "aac", "-b:a", "64k"]
+        let h264 = ["-c:v", "libx264", "-preset", "veryfast", "-g", "50", "-bf", "2", "-pix_fmt", "yuv420p"]
+        let made = [
+            ("faststart.mp4", h264 + ["-movflags", "+faststart"]),
+            ("moov-at-end.mp4", h264),
+            ("fragmented.mp4", h264 + ["-movflags", "+frag_keyframe+empty_moov+default_base_moof"]),
+            ("mpeg4.mov", ["-c:v", "mpeg4", "-q:v", "5", "-g", "25"]),
+        ]
+        for (name, arguments) in made {
+            _ = Executables.run(ffmpeg, source + arguments + [root + "/" + name])
+            guard FileManager.default.fileExists(atPath: root + "/" + name) else { return nil }
+        }
+        return (root, made.map(\.0))
+    }()
+
+    static func firstSeconds(_ input: String, _ seconds: Int) async -> String {
+        guard let ffmpeg = Executables.find("ffmpeg") else { return "" }
+        return await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-i", input, "-t", String(seconds), "-map", "0:v", "-map", "0:a", "-f", "framemd5", "-"])
+    }
+
+    /// Runs the mp4probe executable; its exit status and output.
+    static func mp4probe(_ arguments: [String]) async -> (status: Int32, output: String) {
+        guard let executable = Executables.mp4probe else { return (-1, "") }
+        return await Executables.offPool { () -> (Int32, String) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            guard (try? process.run()) != nil else { return (-1, "") }
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    static func status(_ base: String, _ origin: String) async throws -> [String: Any] {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let url = try #require(URL(string: base + "_/status?url=" + (origin.addingPercentEncoding(withAllowedCharacters: allowed) ?? origin)))
+        let port = try #require(url.port)
+        let answer = try await HTTPServerTests.exchange(port, "GET \(url.path)?\(url.query ?? "") HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(answer.status == 200)
+        return try #require(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
+    }
+
+    /// Waits (off the pool) until nothing listens on `port`.
+    static func waitUntilClosed(_ port: Int) async {
+        await Executables.offPool {
+            for _ in 0..<200 {
+                guard let fd = connectLoopback(port) else { return }
+                close(fd)
+                usleep(50_000)
+            }
+        }
+    }
+
+    @Test(.requires("nginx", "ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func threeSecondsPreloadedPlayWithTheOriginGone() async throws {
+        let (root, names) = try #require(Self.films)
+        let cache = FileSystem.temporaryDirectory("mp4probe-feed-cache")
+        defer { FileSystem.removeDirectory(cache) }
+        let nginx = try #require(NginxServer.start(root: root))
+        let marker = "feed=\(UInt64.random(in: 0...UInt64.max))"
+        let origins = names.map { nginx.baseURL + "/" + $0 + "?" + marker }
+        let fetched = await Self.mp4probe(["fetch"] + origins + ["--cache", cache, "--seconds", "3"])
+        #expect(fetched.status == 0, "\(fetched.output)")
+        // What the origin sent for each film: its moov and its first 3 s, not the film.
+        for (name, origin) in zip(names, origins) {
+            let sent = nginx.requests(containing: "/" + name + "?" + marker).reduce(0) { $0 + $1.bodyBytes }
+            let size = FileSystem.read(root + "/" + name)?.count ?? 0
+            print("preload 3 s of \(name): \(sent) of \(size) B from the origin")
+            // A fragmented film's scan reads 64 KiB at every moof (its five fragments cost 84 %
+            // here, two of them whole); the others cost their moov and 3.25 s of samples.
+            let bound = name.hasPrefix("fragmented") ? size * 9 / 10 : size / 2
+            #expect(sent > 0 && sent < bound, "\(name): \(sent) of \(size) B for 3 of 10 s")
+            _ = origin
+        }
+        nginx.stop()
+        await Self.waitUntilClosed(Int(URL(string: nginx.baseURL)?.port ?? 0))
+        let (serve, base) = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+        defer { serve.terminate() }
+        for (name, origin) in zip(names, origins) {
+            let local = await Self.firstSeconds(root + "/" + name, 3)
+            #expect(local.split(separator: "\n").count > 100, "\(name): \(local.prefix(200))")
+            let played = await Self.firstSeconds(ProxyProcessTests.proxied(base, origin), 3)
+            #expect(played == local, "\(name): \(played.split(separator: "\n").count) frame lines through serve, \(local.split(separator: "\n").count) from the file")
+            if name == "moov-at-end.mp4" {
+                let view = await Self.firstSeconds(ProxyProcessTests.proxied(base, origin) + "&faststart=1", 3)
+                #expect(view == local, "the faststart view of \(name)")
+            }
+            let status = try await Self.status(base, origin)
+            #expect((status["playableSeconds"] as? Double ?? 0) >= 3, "\(name): \(status)")
+            #expect(status["movieCached"] as? Bool == true, "\(name): \(status)")
+            #expect(status["preloading"] as? Bool == false)
+        }
+    }
+
+    /// The way byte preloaders do it: the first 30 % of a moov-at-end film's bytes. With the
+    /// origin gone nothing plays, and the status says so (0 s, no moov).
+    @Test(.requires("nginx", "ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func aBytePreloadOfAMoovAtEndFilmDoesNotPlay() async throws {
+        let (root, _) = try #require(Self.films)
+        let cache = FileSystem.temporaryDirectory("mp4probe-feed-bytes")
+        defer { FileSystem.removeDirectory(cache) }
+        let nginx = try #require(NginxServer.start(root: root))
+        let origin = nginx.baseURL + "/moov-at-end.mp4?bytes=\(UInt64.random(in: 0...UInt64.max))"
+        let size = UInt64(FileSystem.read(root + "/moov-at-end.mp4")?.count ?? 0)
+        let cached = try await CachedByteSource(upstream: try HTTPByteSource(url: try #require(URL(string: origin))), directory: cache)
+        try await cached.fill(0..<(size * 3 / 10))
+        nginx.stop()
+        await Self.waitUntilClosed(Int(URL(string: nginx.baseURL)?.port ?? 0))
+        let (serve, base) = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+        defer { serve.terminate() }
+        let played = await Self.firstSeconds(ProxyProcessTests.proxied(base, origin), 3)
+        #expect(played.split(separator: "\n").filter { !$0.hasPrefix("#") }.isEmpty, "\(played.prefix(300))")
+        let status = try await Self.status(base, origin)
+        #expect(status["playableSeconds"] as? Double == 0, "\(status)")
+        #expect(status["movieCached"] as? Bool == false, "\(status)")
+        #expect((status["cachedBytes"] as? Int ?? 0) >= Int(size * 3 / 10), "\(status)")
+    }
+}
