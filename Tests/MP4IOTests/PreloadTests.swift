@@ -139,4 +139,99 @@ import MP4TestSupport
         #expect(status["movieCached"] as? Bool == false, "\(status)")
         #expect((status["cachedBytes"] as? Int ?? 0) >= Int(size * 3 / 10), "\(status)")
     }
+
+    static func send(_ port: Int, _ head: String, body: String = "") async throws -> HTTPServerTests.Exchange {
+        try await HTTPServerTests.exchange(port, head.replacingOccurrences(of: "PORT", with: String(port)) + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
+    }
+
+    /// `POST {BASE}_/preload` answers 202 at once and preloads in the background; `_/status`
+    /// follows it in seconds; the control paths need the secret and their methods.
+    @Test(.requires("nginx", "ffmpeg"))
+    func theProxyPreloadsInTheBackgroundAndSaysWhatPlays() async throws {
+        let (root, names) = try #require(Self.films)
+        let nginx = try #require(NginxServer.start(root: root))
+        defer { nginx.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-feed-proxy")
+        defer { FileSystem.removeDirectory(directory) }
+        let proxy = CachingProxy(options: CachingProxy.Options(cacheDirectory: directory))
+        try proxy.start()
+        defer { proxy.stop() }
+        let base = try #require(URL(string: proxy.baseURL)), port = try #require(base.port), path = base.path + "/"
+        let marker = "api=\(UInt64.random(in: 0...UInt64.max))"
+        let origins = names.prefix(2).map { nginx.baseURL + "/" + $0 + "?" + marker }
+        let body = #"{"urls": [\#(origins.map { "\"\($0)\"" }.joined(separator: ", "))], "seconds": 2}"#
+        let accepted = try await Self.send(port, "POST \(path)_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nContent-Type: application/json\r\n", body: body)
+        #expect(accepted.status == 202, "\(String(decoding: accepted.body, as: UTF8.self))")
+        #expect(String(decoding: accepted.body, as: UTF8.self).contains("accepted"))
+        for origin in origins {
+            var status: [String: Any] = [:]
+            for _ in 0..<300 {
+                status = try await Self.status(proxy.baseURL, origin)
+                if status["preloading"] as? Bool == false, (status["playableSeconds"] as? Double ?? 0) >= 2 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect((status["playableSeconds"] as? Double ?? 0) >= 2, "\(origin): \(status)")
+            #expect(status["preloading"] as? Bool == false, "\(origin): \(status)")
+            #expect((status["cachedBytes"] as? Int ?? 0) < (status["length"] as? Int ?? 0), "2 s of 10 cached the whole film: \(status)")
+        }
+        let unknown = try await Self.status(proxy.baseURL, nginx.baseURL + "/never-asked.mp4")
+        #expect(unknown["playableSeconds"] as? Double == 0 && unknown["cached"] as? Bool == false, "\(unknown)")
+        // The secret, the method, and the media paths' own methods.
+        #expect(try await Self.send(port, "POST /nosecret/_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n", body: body).status == 404)
+        #expect(try await Self.send(port, "GET \(path)_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n").status == 405)
+        #expect(try await Self.send(port, "POST \(path)v.mp4?url=x HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n", body: "{}").status == 405)
+        #expect(try await Self.send(port, "POST \(path)_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n", body: #"{"urls": ["file:///etc/passwd"], "seconds": 2}"#).status == 400)
+    }
+
+    /// Preloads yield to a player: while a player's read of another film streams (paced by
+    /// nginx at 1 MB/s), four preloads fetch their films' indexes but none of their media;
+    /// once it ends they complete.
+    @Test(.requires("nginx", "ffmpeg"))
+    func preloadsWaitWhileAPlayerReads() async throws {
+        let (root, names) = try #require(Self.films)
+        let player = FileSystem.temporaryDirectory("mp4probe-feed-player")
+        defer { FileSystem.removeDirectory(player) }
+        var random = SeededRandom(seed: 33)
+        FileSystem.write(random.bytes(3 << 20), to: player + "/playing.mp4")
+        for name in names { _ = Executables.run("/bin/ln", ["-s", root + "/" + name, player + "/" + name]) }
+        let nginx = try #require(NginxServer.start(root: player, limitRate: "1m"))
+        defer { nginx.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-feed-priority")
+        defer { FileSystem.removeDirectory(directory) }
+        let loader = MediaLoader(options: .init(cacheDirectory: directory))
+        let marker = "prio=\(UInt64.random(in: 0...UInt64.max))"
+        let playing = try await loader.resource(for: nginx.baseURL + "/playing.mp4?" + marker)
+        let started = Locked(false)
+        let taken: @Sendable () -> [Int] = { names.map { name in nginx.requests(containing: "/" + name + "?" + marker).reduce(0) { $0 + $1.bodyBytes } } }
+        // What the preloads took while the player read, looked at with its last piece (the
+        // read is still in flight then, however late this test's own steps run).
+        let seen = Locked<[Int]>([])
+        let reading = Task {
+            var count = 0
+            try await playing.read(0..<UInt64(3 << 20)) { piece in
+                count += piece.count
+                started.withLock { $0 = true }
+                if count == 3 << 20 { seen.withLock { $0 = taken() } }
+            }
+            return count
+        }
+        while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        let preloads = names.map { name in Task { try await loader.preload(nginx.baseURL + "/" + name + "?" + marker, seconds: 3) } }
+        let read = try await reading.value
+        #expect(read == 3 << 20)
+        let during = seen.withLock { $0 }
+        #expect(during.count == names.count)
+        for preload in preloads { _ = try await preload.value }
+        let after = taken()
+        print("preloads while a player read: \(during) B; when done: \(after) B")
+        for (index, name) in names.enumerated() where !name.hasPrefix("fragmented") {
+            // The index and the first 64 KiB window of each: at most 160 KiB before the player ended.
+            #expect(during[index] <= 160 << 10, "\(name): \(during[index]) B fetched while the player read")
+            #expect(after[index] > during[index], "\(name): nothing fetched after the player ended")
+        }
+        for name in names {
+            let status = await loader.status(of: nginx.baseURL + "/" + name + "?" + marker)
+            #expect((status.cache?.playable.prefixSeconds ?? 0) >= 3, "\(name): \(String(describing: status.cache))")
+        }
+    }
 }
