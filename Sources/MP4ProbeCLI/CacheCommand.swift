@@ -11,9 +11,11 @@ enum CacheCommand: Command {
         description: """
         ls lists the entries (most recently used first) with how much of each is present; stat
         sums them, or with RESOURCE (an origin URL as ls shows it) says what of it plays from
-        the cache: its moov, the seconds from 0 every track has present, the cached time ranges; evict removes least-recently-used entries (data, table and lock files) until
-        the data files occupy at most SIZE on disk; export copies a complete entry to OUT as a
-        normal file (atomically).
+        the cache: its moov, the seconds from 0 every track has present, the cached time
+        ranges; evict removes least-recently-used entries (data, table and lock files; entries
+        preloaded and not yet played last, within a quarter of SIZE) until the data files
+        occupy at most SIZE on disk; export copies a complete entry to OUT as a normal file
+        (atomically).
         """,
         options: [
             .flag("json", "with ls and stat RESOURCE: machine-readable output"),

@@ -149,9 +149,13 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
         let (cached, upstream, directory) = try await Self.source(4 << 20)
         defer { FileSystem.removeDirectory(directory) }
         struct PlayerWentAway: Error {}
+        // The fetch waits at 512 KiB until the reader has gone (however late the reader's
+        // task runs); released, a fetch that was not stopped would go on.
+        upstream.hold(requestsFrom: 0, at: 512 << 10)
         await #expect(throws: PlayerWentAway.self) {
             try await cached.read(0..<(4 << 20)) { _ in throw PlayerWentAway() }
         }
+        upstream.release()
         try await Task.sleep(nanoseconds: 300_000_000)
         let sent = upstream.sent
         try await Task.sleep(nanoseconds: 200_000_000)
