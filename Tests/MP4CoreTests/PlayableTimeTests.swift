@@ -12,10 +12,10 @@ import MP4TestSupport
     func everythingPresentPlaysToTheEndAndNothingPresentPlaysNothing(name: String) async throws {
         let planner = try await Self.planner(name)
         let end = planner.tracks.compactMap(\.presentationEnd).min() ?? 0
-        let all = PlayableTime.of(planner) { _ in true }
+        let all = PlayableTime.of(planner, present: [0..<UInt64.max])
         #expect(all.ranges.count == 1, "\(name): \(all.ranges)")
         #expect(abs(all.prefixSeconds - end) < 0.05, "\(name): \(all.prefixSeconds) vs \(end)")
-        #expect(PlayableTime.of(planner) { _ in false } == .none)
+        #expect(PlayableTime.of(planner, present: []) == .none)
     }
 
     /// The bytes of the first N seconds of every track, by the seek plan, play at least N
@@ -23,8 +23,8 @@ import MP4TestSupport
     @Test func theSeekPlanOfTheFirstSecondsPlaysThemAndAHoleInOneTrackEndsThePrefix() async throws {
         let planner = try await Self.planner("faststart.mp4")
         let plan = try planner.plan(at: 0, duration: 1)
-        var present: [Range<UInt64>] = plan.ranges
-        let first = PlayableTime.of(planner) { range in present.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound } }
+        var present: [Range<UInt64>] = plan.ranges.sorted { $0.lowerBound < $1.lowerBound }
+        let first = PlayableTime.of(planner, present: present)
         // 0.96 s seen: one frame short (decode times vs the plan's presentation window; to settle).
         #expect(first.prefixSeconds >= 0.9, "\(first)")
         // Everything but one chunk of the audio track, 1.5 s in.
@@ -32,7 +32,7 @@ import MP4TestSupport
         let index = try #require(audio.samples.lastSample(decodedAtOrBefore: Int64(1.5 * Double(audio.timeline.mediaTimescale))))
         let hole = try #require(audio.samples.sample(at: index))
         present = [0..<hole.byteOffset, hole.endOffset..<UInt64.max]
-        let holed = PlayableTime.of(planner) { range in present.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound } }
+        let holed = PlayableTime.of(planner, present: present)
         #expect(holed.prefixSeconds > 1.2 && holed.prefixSeconds <= 1.5, "\(holed)")
         #expect(holed.ranges.count == 2, "playable again after the hole: \(holed.ranges)")
     }
@@ -40,5 +40,14 @@ import MP4TestSupport
     @Test func intersectionOfSortedRanges() {
         #expect(PlayableTime.intersect([0..<2, 3..<5], [1..<4]) == [1..<2, 3..<4])
         #expect(PlayableTime.intersect([0..<1], [1..<2]) == [])
+    }
+
+    @Test func presentBytesAnswerContainsAndOverlaps() {
+        let bytes = PlayableTime.PresentBytes(ranges: [10..<20, 30..<40])
+        #expect(bytes.contains(10..<20) && bytes.contains(32..<35))
+        #expect(!bytes.contains(15..<25) && !bytes.contains(0..<5) && !bytes.contains(40..<41))
+        #expect(bytes.overlaps(15..<25) && bytes.overlaps(25..<31) && bytes.overlaps(0..<11))
+        #expect(!bytes.overlaps(20..<30) && !bytes.overlaps(0..<10) && !bytes.overlaps(40..<50))
+        #expect(!PlayableTime.PresentBytes(ranges: []).overlaps(0..<1))
     }
 }

@@ -56,4 +56,26 @@ import MP4TestSupport
         #expect(next.map(\.resource) == ["preloaded"], "played, it is the least recently used: \(next.map(\.resource))")
         #expect(!FileManager.default.fileExists(atPath: CacheDirectory.preloadMarker(directory: directory, resource: "preloaded")))
     }
+
+    /// Through a loader: a preload marks the entry, a player's read unmarks it, and a preload
+    /// of the same origin again marks it until the next read (the resource stays open).
+    @Test func aPlayersReadUnmarksAPreloadEachTime() async throws {
+        let film = try #require(FileSystem.read(Fixtures.sample("faststart.mp4")))
+        let origin = try #require(LoopbackHTTPServer(body: film, behavior: .keepsAlive))
+        defer { origin.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-preload-mark")
+        defer { FileSystem.removeDirectory(directory) }
+        let loader = MediaLoader(options: .init(cacheDirectory: directory))
+        let url = origin.url.absoluteString
+        let marker = CacheDirectory.preloadMarker(directory: directory, resource: url)
+        try await loader.preload(url, seconds: 1)
+        #expect(FileManager.default.fileExists(atPath: marker), "preloaded: marked")
+        let resource = try await loader.resource(for: url)
+        _ = try await resource.read(0..<100)
+        #expect(!FileManager.default.fileExists(atPath: marker), "read by a player: unmarked")
+        try await loader.preload(url, seconds: 1)
+        #expect(FileManager.default.fileExists(atPath: marker), "preloaded again: marked")
+        _ = try await resource.read(100..<200)
+        #expect(!FileManager.default.fileExists(atPath: marker), "read again: unmarked again")
+    }
 }

@@ -64,6 +64,13 @@ import MP4TestSupport
         return try #require(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
     }
 
+    /// Stops `nginx`, waits until its port is closed, and starts `serve` on `cache`.
+    static func serveWithTheOriginGone(_ nginx: NginxServer, cache: String) async throws -> (Process, String) {
+        nginx.stop()
+        await waitUntilClosed(Int(URL(string: nginx.baseURL)?.port ?? 0))
+        return try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+    }
+
     /// Waits (off the pool) until nothing listens on `port`.
     static func waitUntilClosed(_ port: Int) async {
         await Executables.offPool {
@@ -97,9 +104,7 @@ import MP4TestSupport
             #expect(sent > 0 && sent < bound, "\(name): \(sent) of \(size) B for 3 of 10 s")
             _ = origin
         }
-        nginx.stop()
-        await Self.waitUntilClosed(Int(URL(string: nginx.baseURL)?.port ?? 0))
-        let (serve, base) = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+        let (serve, base) = try await Self.serveWithTheOriginGone(nginx, cache: cache)
         defer { serve.terminate() }
         for (name, origin) in zip(names, origins) {
             let local = await Self.firstSeconds(root + "/" + name, 3)
@@ -129,9 +134,7 @@ import MP4TestSupport
         let size = UInt64(FileSystem.read(root + "/moov-at-end.mp4")?.count ?? 0)
         let cached = try await CachedByteSource(upstream: try HTTPByteSource(url: try #require(URL(string: origin))), directory: cache)
         try await cached.fill(0..<(size * 3 / 10))
-        nginx.stop()
-        await Self.waitUntilClosed(Int(URL(string: nginx.baseURL)?.port ?? 0))
-        let (serve, base) = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+        let (serve, base) = try await Self.serveWithTheOriginGone(nginx, cache: cache)
         defer { serve.terminate() }
         let played = await Self.firstSeconds(ProxyProcessTests.proxied(base, origin), 3)
         #expect(played.split(separator: "\n").filter { !$0.hasPrefix("#") }.isEmpty, "\(played.prefix(300))")
@@ -177,6 +180,18 @@ import MP4TestSupport
         }
         let unknown = try await Self.status(proxy.baseURL, nginx.baseURL + "/never-asked.mp4")
         #expect(unknown["playableSeconds"] as? Double == 0 && unknown["cached"] as? Bool == false, "\(unknown)")
+        #expect(unknown["preloadError"] is NSNull, "\(unknown)")
+        // A preload that fails says why in the status (it was dropped silently).
+        let missing = nginx.baseURL + "/no-such-film.mp4?" + marker
+        let asked = try await Self.send(port, "POST \(path)_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n", body: #"{"urls": ["\#(missing)"], "seconds": 2}"#)
+        #expect(asked.status == 202)
+        var failed: [String: Any] = [:]
+        for _ in 0..<300 {
+            failed = try await Self.status(proxy.baseURL, missing)
+            if failed["preloading"] as? Bool == false, failed["preloadError"] is String { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect((failed["preloadError"] as? String)?.contains("404") == true, "\(failed)")
         // The secret, the method, and the media paths' own methods.
         #expect(try await Self.send(port, "POST /nosecret/_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n", body: body).status == 404)
         #expect(try await Self.send(port, "GET \(path)_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n").status == 405)
@@ -234,5 +249,37 @@ import MP4TestSupport
             let status = await loader.status(of: nginx.baseURL + "/" + name + "?" + marker)
             #expect((status.cache?.playable.prefixSeconds ?? 0) >= 3, "\(name): \(String(describing: status.cache))")
         }
+    }
+}
+
+/// A preload stands aside while a player reads: its fill stops within a look when a player
+/// starts (keeping what arrived) and goes on from there in a new request once the player is
+/// quiet; without a player it is one request.
+@Suite struct PreloadFillTests {
+    @Test func aFillStopsForAPlayerAndGoesOnAfter() async throws {
+        let (cached, upstream, directory) = try await CacheStreamingTests.source(2 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        let busy = Locked(false)
+        let filling = Task { try await Preload.fill(0..<UInt64(2 << 20), of: cached, yieldingWhile: { busy.withLock { $0 } }) }
+        for _ in 0..<500 where upstream.sent < 256 << 10 { try await Task.sleep(for: .milliseconds(10)) }
+        busy.withLock { $0 = true }   // a player starts reading
+        try await Task.sleep(for: .milliseconds(300))
+        let stopped = upstream.sent
+        print("a preload's fill stopped for a player at \(stopped) of \(2 << 20) B")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(upstream.sent == stopped, "the preload went on while a player read")
+        #expect(stopped < 2 << 20)
+        busy.withLock { $0 = false }
+        try await filling.value
+        #expect(await cached.cachedRanges.contains(0..<UInt64(2 << 20)))
+        #expect(upstream.requests.count == 2, "one request before the player, one after: \(upstream.requests)")
+        #expect(upstream.sent < (2 << 20) + (64 << 10), "bytes fetched twice: \(upstream.sent)")
+    }
+
+    @Test func withoutAPlayerAFillIsOneRequest() async throws {
+        let (cached, upstream, directory) = try await CacheStreamingTests.source(1 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        try await Preload.fill(0..<UInt64(1 << 20), of: cached, yieldingWhile: { false })
+        #expect(upstream.requests.count == 1, "\(upstream.requests)")
     }
 }

@@ -18,16 +18,61 @@ public struct CacheStatus: Sendable, Equatable {
 
     /// The status of `resource` in `directory`, or `nil` when it has no entry there.
     public static func of(_ resource: String, in directory: String, limits: ParseLimits = .default) async -> CacheStatus? {
+        await of(resource, in: directory, limits: limits, indexes: nil)
+    }
+
+    /// The status, taking the movie's sample index from `indexes` when it holds it, and
+    /// leaving the one it builds there: a loader answers `_/status` polls, and for a
+    /// two-hour film (7.4 MB `moov`) a poll took 76 ms when it parsed the `moov`, 45-50 ms
+    /// when it did not.
+    static func of(_ resource: String, in directory: String, limits: ParseLimits, indexes: MovieIndexes?) async -> CacheStatus? {
         guard let snapshot = CacheSnapshot(directory: directory, resource: resource) else { return nil }
         var status = CacheStatus(resource: resource, length: snapshot.table.length, cachedBytes: snapshot.table.rangeSet.byteCount,
                                  movieIsCached: false, playable: .none)
-        // Whatever is missing (a header, the moov, a fragment) leaves it at "nothing plays".
-        guard let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits)), file.movie != nil else { return status }
+        let key = MovieIndexes.Key(resource: resource, length: snapshot.table.length, validator: snapshot.table.validator)
+        let planner: SeekPlanner
+        if let known = await indexes?.planner(for: key) {
+            planner = known
+        } else {
+            // Whatever is missing (a header, the moov, a fragment) leaves it at "nothing plays".
+            guard let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits)), file.movie != nil else { return status }
+            status.movieIsCached = true
+            guard let made = try? await SeekPlanner.index(file, from: snapshot, limits: limits) else { return status }
+            planner = made
+            await indexes?.remember(made, for: key)
+        }
         status.movieIsCached = true
-        guard let planner = try? await SeekPlanner.index(file, from: snapshot, limits: limits) else { return status }
-        let present = snapshot.table.rangeSet
-        status.playable = PlayableTime.of(planner) { present.contains($0) }
+        status.playable = PlayableTime.of(planner, present: snapshot.table.rangeSet.ranges)
         return status
+    }
+}
+
+/// The sample indexes of the movies a loader was last asked the status of (at most
+/// ``capacity``, the least recently asked dropped first), by resource and version: a
+/// resource's index does not change while its length and validator stay.
+actor MovieIndexes {
+    struct Key: Hashable {
+        var resource: String
+        var length: UInt64
+        var validator: String?
+    }
+    static let capacity = 8
+    private var entries: [Key: (planner: SeekPlanner, used: UInt64)] = [:]
+    private var clock: UInt64 = 0
+
+    func planner(for key: Key) -> SeekPlanner? {
+        guard let entry = entries[key] else { return nil }
+        clock += 1
+        entries[key]?.used = clock
+        return entry.planner
+    }
+
+    func remember(_ planner: SeekPlanner, for key: Key) {
+        clock += 1
+        if entries[key] == nil, entries.count >= Self.capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key {
+            entries.removeValue(forKey: oldest)
+        }
+        entries[key] = (planner, clock)
     }
 }
 

@@ -19,7 +19,7 @@ final class FetchProgress: @unchecked Sendable {
     private var finished = false
     private var waiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     private var nextWaiter: UInt64 = 0
-    private var commitWaiters: [(offset: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var commitWaiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     init(_ part: Range<UInt64>, fd: Int32) {
         self.part = part
         self.fd = fd
@@ -82,40 +82,42 @@ final class FetchProgress: @unchecked Sendable {
         for continuation in ready { continuation.resume() }
     }
 
-    /// Waits until the table claims the bytes up to `offset` or the fetch has ended.
+    /// Waits until the table claims the bytes up to `offset` or the fetch has ended, or the
+    /// waiting task is cancelled (a fill whose caller went away: a cancelled preload).
     func wait(committedThrough offset: UInt64) async -> (committed: UInt64, finished: Bool) {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock { () -> Bool in
-                if _committed >= offset || finished { return true }
-                commitWaiters.append((offset, continuation))
-                return false
-            }
-            if now { continuation.resume() }
-        }
+        await cancellableWait(ready: { $0._committed >= offset }) { $0.commitWaiters.append((offset, $1, $2)) }
         return lock.withLock { (_committed, finished) }
     }
 
     /// Waits until bytes past `offset` are written or the fetch has ended, or the waiting task
     /// is cancelled (its reader left: a player that went away while the origin was slow).
     func wait(beyond offset: UInt64) async -> (written: UInt64, finished: Bool) {
+        await cancellableWait(ready: { $0._written > offset }) { $0.waiters.append((offset, $1, $2)) }
+        return lock.withLock { (_written, finished) }
+    }
+
+    /// The one way both waits wait: at once when `ready`, the fetch ended or the task is
+    /// cancelled; otherwise `enqueue` files the continuation under an id, which cancellation
+    /// takes back out of either list and resumes.
+    private func cancellableWait(ready: (FetchProgress) -> Bool, enqueue: (FetchProgress, UInt64, CheckedContinuation<Void, Never>) -> Void) async {
         let id = lock.withLock { () -> UInt64 in nextWaiter += 1; return nextWaiter }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = lock.withLock { () -> Bool in
-                    if _written > offset || finished || Task.isCancelled { return true }
-                    waiters.append((offset, id, continuation))
+                    if ready(self) || finished || Task.isCancelled { return true }
+                    enqueue(self, id, continuation)
                     return false
                 }
                 if now { continuation.resume() }
             }
         } onCancel: {
             let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-                guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return waiters.remove(at: index).continuation
+                if let index = waiters.firstIndex(where: { $0.id == id }) { return waiters.remove(at: index).continuation }
+                if let index = commitWaiters.firstIndex(where: { $0.id == id }) { return commitWaiters.remove(at: index).continuation }
+                return nil
             }
             waiter?.resume()
         }
-        return lock.withLock { (_written, finished) }
     }
 }
 

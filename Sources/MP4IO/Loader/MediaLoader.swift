@@ -51,6 +51,8 @@ public final class MediaLoader: Sendable {
     private let preloads: PreloadTable
     /// Player reads in flight: preloads yield to them.
     private let activity = PlayerActivity()
+    /// Sample indexes for ``status(of:)`` polls.
+    private let indexes = MovieIndexes()
     private let eviction: Task<Void, Never>?
 
     /// A loader; with ``CacheConfiguration/maxBytes`` set, the cache is kept within it as
@@ -92,7 +94,8 @@ public final class MediaLoader: Sendable {
             guard let cached = opened as? CachedByteSource else {
                 throw MP4Error(.io, "\(origin): the cache in \(options.cache.directory) cannot take a new entry; nothing was preloaded")
             }
-            return try await Preload.run(cached, seconds: seconds) { try await activity.waitUntilQuiet() }
+            activity.preloading(origin)
+            return try await Preload.run(cached, seconds: seconds) { activity.isBusy }
         }
     }
 
@@ -100,10 +103,18 @@ public final class MediaLoader: Sendable {
     public func cancelPreload(_ origin: String) async { await preloads.cancel(origin) }
 
     /// What the cache holds of `origin`, in bytes and seconds (``CacheStatus``; `nil`: no
-    /// entry), and whether a preload of it is running. Read from disk; the origin is not asked.
-    public func status(of origin: String) async -> (cache: CacheStatus?, isPreloading: Bool) {
-        (await CacheStatus.of(origin, in: options.cache.directory), await preloads.isRunning(origin))
+    /// entry), whether a preload of it runs (or waits its turn), and why the last one failed
+    /// (`nil`: it did not). Read from disk; the origin is not asked. The movie's sample index
+    /// is kept between calls (the last 8 movies asked about), so a poll costs the table read
+    /// and ``PlayableTime``, not a parse of the `moov`.
+    public func status(of origin: String) async -> (cache: CacheStatus?, isPreloading: Bool, preloadFailure: String?) {
+        let cache = await CacheStatus.of(origin, in: options.cache.directory, limits: .default, indexes: indexes)
+        let preload = await preloads.state(of: origin)
+        return (cache, preload.isRunning, preload.failure)
     }
+
+    /// Preloads running or waiting their turn.
+    public var preloadCount: Int { get async { await preloads.count } }
 
     /// The resource at `origin` (`http`/`https`), as it is or as its faststart view (`moov`
     /// first; files the rewrite leaves alone are served unchanged). Requests for one resource
@@ -129,10 +140,10 @@ public struct MediaResource: ByteSource {
     let source: any ByteSource
     let prefetcher: Prefetcher?
     let movieWait: Double
-    /// The loader's player reads in flight (preloads yield to them).
+    /// The loader's player reads (preloads yield to them; a preloaded entry is unmarked at
+    /// its first read), and the cache entry they read.
     var activity: PlayerActivity?
-    /// Unmarks a preloaded entry at the first player read (``CacheDirectory/preloadShare``).
-    var played: PlayMark?
+    var cache: CachedByteSource?
 
     public var name: String { source.name }
     public var preferredReadSize: Int { source.preferredReadSize }
@@ -163,9 +174,9 @@ public struct MediaResource: ByteSource {
     }
 
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
-        activity?.begin()
+        let firstRead = activity?.begin(origin) ?? false
         defer { activity?.end() }
-        if let played, played.isFirst() { await played.cache.markPlayed() }
+        if firstRead, let cache { await cache.markPlayed() }
         guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
         var position = range.lowerBound
         if await !prefetcher.movieSettled {
@@ -246,7 +257,7 @@ actor ResourceTable {
         let prefetcher = cache.map { Prefetcher(cache: $0, view: view, policy: options.cache.entries.readAhead) }
         if let prefetcher { ServingTask.start { await prefetcher.load() } }
         return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
-                             prefetcher: prefetcher, movieWait: options.movieWait, activity: activity, played: cache.map(PlayMark.init))
+                             prefetcher: prefetcher, movieWait: options.movieWait, activity: activity, cache: cache)
     }
 }
 
@@ -276,14 +287,4 @@ struct WatchedSource: ByteSource {
             throw error
         }
     }
-}
-
-/// Whether a resource's entry has been read by a player since it was opened.
-final class PlayMark: Sendable {
-    let cache: CachedByteSource
-    private let read = Locked(false)
-    init(cache: CachedByteSource) { self.cache = cache }
-
-    /// True once: at the first read.
-    func isFirst() -> Bool { read.withLock { first in defer { first = true }; return !first } }
 }

@@ -12,17 +12,14 @@ public enum Preload {
         /// film is shorter).
         public var seconds: Double
         public var windowEnd: Double
-        /// The byte ranges the plan needs (besides the headers and `moov`).
+        /// The byte ranges filled besides the headers and `moov`: the plan's, and in a
+        /// fragmented file the fragments they are in (``fragments(_:for:)``).
         public var ranges: [Range<UInt64>]
         /// Bytes this preload fetched from the origin (0: all were cached).
         public var fetchedBytes: UInt64
         /// Bytes of the resource present afterwards.
         public var cachedBytes: UInt64
     }
-
-    /// The most a preload fetches between two looks at its gate: at a phone's 1 MB/s, a
-    /// quarter second of the origin's bandwidth that a player arriving meanwhile waits for.
-    public static let pieceSize: UInt64 = 256 << 10
 
     /// How far past the seconds asked the plan reaches: a decoder that reorders frames
     /// (B-frames) shows the last frames before N only once it has the next reference, and
@@ -48,11 +45,11 @@ public enum Preload {
     }
 
     /// Makes the headers, the `moov` and the first `seconds` of every track of `source`
-    /// present in its cache. `gate` is awaited before each piece of at most ``pieceSize``
-    /// bytes (a loader's waits while a player reads). Cancelling the calling task stops it,
-    /// keeping what arrived.
+    /// present in its cache. While `busy` says a player reads, the preload stands aside
+    /// (``fill(_:of:yieldingWhile:)``). Cancelling the calling task stops it, keeping what
+    /// arrived.
     public static func run(_ source: CachedByteSource, seconds: Double, limits: ParseLimits = .default,
-                           gate: @Sendable () async throws -> Void = {}) async throws -> Outcome {
+                           yieldingWhile busy: (@Sendable () -> Bool)? = nil) async throws -> Outcome {
         guard seconds.isFinite, seconds >= 0 else { throw MP4Error(.invalidRequest, "preload seconds must be a finite number >= 0, not \(seconds)") }
         let before = await source.statistics.upstreamBytes
         let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
@@ -60,32 +57,71 @@ public enum Preload {
         await source.markPreloaded()   // before the fill: a player that reads meanwhile unmarks it
         var wanted = ByteRangeSet()
         for range in plan.ranges + fragments(file.layout, for: plan.ranges) where !range.isEmpty { wanted.insert(range) }
-        for range in wanted.ranges {
-            var offset = range.lowerBound
-            while offset < range.upperBound {
-                try await gate()
-                try Task.checkCancellation()
-                let end = min(range.upperBound, offset + pieceSize)
-                try await source.fill(offset..<end)
-                offset = end
-            }
-        }
+        for range in wanted.ranges { try await fill(range, of: source, yieldingWhile: busy) }
         let after = await source.statistics.upstreamBytes
         return Outcome(seconds: seconds, windowEnd: plan.windowEnd, ranges: wanted.ranges,
                        fetchedBytes: after - min(after, before), cachedBytes: await source.cachedRanges.byteCount)
     }
+
+    /// How often a preload looks whether a player reads.
+    static let look: Duration = .milliseconds(50)
+
+    /// Fills `range` of `source` in one request when no player reads. It starts only while
+    /// `busy` is false; when a player starts reading meanwhile, the fill stops within a look
+    /// (what arrived is kept) and goes on from there once the player is quiet again. (Pieces
+    /// of 256 KiB with a look between each, the first design, cost one origin request per
+    /// piece, a round trip each on a phone.)
+    static func fill(_ range: Range<UInt64>, of source: CachedByteSource, yieldingWhile busy: (@Sendable () -> Bool)?) async throws {
+        guard let busy else { return try await source.fill(range) }
+        while true {
+            while busy() { try await Task.sleep(for: look) }
+            let interrupted = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask { try await source.fill(range); return false }
+                group.addTask {
+                    while !busy() { try await Task.sleep(for: look) }
+                    return true
+                }
+                let first = try await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if !interrupted { return }
+        }
+    }
 }
 
-/// The player reads in flight in one loader, so that preloads yield to them: a preload waits
-/// until no read has been in flight for ``grace`` (players ask again right after an answer;
-/// a preload that slipped in between would take the bandwidth of the video on screen).
+/// The player reads of one loader: how many are in flight, so that preloads stand aside (a
+/// preload starts only once no read has been in flight for ``grace``: players ask again
+/// right after an answer, and a preload that slipped in between would take the bandwidth of
+/// the video on screen), and which origins have been read since this loader last preloaded
+/// them, so that a preloaded entry is unmarked at its first read (``CacheDirectory/preloadShare``).
 final class PlayerActivity: Sendable {
     /// How long after the last read ends a preload waits.
     static let grace: Duration = .milliseconds(250)
-    private let state = Locked<(reading: Int, lastEnd: ContinuousClock.Instant?)>((0, nil))
+    /// The most origins remembered as read (forgetting them costs only a repeated unmark).
+    static let remembered = 4096
 
-    func begin() { state.withLock { $0.reading += 1 } }
+    private struct State {
+        var reading = 0
+        var lastEnd: ContinuousClock.Instant?
+        var read: Set<String> = []
+    }
+    private let state = Locked(State())
+
+    /// A player's read of `origin` begins; true when it is the first since the loader
+    /// started or last preloaded `origin` (the caller unmarks its entry then).
+    func begin(_ origin: String) -> Bool {
+        state.withLock { state in
+            state.reading += 1
+            if state.read.count >= Self.remembered { state.read.removeAll() }
+            return state.read.insert(origin).inserted
+        }
+    }
+
     func end() { state.withLock { $0.reading -= 1; $0.lastEnd = .now } }
+
+    /// `origin` is being preloaded (and marked): its next read unmarks it again.
+    func preloading(_ origin: String) { state.withLock { _ = $0.read.remove(origin) } }
 
     /// Whether a player reads now, or did less than ``grace`` ago.
     var isBusy: Bool {
@@ -93,19 +129,16 @@ final class PlayerActivity: Sendable {
             state.reading > 0 || state.lastEnd.map { ContinuousClock.now - $0 < Self.grace } == true
         }
     }
-
-    /// Returns once no player has read for ``grace`` (checked every 50 ms); throws when the
-    /// waiting task is cancelled.
-    func waitUntilQuiet() async throws {
-        while isBusy { try await Task.sleep(for: .milliseconds(50)) }
-    }
 }
 
 /// The preloads of one loader, by origin: a second preload of one origin joins the first,
 /// `cancel` stops it, and at most `limit` fetch at once (the others wait their turn, first
-/// come first served).
+/// come first served). Why the last preload of an origin failed is kept until it is
+/// preloaded again (at most ``keptFailures`` origins).
 actor PreloadTable {
+    static let keptFailures = 256
     private var running: [String: (id: UInt64, task: Task<Preload.Outcome, any Error>)] = [:]
+    private var failures: [String: String] = [:]
     private var nextID: UInt64 = 0
     private let limit: Int
     private var active = 0
@@ -121,6 +154,7 @@ actor PreloadTable {
         } else {
             nextID += 1
             id = nextID
+            failures[origin] = nil
             task = ServingTask.startThrowing { [self] in
                 await acquire()
                 do {
@@ -130,6 +164,7 @@ actor PreloadTable {
                     return outcome
                 } catch {
                     await release()
+                    if !(error is CancellationError) { await failed(origin, error) }
                     throw error
                 }
             }
@@ -155,7 +190,16 @@ actor PreloadTable {
         if running[origin]?.id == id { running.removeValue(forKey: origin) }
     }
 
+    private func failed(_ origin: String, _ error: any Error) {
+        if failures.count >= Self.keptFailures { failures.removeAll() }
+        failures[origin] = (error as? MP4Error)?.message ?? "\(error)"
+    }
+
     func cancel(_ origin: String) { running.removeValue(forKey: origin)?.task.cancel() }
 
-    func isRunning(_ origin: String) -> Bool { running[origin] != nil }
+    /// Whether a preload of `origin` runs (or waits its turn), and why its last one failed.
+    func state(of origin: String) -> (isRunning: Bool, failure: String?) { (running[origin] != nil, failures[origin]) }
+
+    /// Preloads running or waiting their turn.
+    var count: Int { running.count }
 }

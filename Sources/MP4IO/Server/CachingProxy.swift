@@ -115,14 +115,20 @@ public final class CachingProxy: @unchecked Sendable {
     private func perform(_ asked: ProxyControl.Request) async -> HTTPServerResponse {
         switch asked {
         case .preload(let urls, let seconds, let faststart):
-            // In the background, at the loader's bounded concurrency and below every player.
+            // In the background, at the loader's bounded concurrency and below every player;
+            // at most ProxyControl.maxPending waiting at once.
+            guard await loader.preloadCount + urls.count <= ProxyControl.maxPending else {
+                var refusal = HTTPServerResponse.text(429, "\(ProxyControl.maxPending) preloads are waiting already; ask again when some are done (_/status)")
+                refusal.headers.append(("Retry-After", "5"))
+                return refusal
+            }
             for url in urls {
                 ServingTask.start { [loader] in _ = try? await loader.preload(url, seconds: seconds) }
             }
             return ProxyControl.accepted(urls: urls, seconds: seconds, faststart: faststart)
         case .status(let url):
-            let (cache, preloading) = await loader.status(of: url)
-            return ProxyControl.status(url: url, cache: cache, isPreloading: preloading)
+            let (cache, preloading, failure) = await loader.status(of: url)
+            return ProxyControl.status(url: url, cache: cache, isPreloading: preloading, preloadFailure: failure)
         }
     }
 }

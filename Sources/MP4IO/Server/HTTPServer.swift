@@ -98,7 +98,8 @@ public final class HTTPServer: @unchecked Sendable {
         /// bytes framed by `Content-Length` (a chunked request body is refused, 411). The body
         /// must arrive within ``headTimeout`` like the head.
         public var methodsWithBodies: Set<String> = []
-        /// The largest request body accepted (413 above it).
+        /// The largest request body accepted (413 above it); at most 192 KiB (what a
+        /// connection's buffer holds beside a head), whatever is set.
         public var maxRequestBody = 64 << 10
 
         public init() {}
@@ -350,8 +351,9 @@ public final class HTTPServer: @unchecked Sendable {
                     await send(.text(400, "malformed Content-Length"), to: connection, head: false, keepAlive: false)
                     return
                 }
-                guard count <= options.maxRequestBody else {
-                    await send(.text(413, "request body over \(options.maxRequestBody) bytes"), to: connection, head: false, keepAlive: false)
+                let limit = min(options.maxRequestBody, SocketConnection.bufferSize - HTTPMessage.maxHeadSize)
+                guard count <= limit else {
+                    await send(.text(413, "request body over \(limit) bytes"), to: connection, head: false, keepAlive: false)
                     return
                 }
                 // Under the head's deadline (the timer above still runs).

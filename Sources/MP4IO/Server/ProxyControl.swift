@@ -13,6 +13,8 @@ enum ProxyControl {
     static let maxURLs = 100
     /// The most seconds one preload may ask for.
     static let maxSeconds = 3600.0
+    /// The most preloads running or waiting their turn (more are refused, 429).
+    static let maxPending = 256
 
     enum Request: Equatable {
         case preload(urls: [String], seconds: Double, faststart: Bool)
@@ -77,11 +79,10 @@ enum ProxyControl {
         return .success(.preload(urls: unique, seconds: seconds, faststart: faststart))
     }
 
-    /// Whether `text` is an origin the proxy reads (http or https, with a host).
+    /// Whether `text` is an origin the proxy reads (``SourceFactory/isURL(_:)``, with a host).
     static func isOrigin(_ text: String) -> Bool {
-        guard text.utf8.count <= 8192, let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else { return false }
-        return true
+        guard text.utf8.count <= 8192, SourceFactory.isURL(text), let host = URL(string: text)?.host else { return false }
+        return !host.isEmpty
     }
 
     /// The 202 answer to a preload: what was accepted.
@@ -90,8 +91,8 @@ enum ProxyControl {
     }
 
     /// The answer to a status request.
-    static func status(url: String, cache: CacheStatus?, isPreloading: Bool) -> HTTPServerResponse {
-        var object: [String: Any] = [
+    static func status(url: String, cache: CacheStatus?, isPreloading: Bool, preloadFailure: String? = nil) -> HTTPServerResponse {
+        let object: [String: Any] = [
             "url": url,
             "length": cache.map { NSNumber(value: $0.length) } ?? NSNull(),
             "cachedBytes": NSNumber(value: cache?.cachedBytes ?? 0),
@@ -99,8 +100,9 @@ enum ProxyControl {
             "playableSeconds": rounded(cache?.playable.prefixSeconds ?? 0),
             "cachedTimeRanges": (cache?.playable.ranges ?? []).map { [rounded($0.lowerBound), rounded($0.upperBound)] },
             "preloading": isPreloading,
+            "preloadError": preloadFailure.map { $0 as Any } ?? NSNull(),
+            "cached": cache != nil,
         ]
-        if cache == nil { object["cached"] = false }
         return json(200, object)
     }
 
