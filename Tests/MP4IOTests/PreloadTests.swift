@@ -255,14 +255,20 @@ import MP4TestSupport
 /// A preload stands aside while a player reads: its fill stops within a look when a player
 /// starts (keeping what arrived) and goes on from there in a new request once the player is
 /// quiet; without a player it is one request.
-@Suite struct PreloadFillTests {
+@Suite(.timeLimit(.minutes(1))) struct PreloadFillTests {
     @Test func aFillStopsForAPlayerAndGoesOnAfter() async throws {
         let (cached, upstream, directory) = try await CacheStreamingTests.source(2 << 20)
         defer { FileSystem.removeDirectory(directory) }
         let busy = Locked(false)
-        let filling = Task { try await Preload.fill(0..<UInt64(2 << 20), of: cached, yieldingWhile: { busy.withLock { $0 } }) }
-        for _ in 0..<500 where upstream.sent < 256 << 10 { try await Task.sleep(for: .milliseconds(10)) }
+        // The fetch waits at 256 KiB until released, so the test's own steps may run late (a
+        // loaded machine) without the fill getting ahead of them; the fill runs off the pool,
+        // as a loader's preloads do.
+        upstream.hold(requestsFrom: 0, at: 256 << 10)
+        let filling = ServingTask.startThrowing { try await Preload.fill(0..<UInt64(2 << 20), of: cached, yieldingWhile: { busy.withLock { $0 } }) }
+        for _ in 0..<3000 where upstream.sent < 256 << 10 { try await Task.sleep(for: .milliseconds(10)) }
         busy.withLock { $0 = true }   // a player starts reading
+        try await Task.sleep(for: .milliseconds(300))
+        upstream.release()            // a fill still running would go on now
         try await Task.sleep(for: .milliseconds(300))
         let stopped = upstream.sent
         print("a preload's fill stopped for a player at \(stopped) of \(2 << 20) B")
