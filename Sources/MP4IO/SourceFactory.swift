@@ -24,6 +24,10 @@ public enum SourceFactory {
         public var http = HTTPByteSource.Options()
         /// Read through this cache (docs/cache.md), when set.
         public var cache: CacheConfiguration?
+        /// For a ``MediaLoader``'s sources: where their fetches are reported
+        /// (``OriginActivity``), and the priority their reads have in the cache.
+        var activity: OriginActivity?
+        var readPriority = FetchPlanner.Priority.playing
 
         public init(http: HTTPByteSource.Options = HTTPByteSource.Options(), cache: CacheConfiguration? = nil) {
             self.http = http
@@ -58,6 +62,8 @@ public enum SourceFactory {
         guard let cache = options.cache else { return upstream }
         var entries = cache.entries
         entries.budget = cache.maxBytes.map { CacheBudget.for(cache.directory, limit: $0) }
+        entries.activity = options.activity
+        entries.readPriority = options.readPriority
         do {
             return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: entries)
         } catch where CacheEntry.isOutOfRoom(error) {

@@ -24,6 +24,7 @@ enum ServeCommand: Command {
             .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
             .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, as writes need room,\nnever one being served"),
             .value("prefetch", "SECONDS", "fetch this many seconds of every track ahead of where a player\nreads or seeks (default 10; 0: off)"),
+            .value("preload-jobs", "N", "preloads (POST BASE_/preload) fetching at once, 1 to 16 (default 2);\nthe others wait their turn, and all wait while players fetch"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 
     /// The default cache directory: `$XDG_CACHE_HOME/mp4probe`, else `~/.cache/mp4probe`.
@@ -51,6 +52,10 @@ enum ServeCommand: Command {
         if let seconds = try scanner.seconds("prefetch") {
             guard seconds <= 600 else { throw ArgumentScanner.UsageError(description: "--prefetch must be at most 600 seconds") }
             options.loader.cache.entries.readAhead.prefetchSeconds = seconds
+        }
+        if let jobs = try scanner.integer("preload-jobs") {
+            guard (1...16).contains(jobs) else { throw ArgumentScanner.UsageError(description: "--preload-jobs must be from 1 to 16") }
+            options.loader.preloadJobs = jobs
         }
         // The source options' freshness (--cache-max-age) applies to the proxy's entries too.
         if let maxAge = sourceOptions.cacheMaxAge { options.loader.cache.entries.maxAge = maxAge }

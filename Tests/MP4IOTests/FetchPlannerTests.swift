@@ -22,8 +22,8 @@ import MP4TestSupport
 
     /// Starts a fetch of `range` for a new reader of it; returns the reader and the fetch.
     static func started(_ planner: inout FetchPlanner, _ range: Range<UInt64>, present: ByteRangeSet = ByteRangeSet(),
-                        kind: FetchPlanner.ReaderKind = .stream(windowed: true)) throws -> (FetchPlanner.ReaderID, FetchPlanner.FetchID) {
-        let reader = planner.addReader(kind, range, priority: .playing)
+                        kind: FetchPlanner.ReaderKind = .stream(windowed: true), priority: FetchPlanner.Priority = .playing) throws -> (FetchPlanner.ReaderID, FetchPlanner.FetchID) {
+        let reader = planner.addReader(kind, range, priority: priority)
         guard case .claim(let claim) = planner.next(reader, present: present) else { throw Failure("no claim for \(range)") }
         guard case .follow(let fetch, _, _)? = planner.claimed(claim, for: reader, lockToken: token) else { throw Failure("no fetch for \(claim)") }
         _ = planner.takeEffects()
@@ -79,6 +79,24 @@ import MP4TestSupport
         #expect(planner.next(reader, present: ByteRangeSet()) == .follow(fetch, through: 80, aheadAt: nil))
         #expect(planner.fetches[fetch]?.owners.contains(reader) == true)
         #expect(planner.takeEffects().isEmpty)
+    }
+
+    /// A player that follows a preload's fetch makes it a player's (preloads then wait for it,
+    /// ``OriginActivity``); a reader of lower or equal priority changes nothing.
+    @Test func aPlayerFollowingAPreloadsFetchRaisesIt() throws {
+        var planner = Self.planner()
+        let (_, fetch) = try Self.started(&planner, 0..<100, kind: .fill, priority: .preload)
+        planner.progressed(fetch, written: 30)
+        let other = planner.addReader(.fill, 40..<100, priority: .preload)
+        #expect(planner.next(other, present: ByteRangeSet()) == .follow(fetch, through: 100, aheadAt: nil))
+        #expect(planner.takeEffects().isEmpty)
+        let player = planner.addReader(.stream(windowed: true), 45..<80, priority: .playing)
+        #expect(planner.next(player, present: ByteRangeSet()) == .follow(fetch, through: 80, aheadAt: nil))
+        #expect(planner.takeEffects() == [.raise(fetch, .playing)])
+        #expect(planner.fetches[fetch]?.priority == .playing)
+        let second = planner.addReader(.stream(windowed: true), 50..<80, priority: .playing)
+        _ = planner.next(second, present: ByteRangeSet())
+        #expect(planner.takeEffects().isEmpty, "raised once")
     }
 
     /// A seek ahead of a sequential fetch: the fetch stops where the reader is (keeping its
@@ -206,6 +224,7 @@ import MP4TestSupport
         let follower = planner.addReader(.stream(windowed: true), 200..<250, priority: .playing)
         #expect(planner.next(follower, present: ByteRangeSet()) == .follow(started[1], through: 250, aheadAt: nil))
         #expect(planner.fetches[started[1]]?.priority == .playing)
+        #expect(planner.takeEffects() == [.raise(started[1], .playing)])
         planner.leave(follower)
         #expect(planner.takeEffects().isEmpty, "the player's leaving stopped a prefetch")
         // A new prefetch elsewhere supersedes both (nobody follows them).

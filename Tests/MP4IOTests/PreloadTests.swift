@@ -250,6 +250,51 @@ import MP4TestSupport
             #expect((status.cache?.playable.prefixSeconds ?? 0) >= 3, "\(name): \(String(describing: status.cache))")
         }
     }
+
+    /// A player reading from the cache is not at the origin: the next videos' preloads go on
+    /// meanwhile (the first gate counted every player read, so a preloaded video playing from
+    /// the cache held back the preloads of the ones after it).
+    @Test(.requires("nginx", "ffmpeg"))
+    func aPlayerReadingFromTheCacheDoesNotHoldPreloads() async throws {
+        let (root, names) = try #require(Self.films)
+        let directory = FileSystem.temporaryDirectory("mp4probe-feed-cached-player")
+        defer { FileSystem.removeDirectory(directory) }
+        let origins = FileSystem.temporaryDirectory("mp4probe-feed-cached-origins")
+        defer { FileSystem.removeDirectory(origins) }
+        var random = SeededRandom(seed: 34)
+        FileSystem.write(random.bytes(1 << 20), to: origins + "/playing.mp4")
+        for name in names { _ = Executables.run("/bin/ln", ["-s", root + "/" + name, origins + "/" + name]) }
+        let nginx = try #require(NginxServer.start(root: origins))
+        defer { nginx.stop() }
+        let marker = "cached=\(UInt64.random(in: 0...UInt64.max))"
+        let playingURL = nginx.baseURL + "/playing.mp4?" + marker
+        let filled = try await CachedByteSource(upstream: try HTTPByteSource(url: try #require(URL(string: playingURL))), directory: directory)
+        try await filled.fill(0..<(1 << 20))
+        let loader = MediaLoader(options: .init(cacheDirectory: directory))
+        let playing = try await loader.resource(for: playingURL)
+        let preloads = Locked<[Task<Preload.Outcome, any Error>]>([])
+        let ended = Locked(0)
+        // The player's read stays in flight, served from the cache, until every preload has
+        // ended (or 20 s have passed).
+        var finishedWhileReading = false
+        try await playing.read(0..<(1 << 20)) { _ in
+            guard preloads.withLock({ $0.isEmpty }) else { return }
+            let started = names.map { name in
+                Task {
+                    defer { ended.withLock { $0 += 1 } }
+                    return try await loader.preload(nginx.baseURL + "/" + name + "?" + marker, seconds: 3)
+                }
+            }
+            preloads.withLock { $0 = started }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, ended.withLock({ $0 }) < names.count { try await Task.sleep(for: .milliseconds(20)) }
+            finishedWhileReading = ended.withLock { $0 } == names.count
+        }
+        #expect(finishedWhileReading, "the preloads waited for a player that read from the cache")
+        for preload in preloads.withLock({ $0 }) { _ = try await preload.value }
+        let fromOrigin = nginx.requests(containing: "/playing.mp4?" + marker)
+        #expect(fromOrigin.count <= 2, "the player's film was read from the cache: \(fromOrigin.count) requests")
+    }
 }
 
 /// A preload stands aside while a player reads: its fill stops within a look when a player

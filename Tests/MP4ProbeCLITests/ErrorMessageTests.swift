@@ -27,6 +27,7 @@ import MP4TestSupport
         ["check", "--policy", "SampleMedia/README.md", "SampleMedia/faststart.mp4"],
         ["--json", "--compact", "SampleMedia/malformed/not-mp4.txt"],
         ["--json", "--compact", "SampleMedia/nope.mp4"],
+        ["serve", "--preload-jobs", "0"],
     ]
 
     static func transcript() async -> String {

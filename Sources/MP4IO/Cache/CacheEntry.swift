@@ -12,7 +12,9 @@ actor CacheEntry {
 
     let store: EntryStore
     private var planner: FetchPlanner
-    private var running: [FetchID: (task: Task<Bool, any Error>, progress: FetchProgress)] = [:]
+    /// The fetches running, and where each is reported as a player's or a prefetch's
+    /// (``OriginActivity``: preloads wait for it).
+    private var running: [FetchID: (task: Task<Bool, any Error>, progress: FetchProgress, reported: OriginActivity?)] = [:]
     private var upstreamReads = 0
     /// When a write last failed for want of space (the planner passes bytes through since).
     private var diskFullSince: ContinuousClock.Instant?
@@ -133,6 +135,8 @@ actor CacheEntry {
         var commitInterval: UInt64
         /// The directory's size limit, when it has one.
         var budget: CacheBudget?
+        /// Told when a fetch above preload priority starts and ends.
+        var activity: OriginActivity?
     }
 
     /// The reader's next step from `position` (where the driver has got to): the planner's,
@@ -220,9 +224,12 @@ actor CacheEntry {
     private func apply(_ starter: Starter? = nil) {
         for effect in planner.takeEffects() {
             switch effect {
-            case .start(let id, let range, _):
+            case .start(let id, let range, let priority):
                 guard let starter else { planner.ended(id); continue }
                 start(id, range, starter)
+                if priority > .preload { report(id, to: starter.activity) }
+            case .raise(let id, let priority):
+                if priority > .preload { report(id, to: starter?.activity) }
             case .stop(let id):
                 running[id]?.task.cancel()
             case .shrink(let id, let offset):
@@ -231,6 +238,13 @@ actor CacheEntry {
                 for range in ranges { EntryLocks.release(token, range) }
             }
         }
+    }
+
+    /// A player's or a prefetch's fetch makes the loader's preloads wait until it ends.
+    private func report(_ id: FetchID, to activity: OriginActivity?) {
+        guard let activity, running[id] != nil, running[id]?.reported == nil else { return }
+        activity.started()
+        running[id]?.reported = activity
     }
 
     private func start(_ id: FetchID, _ range: Range<UInt64>, _ starter: Starter) {
@@ -253,7 +267,7 @@ actor CacheEntry {
                 throw error
             }
         }
-        running[id] = (task, progress)
+        running[id] = (task, progress, nil)
     }
 
     /// A write failed for want of space: the planner stops caching for a while.
@@ -273,6 +287,7 @@ actor CacheEntry {
     /// A fetch ended: counted, forgotten, its locks released, its readers woken.
     private func ended(_ id: FetchID) {
         guard let fetch = running.removeValue(forKey: id) else { return }
+        fetch.reported?.ended()
         upstreamBytes += fetch.progress.written - fetch.progress.part.lowerBound
         planner.ended(id)
         apply()

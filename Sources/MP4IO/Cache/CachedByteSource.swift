@@ -49,6 +49,12 @@ public final class CachedByteSource: ByteSource {
         /// The directory's size limit, kept as bytes are written (set from
         /// ``CacheConfiguration/maxBytes`` by ``SourceFactory``).
         var budget: CacheBudget?
+        /// Where fetches above preload priority are reported (a ``MediaLoader``'s, which makes
+        /// its preloads wait for them).
+        var activity: OriginActivity?
+        /// The priority of this source's reads and fills: a preload's source reads at
+        /// ``FetchPlanner/Priority/preload``, so its fetches make nothing wait.
+        var readPriority = FetchPlanner.Priority.playing
         public init() {}
     }
 
@@ -233,7 +239,7 @@ public final class CachedByteSource: ByteSource {
     private func stream(_ range: Range<UInt64>, as kind: FetchPlanner.ReaderKind, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: .playing)
+        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: options.readPriority)
         do {
             try await drive(reader, from: range.lowerBound, fills: kind == .fill, into: consume)
             await entry.leave(reader)
@@ -248,7 +254,7 @@ public final class CachedByteSource: ByteSource {
     }
 
     /// Where fetches this source starts read from, and how often they commit.
-    private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1), budget: options.budget) }
+    private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1), budget: options.budget, activity: options.activity) }
 
     /// Carries out the reader's steps from `start`; the position it has got to is its own
     /// (handed to the entry with each step, not after each piece).

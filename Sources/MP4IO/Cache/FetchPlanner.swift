@@ -127,6 +127,9 @@ struct FetchPlanner: Sendable {
     /// What happens to fetches.
     enum Effect: Sendable, Equatable {
         case start(FetchID, Range<UInt64>, Priority)
+        /// A reader of higher priority now wants a running fetch (a player follows a
+        /// preload's fetch): it counts as that reader's from now on.
+        case raise(FetchID, Priority)
         /// Stop at the next piece, keeping what was committed.
         case stop(FetchID)
         /// End at the offset instead (another fetch starts there).
@@ -213,7 +216,10 @@ struct FetchPlanner: Sendable {
             // ahead, e.g. to a moov at the end) stops there, and a fetch starts at the position.
             if running.written + policy.followDistance >= position {
                 fetches[id]?.owners.insert(reader)
-                fetches[id]?.priority = max(running.priority, state.priority)
+                if state.priority > running.priority {
+                    fetches[id]?.priority = state.priority
+                    effects.append(.raise(id, state.priority))
+                }
                 return .follow(id, through: min(running.end, state.end), aheadAt: aheadPoint(of: running, for: state))
             }
             shrink(id, to: position)

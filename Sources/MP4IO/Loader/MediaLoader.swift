@@ -38,7 +38,8 @@ public final class MediaLoader: Sendable {
         /// first); a read goes on without it after that.
         public var movieWait: Double = 10
         /// Preloads (``MediaLoader/preload(_:seconds:)``, `serve`'s `_/preload`) that fetch at
-        /// once; more wait their turn. Each also pauses while a player's read is in flight.
+        /// once; more wait their turn. Each also pauses while a player's or a prefetch's fetch
+        /// runs at the origin (not while a player reads from the cache).
         public var preloadJobs = 2
 
         public init(cache: CacheConfiguration) { self.cache = cache }
@@ -49,8 +50,10 @@ public final class MediaLoader: Sendable {
     public let options: Options
     private let resources = ResourceTable()
     private let preloads: PreloadTable
-    /// Player reads in flight: preloads yield to them.
-    private let activity = PlayerActivity()
+    /// Fetches for players and prefetches: preloads yield to them.
+    private let activity = OriginActivity()
+    /// Origins read since they were preloaded.
+    private let played = PlayedOrigins()
     /// Sample indexes for ``status(of:)`` polls.
     private let indexes = MovieIndexes()
     private let eviction: Task<Void, Never>?
@@ -88,13 +91,16 @@ public final class MediaLoader: Sendable {
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
             throw MP4Error(.invalidRequest, "only http and https origins are preloaded: \(origin)")
         }
-        let options = self.options, activity = self.activity
+        let options = self.options, activity = self.activity, played = self.played
         return try await preloads.run(origin) {
-            let opened = try await SourceFactory.open(origin, options: SourceFactory.Options(http: options.http, cache: options.cache))
+            var opening = SourceFactory.Options(http: options.http, cache: options.cache)
+            // Its fetches are reported like a player's, at preload priority: they make nothing wait.
+            (opening.activity, opening.readPriority) = (activity, .preload)
+            let opened = try await SourceFactory.open(origin, options: opening)
             guard let cached = opened as? CachedByteSource else {
                 throw MP4Error(.io, "\(origin): the cache in \(options.cache.directory) cannot take a new entry; nothing was preloaded")
             }
-            activity.preloading(origin)
+            played.preloading(origin)
             return try await Preload.run(cached, seconds: seconds) { activity.isBusy }
         }
     }
@@ -126,7 +132,7 @@ public final class MediaLoader: Sendable {
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
             throw MP4Error(.invalidRequest, "only http and https origins are served: \(origin)")
         }
-        return try await resources.resource(for: origin, faststart: faststart, options: options, activity: activity)
+        return try await resources.resource(for: origin, faststart: faststart, options: options, activity: activity, played: played)
     }
 }
 
@@ -140,9 +146,9 @@ public struct MediaResource: ByteSource {
     let source: any ByteSource
     let prefetcher: Prefetcher?
     let movieWait: Double
-    /// The loader's player reads (preloads yield to them; a preloaded entry is unmarked at
-    /// its first read), and the cache entry they read.
-    var activity: PlayerActivity?
+    /// The origins the loader's players have read (a preloaded entry is unmarked at its
+    /// first read), and the cache entry they read.
+    var played: PlayedOrigins?
     var cache: CachedByteSource?
 
     public var name: String { source.name }
@@ -174,9 +180,7 @@ public struct MediaResource: ByteSource {
     }
 
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
-        let firstRead = activity?.begin(origin) ?? false
-        defer { activity?.end() }
-        if firstRead, let cache { await cache.markPlayed() }
+        if played?.firstRead(origin) == true, let cache { await cache.markPlayed() }
         guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
         var position = range.lowerBound
         if await !prefetcher.movieSettled {
@@ -209,7 +213,7 @@ actor ResourceTable {
     private var clock: UInt64 = 0
     private let capacity = 64
 
-    func resource(for origin: String, faststart: Bool, options: MediaLoader.Options, activity: PlayerActivity? = nil) async throws -> MediaResource {
+    func resource(for origin: String, faststart: Bool, options: MediaLoader.Options, activity: OriginActivity? = nil, played: PlayedOrigins? = nil) async throws -> MediaResource {
         let key = (faststart ? "faststart " : "") + origin
         clock += 1
         if let entry = entries[key] {
@@ -221,7 +225,7 @@ actor ResourceTable {
         }
         let generation = clock
         let opening = ServingTask.startThrowing {
-            try await Self.open(origin, faststart: faststart, options: options, activity: activity) { [weak self] in
+            try await Self.open(origin, faststart: faststart, options: options, activity: activity, played: played) { [weak self] in
                 // When a read finds the origin changed, the next request opens the new version
                 // (a new length, plan and ETag) instead of failing against the old one forever.
                 await self?.forget(key, generation: generation)
@@ -241,8 +245,10 @@ actor ResourceTable {
         if entries[key]?.generation == generation { entries.removeValue(forKey: key) }
     }
 
-    private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, activity: PlayerActivity?, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
-        let opened = try await SourceFactory.open(origin, options: SourceFactory.Options(http: options.http, cache: options.cache))
+    private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, activity: OriginActivity?, played: PlayedOrigins?, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
+        var opening = SourceFactory.Options(http: options.http, cache: options.cache)
+        opening.activity = activity
+        let opened = try await SourceFactory.open(origin, options: opening)
         let cache = opened as? CachedByteSource
         var served: any ByteSource = opened
         var view: FaststartView?
@@ -257,7 +263,7 @@ actor ResourceTable {
         let prefetcher = cache.map { Prefetcher(cache: $0, view: view, policy: options.cache.entries.readAhead) }
         if let prefetcher { ServingTask.start { await prefetcher.load() } }
         return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
-                             prefetcher: prefetcher, movieWait: options.movieWait, activity: activity, cache: cache)
+                             prefetcher: prefetcher, movieWait: options.movieWait, played: played, cache: cache)
     }
 }
 

@@ -45,7 +45,8 @@ public enum Preload {
     }
 
     /// Makes the headers, the `moov` and the first `seconds` of every track of `source`
-    /// present in its cache. While `busy` says a player reads, the preload stands aside
+    /// present in its cache. While `busy` says a player or a prefetch fetches (a
+    /// ``MediaLoader`` passes its ``OriginActivity``), the preload stands aside
     /// (``fill(_:of:yieldingWhile:)``). Cancelling the calling task stops it, keeping what
     /// arrived.
     public static func run(_ source: CachedByteSource, seconds: Double, limits: ParseLimits = .default,
@@ -90,45 +91,25 @@ public enum Preload {
     }
 }
 
-/// The player reads of one loader: how many are in flight, so that preloads stand aside (a
-/// preload starts only once no read has been in flight for ``grace``: players ask again
-/// right after an answer, and a preload that slipped in between would take the bandwidth of
-/// the video on screen), and which origins have been read since this loader last preloaded
-/// them, so that a preloaded entry is unmarked at its first read (``CacheDirectory/preloadShare``).
-final class PlayerActivity: Sendable {
-    /// How long after the last read ends a preload waits.
-    static let grace: Duration = .milliseconds(250)
-    /// The most origins remembered as read (forgetting them costs only a repeated unmark).
+/// The origins a loader's players have read since the loader last preloaded them, so that a
+/// preloaded entry is unmarked at its first read (``CacheDirectory/preloadShare``). (Whether a
+/// preload may fetch is ``OriginActivity``'s.)
+final class PlayedOrigins: Sendable {
+    /// The most origins remembered (forgetting them costs only a repeated unmark).
     static let remembered = 4096
+    private let read = Locked(Set<String>())
 
-    private struct State {
-        var reading = 0
-        var lastEnd: ContinuousClock.Instant?
-        var read: Set<String> = []
-    }
-    private let state = Locked(State())
-
-    /// A player's read of `origin` begins; true when it is the first since the loader
-    /// started or last preloaded `origin` (the caller unmarks its entry then).
-    func begin(_ origin: String) -> Bool {
-        state.withLock { state in
-            state.reading += 1
-            if state.read.count >= Self.remembered { state.read.removeAll() }
-            return state.read.insert(origin).inserted
+    /// A player reads `origin`: true when it is the first read since the loader started or
+    /// last preloaded `origin` (the caller unmarks its entry then).
+    func firstRead(_ origin: String) -> Bool {
+        read.withLock { read in
+            if read.count >= Self.remembered { read.removeAll() }
+            return read.insert(origin).inserted
         }
     }
-
-    func end() { state.withLock { $0.reading -= 1; $0.lastEnd = .now } }
 
     /// `origin` is being preloaded (and marked): its next read unmarks it again.
-    func preloading(_ origin: String) { state.withLock { _ = $0.read.remove(origin) } }
-
-    /// Whether a player reads now, or did less than ``grace`` ago.
-    var isBusy: Bool {
-        state.withLock { state in
-            state.reading > 0 || state.lastEnd.map { ContinuousClock.now - $0 < Self.grace } == true
-        }
-    }
+    func preloading(_ origin: String) { read.withLock { _ = $0.remove(origin) } }
 }
 
 /// The preloads of one loader, by origin: a second preload of one origin joins the first,
