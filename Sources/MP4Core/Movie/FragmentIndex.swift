@@ -30,6 +30,18 @@ public struct FragmentIndex: Sendable {
         return try await load(file, with: &loader, byteRange: byteRange, cache: &cache)
     }
 
+    /// The samples of the one fragment whose `moof` occupies `moof` (the range of the whole
+    /// box), read from `source`: for a reader that walks fragments in file order without a
+    /// scan of the file (a preload), indexing each as it arrives. Decode times are absolute
+    /// when the fragment has a `tfdt` (``hasAbsoluteTimes``), else they count from 0.
+    public static func load(_ file: MP4File, moofAt moof: Range<UInt64>, from source: some ByteSource, limits: ParseLimits = .default) async throws -> FragmentIndex {
+        var one = file
+        let header = BoxHeader(type: .moof, offset: moof.lowerBound, headerSize: 8, size: UInt64(moof.count))
+        one.layout.boxes = [TopLevelBox(header: header, availableSize: UInt64(moof.count))]
+        one.layout.indexedRanges = []
+        return try await load(one, from: source, byteRange: moof, limits: limits)
+    }
+
     /// What loads of one file share, so that widening a load (a seek) reads nothing twice: the
     /// parsed `moof`s by offset, and the `moof`s found in each indexed subsegment by its start.
     struct Cache {

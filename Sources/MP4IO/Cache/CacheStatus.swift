@@ -35,15 +35,46 @@ public struct CacheStatus: Sendable, Equatable {
             planner = known
         } else {
             // Whatever is missing (a header, the moov, a fragment) leaves it at "nothing plays".
-            guard let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits)), file.movie != nil else { return status }
-            status.movieIsCached = true
-            guard let made = try? await SeekPlanner.index(file, from: snapshot, limits: limits) else { return status }
-            planner = made
-            await indexes?.remember(made, for: key)
+            if let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits)), file.movie != nil {
+                status.movieIsCached = true
+                guard let made = try? await SeekPlanner.index(file, from: snapshot, limits: limits) else { return status }
+                planner = made
+                await indexes?.remember(made, for: key)
+            } else if let partial = await fragmentedPrefix(snapshot, limits: limits) {
+                // A fragmented file preloaded from its start: its later fragments' headers are
+                // not cached (a preload does not scan them). Not remembered: it grows.
+                planner = partial
+            } else {
+                return status
+            }
         }
         status.movieIsCached = true
         status.playable = PlayableTime.of(planner, present: snapshot.table.rangeSet.ranges)
         return status
+    }
+}
+
+extension CacheStatus {
+    /// The index of a fragmented file's cached prefix (from byte 0, as a preload leaves it),
+    /// read as if the file ended there: its fragments up to the first missing byte.
+    static func fragmentedPrefix(_ snapshot: CacheSnapshot, limits: ParseLimits) async -> SeekPlanner? {
+        guard let run = snapshot.table.rangeSet.ranges.first, run.lowerBound == 0 else { return nil }
+        let prefix = PrefixSource(base: snapshot, length: run.upperBound)
+        guard let file = try? await MP4File.open(prefix, options: MP4File.Options(limits: limits)), file.movie != nil, file.isFragmented else { return nil }
+        return try? await SeekPlanner.index(file, from: prefix, limits: limits)
+    }
+}
+
+/// The first `length` bytes of a source, as a source of that length.
+struct PrefixSource: ByteSource {
+    let base: any ByteSource
+    let length: UInt64
+    var name: String { base.name }
+    func length() async throws -> UInt64 { length }
+    func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        let upper = min(range.upperBound, length)
+        guard range.lowerBound < upper else { return [] }
+        return try await base.read(range.lowerBound..<upper)
     }
 }
 

@@ -53,15 +53,156 @@ public enum Preload {
                            yieldingWhile busy: (@Sendable () -> Bool)? = nil) async throws -> Outcome {
         guard seconds.isFinite, seconds >= 0 else { throw MP4Error(.invalidRequest, "preload seconds must be a finite number >= 0, not \(seconds)") }
         let before = await source.statistics.upstreamBytes
-        let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
-        let plan = try await SeekPlanner.plan(file, from: source, at: 0, duration: seconds + reorderMargin, limits: limits)
-        await source.markPreloaded()   // before the fill: a player that reads meanwhile unmarks it
-        var wanted = ByteRangeSet()
-        for range in plan.ranges + fragments(file.layout, for: plan.ranges) where !range.isEmpty { wanted.insert(range) }
-        for range in wanted.ranges { try await fill(range, of: source, yieldingWhile: busy) }
+        var options = MP4File.Options(limits: limits)
+        options.stopsAtFirstFragment = true   // a fragmented file's other fragments are not scanned
+        let head = try await MP4File.open(source, options: options)
+        let target = seconds + reorderMargin
+        let wanted: ByteRangeSet, windowEnd: Double
+        if let first = walkStart(head) {
+            await source.markPreloaded()   // before the fill: a player that reads meanwhile unmarks it
+            // Fragments from the first until the decode times reach the target; then, as long
+            // as what the walked prefix plays (presentation times: edit lists, reordering) falls
+            // short of it, one more fragment.
+            var (end, _) = try await walkFragments(head, from: first, of: source, seconds: target, limits: limits, yieldingWhile: busy)
+            var prefix = try await prefixIndex(of: source, length: end, limits: limits)
+            for _ in 0..<maxExtraFragments where end < head.layout.fileSize && PlayableTime.of(prefix, present: [0..<end]).prefixSeconds < target {
+                let (next, _) = try await walkFragments(head, from: end, of: source, seconds: 0, limits: limits, yieldingWhile: busy)
+                guard next > end else { break }
+                end = next
+                prefix = try await prefixIndex(of: source, length: end, limits: limits)
+            }
+            // What the plan reads besides the fragments (samples that some files keep before
+            // their first moof) is filled too.
+            let plan = try prefix.plan(at: 0, duration: target)
+            var ranges = ByteRangeSet()
+            ranges.insert(first..<end)
+            for range in plan.ranges where !range.isEmpty && !ranges.contains(range) {
+                try await fill(range, of: source, yieldingWhile: busy)
+                ranges.insert(range)
+            }
+            (wanted, windowEnd) = (ranges, min(plan.windowEnd, PlayableTime.of(prefix, present: [0..<end]).prefixSeconds))
+        } else {
+            // Progressive (the layout is whole), or a hybrid or indexed fragmented file: the seek plan.
+            let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(source, options: MP4File.Options(limits: limits)) : head
+            let plan = try await SeekPlanner.plan(file, from: source, at: 0, duration: target, limits: limits)
+            await source.markPreloaded()
+            var ranges = ByteRangeSet()
+            for range in plan.ranges + fragments(file.layout, for: plan.ranges) where !range.isEmpty { ranges.insert(range) }
+            for range in ranges.ranges { try await fill(range, of: source, yieldingWhile: busy) }
+            (wanted, windowEnd) = (ranges, plan.windowEnd)
+        }
         let after = await source.statistics.upstreamBytes
-        return Outcome(seconds: seconds, windowEnd: plan.windowEnd, ranges: wanted.ranges,
+        return Outcome(seconds: seconds, windowEnd: windowEnd, ranges: wanted.ranges,
                        fetchedBytes: after - min(after, before), cachedBytes: await source.cachedRanges.byteCount)
+    }
+
+    /// Where a fragment walk starts: the first `moof` of a fragmented file whose samples are
+    /// all in fragments (no samples in `moov`, no segment index taken by the scan); nil for
+    /// any other file.
+    static func walkStart(_ head: MP4File) -> UInt64? {
+        guard let movie = head.movie, movie.hasMovieExtends, movie.tracks.allSatisfy({ $0.sampleCount == 0 }),
+              head.layout.indexedRanges.isEmpty,
+              let moof = head.layout.boxes.first(where: { $0.type == .moof }) else { return nil }
+        return moof.offset
+    }
+
+    /// The index of `source`'s first `length` bytes, read as if the file ended there (the
+    /// walked fragments; their bytes are cached, so this reads nothing from the origin).
+    static func prefixIndex(of source: CachedByteSource, length: UInt64, limits: ParseLimits) async throws -> SeekPlanner {
+        let prefix = PrefixSource(base: source, length: length)
+        let file = try await MP4File.open(prefix, options: MP4File.Options(limits: limits))
+        return try await SeekPlanner.index(file, from: prefix, limits: limits)
+    }
+
+    /// The most fragments walked past the decode-time target.
+    static let maxExtraFragments = 8
+    /// The most fragments a walk takes.
+    static let maxWalkedFragments = 100_000
+    /// The first read of each fragment: its `moof` and the next header are in it (one origin
+    /// request), and it is part of the fragment that is fetched whole anyway.
+    static let fragmentHead: UInt64 = 16 << 10
+
+    /// Takes whole fragments of a fragmented file in file order from `start` (the first
+    /// `moof`) until every track that has had samples reaches `seconds` past its first
+    /// sample, and every audio and video track has had samples (waiting for one at most
+    /// ``maxExtraFragments`` fragments): each fragment's head is read (its `moof` and the headers after it, one
+    /// request), the rest of the fragment is filled in one more, and its `moof` is indexed
+    /// from the cache. The other fragments are never scanned (a scan of the file read 16 KiB
+    /// at every `moof`: a 3 s preload of a 10 s fragmented film cost 242,655 of 444,921 B).
+    /// Returns where the walk ended and the seconds every track reached.
+    static func walkFragments(_ head: MP4File, from start: UInt64, of source: CachedByteSource, seconds: Double, limits: ParseLimits,
+                              yieldingWhile busy: (@Sendable () -> Bool)?) async throws -> (end: UInt64, reached: Double) {
+        let length = head.layout.fileSize
+        var timescales: [UInt32: UInt32] = [:]
+        for track in head.movie?.tracks ?? [] { timescales[track.trackID] = track.timescale ?? 0 }
+        var first: [UInt32: Int64] = [:], last: [UInt32: Int64] = [:]
+        let required = Set((head.movie?.tracks ?? []).filter { $0.kind == .video || $0.kind == .audio }.map(\.trackID))
+        var waiting = 0
+        var position = start
+        var reached = 0.0
+        for _ in 0..<maxWalkedFragments where position < length {
+            let (moof, end) = try await fragment(at: position, length: length, of: source)
+            guard let moof else { break }   // not a fragment: what follows is not walked
+            try await fill(position..<end, of: source, yieldingWhile: busy)
+            position = end
+            let index = try await FragmentIndex.load(head, moofAt: moof, from: source, limits: limits)
+            for (trackID, table) in index.tables where table.sampleCount > 0 {
+                guard let lastSample = table.sample(at: table.sampleCount - 1) else { continue }
+                let firstTime = table.decodeTime(of: 0), endTime = lastSample.decodeTime &+ lastSample.duration
+                if index.hasAbsoluteTimes {
+                    first[trackID] = min(first[trackID] ?? firstTime, firstTime)
+                    last[trackID] = max(last[trackID] ?? endTime, endTime)
+                } else {
+                    // Without tfdt the fragment counts from 0: it follows the ones before.
+                    first[trackID] = first[trackID] ?? 0
+                    last[trackID] = (last[trackID] ?? 0) &+ (endTime &- firstTime)
+                }
+            }
+            var spans: [UInt32: Double] = [:]
+            for (trackID, end) in last {
+                guard let scale = timescales[trackID], scale > 0, let begin = first[trackID] else { continue }
+                spans[trackID] = Double(end &- begin) / Double(scale)
+            }
+            reached = spans.values.min() ?? 0
+            guard !spans.isEmpty, reached >= seconds else { continue }
+            // Every track seen so far has reached the target. An audio or video track not seen
+            // yet (a file whose first fragments hold one track only) is waited for a few more
+            // fragments.
+            if required.isSubset(of: spans.keys) { break }
+            waiting += 1
+            if waiting > maxExtraFragments { break }
+        }
+        return (position, reached)
+    }
+
+    /// The fragment at `offset`: the boxes before its `moof` (`styp`, `sidx`, `emsg`...), the
+    /// `moof` (nil when none comes within 64 boxes) and the boxes after it whose headers are
+    /// in the fragment's head (its `mdat`), up to the next `moof` or `mfra`. One read (the
+    /// head), plus a header read for each leading box past it.
+    static func fragment(at offset: UInt64, length: UInt64, of source: CachedByteSource) async throws -> (moof: Range<UInt64>?, end: UInt64) {
+        let bytes = try await source.read(offset..<min(length, offset + fragmentHead))
+        let headEnd = offset + UInt64(bytes.count)
+        var position = offset
+        var moof: Range<UInt64>?
+        for _ in 0..<64 where position < length {
+            let header: BoxHeader
+            if position + 16 <= headEnd || (headEnd == length && position + 8 <= headEnd) {
+                guard let parsed = try? BoxHeader.parse(bytes[Int(position - offset)...], at: position, containerEnd: length) else { break }
+                header = parsed
+            } else if moof != nil {
+                break   // past the head after the moof: the next step of the walk reads on from here
+            } else {
+                let more = try await source.read(position..<min(length, position + 16))
+                guard let parsed = try? BoxHeader.parse(more[...], at: position, containerEnd: length) else { break }
+                header = parsed
+            }
+            if header.type == .mfra || (header.type == .moof && moof != nil) { break }
+            let end = position + min(header.size, length - position)
+            if header.type == .moof { moof = position..<end }
+            guard end > position else { break }
+            position = end
+        }
+        return (moof, position)
     }
 
     /// How often a preload looks whether a player reads.

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+import MP4Core
+@testable import MP4IO
+import MP4TestSupport
+
+/// A preload of a fragmented file walks its fragments from the first instead of scanning the
+/// file (``Preload/walkFragments``): for every file of SampleMedia and the shared corpus, a
+/// 2 s preload ends without a trap or a hang, and for every fragmented file the walk takes,
+/// it caches at least the bytes the seek plan of the whole file says [0, 2.25 s) needs.
+@Suite(.timeLimit(.minutes(5))) struct PreloadWalkTests {
+    static var files: [String] {
+        let directories = [Fixtures.sampleMedia, Fixtures.sampleMedia + "/malformed"]
+            + (Fixtures.sharedCorpus.map { [$0 + "/valid", $0 + "/malformed"] } ?? [])
+        return directories.flatMap { directory in FileSystem.list(directory).sorted().map { directory + "/" + $0 } }
+    }
+
+    @Test func theWalkCachesWhatTheSeekPlanNeeds() async throws {
+        var walked = 0
+        for path in Self.files {
+            let directory = FileSystem.temporaryDirectory("mp4probe-walk")
+            defer { FileSystem.removeDirectory(directory) }
+            guard let local = try? FileSource(path: path),
+                  let cached = try? await CachedByteSource(upstream: local, directory: directory) else { continue }
+            var options = MP4File.Options()
+            options.stopsAtFirstFragment = true
+            let walks = (try? await MP4File.open(local, options: options)).flatMap(Preload.walkStart) != nil
+            guard (try? await Preload.run(cached, seconds: 2)) != nil, walks else { continue }
+            walked += 1
+            guard let file = try? await MP4File.open(local),
+                  let plan = try? await SeekPlanner.plan(file, from: local, at: 0, duration: 2 + Preload.reorderMargin) else { continue }
+            let present = await cached.cachedRanges
+            // A truncated file's plan may name bytes past its end; those are nobody's to cache.
+            for planned in plan.ranges where planned.lowerBound < file.layout.fileSize {
+                let range = planned.lowerBound..<min(planned.upperBound, file.layout.fileSize)
+                #expect(present.contains(range), "\(path): \(range) of the plan is not cached after the walk")
+            }
+        }
+        #expect(walked >= 2, "fragmented files walked: \(walked)")
+        print("fragment walks checked: \(walked)")
+    }
+}
