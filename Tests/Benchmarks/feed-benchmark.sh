@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Time to first frame in a feed (issue 33): headless Chromium sets a <video>'s src and the page
-# logs when `canplay` fires, for a 10 s moov-at-end film (640x360 H.264, AAC) from an origin
-# paced at 512 KB/s (nginx limit_rate: a phone's pace; no added latency). Not a test: it prints
-# medians side by side.
+# logs when `canplay` fires, for a 10 s moov-at-end film (640x360 H.264, AAC) from nginx behind
+# a phone's link (slow-link.py: 50 ms each way, so a request costs a 100 ms round trip, and
+# 1 MB/s shared by every connection; MP4PROBE_FEED_DELAY_MS, MP4PROBE_FEED_RATE). Not a test:
+# it prints medians side by side.
 #   1. straight from the origin
 #   2. through `mp4probe serve`, not preloaded (a fresh cache)
 #   3. through `mp4probe serve` after `POST _/preload` of 3 s (waited for with `_/status`)
 # Goal: the preloaded film reaches canplay within 150 ms of getting its src.
+# Then the bandwidth a playing film keeps: curl reads the whole film through serve, alone and
+# while four other films are being preloaded (3 s each) over the same link.
 #
 #   Tests/Benchmarks/feed-benchmark.sh [MP4PROBE_BINARY]
 #
@@ -40,8 +43,14 @@ PAGE
 
 . Tests/Benchmarks/nginx-origin.sh
 start_origin "$dir/feed" "$dir/feed" "$dir/feed/origin.log"
+delay_ms=${MP4PROBE_FEED_DELAY_MS:-50}
+rate=${MP4PROBE_FEED_RATE:-1000000}
+python3 Tests/Benchmarks/slow-link.py 0 "${origin#http://}" --delay-ms "$delay_ms" --rate "$rate" > "$dir/feed/link.out" 2>/dev/null &
+link_pid=$!
+for _ in $(seq 1 100); do link_port=$(head -1 "$dir/feed/link.out" 2>/dev/null || true); [ -n "$link_port" ] && break; sleep 0.05; done
+link="http://127.0.0.1:$link_port"
 serve_pid=""
-cleanup() { stop_origin; [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true; }
+cleanup() { stop_origin; kill "$link_pid" 2>/dev/null || true; [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true; }
 trap cleanup EXIT
 
 encode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
@@ -78,14 +87,14 @@ median() { tr ' ' '\n' | grep -v '^-*$' | sort -n | awk '{a[NR]=$1} END {if (NR 
 direct="" cold="" warm="" warm_origin=""
 for run in $(seq 1 "$runs"); do
   marker="run=$run-$RANDOM"
-  direct+=" $(canplay "$origin/paced/film.mp4?$marker")"
+  direct+=" $(canplay "$link/film.mp4?$marker")"
 
   start_serve
-  cold+=" $(canplay "${base}film.mp4?url=$(encode "$origin/paced/film.mp4?cold-$marker")")"
+  cold+=" $(canplay "${base}film.mp4?url=$(encode "$link/film.mp4?cold-$marker")")"
   stop_serve
 
   start_serve
-  url="$origin/paced/film.mp4?warm-$marker"
+  url="$link/film.mp4?warm-$marker"
   curl -s -o /dev/null -X POST -H 'Content-Type: application/json' --data "{\"urls\": [\"$url\"], \"seconds\": 3}" "${base}_/preload"
   for _ in $(seq 1 200); do
     status=$(curl -s "${base}_/status?url=$(encode "$url")")
@@ -100,9 +109,30 @@ for run in $(seq 1 "$runs"); do
 done
 
 size=$(stat -c %s "$film")
-echo "time to first frame (src to canplay), median of $runs; a $size-byte moov-at-end film, origin paced at 512 KB/s"
+echo "time to first frame (src to canplay), median of $runs; a $size-byte moov-at-end film, origin behind ${delay_ms} ms each way and $rate B/s shared"
 printf '%-44s %10s   %s\n' "" "canplay ms" "runs"
 printf '%-44s %10s   %s\n' "straight from the origin" "$(echo $direct | median)" "$direct"
 printf '%-44s %10s   %s\n' "through serve, not preloaded" "$(echo $cold | median)" "$cold"
 printf '%-44s %10s   %s\n' "through serve, 3 s preloaded" "$(echo $warm | median)" "$warm"
 echo "origin requests while the preloaded film started: $warm_origin"
+
+# The playing film's bandwidth, alone and with four preloads over the same link.
+alone="" shared="" preload_bytes=""
+for run in $(seq 1 "$runs"); do
+  start_serve
+  alone+=" $(curl -s -o /dev/null -w '%{time_total}' "${base}film.mp4?url=$(encode "$link/film.mp4?alone-$run-$RANDOM")")"
+  stop_serve
+  start_serve
+  tag="$run-$RANDOM"
+  body=$(python3 -c 'import json,sys; print(json.dumps({"urls": [sys.argv[1] + "/film.mp4?preload-%d-%s" % (i, sys.argv[2]) for i in range(4)], "seconds": 3}))' "$link" "$tag")
+  curl -s -o /dev/null -X POST -H 'Content-Type: application/json' --data "$body" "${base}_/preload"
+  shared+=" $(curl -s -o /dev/null -w '%{time_total}' "${base}film.mp4?url=$(encode "$link/film.mp4?playing-$tag")")"
+  # What the preloads had taken when the film was in: they wait while it fetches.
+  during=$(grep "preload-[0-3]-$tag" "$dir/feed/origin.log" | awk -F'|' '{s += $4} END {print s + 0}')
+  preload_bytes+=" $during"
+  stop_serve
+done
+echo "a playing film's whole read through serve ($size B), seconds, median of $runs:"
+printf '%-44s %10s   %s\n' "alone" "$(echo $alone | median)" "$alone"
+printf '%-44s %10s   %s\n' "while 4 films are preloaded (3 s each)" "$(echo $shared | median)" "$shared"
+echo "origin bytes of the 4 preloads' completed requests when the playing film was in: $preload_bytes"
