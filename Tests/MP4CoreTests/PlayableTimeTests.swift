@@ -12,10 +12,10 @@ import MP4TestSupport
     func everythingPresentPlaysToTheEndAndNothingPresentPlaysNothing(name: String) async throws {
         let planner = try await Self.planner(name)
         let end = planner.tracks.compactMap(\.presentationEnd).min() ?? 0
-        let all = PlayableTime.of(planner, present: [0..<UInt64.max])
+        let all = PlayableTime.of(planner, present: ByteRangeSet([0..<UInt64.max]))
         #expect(all.ranges.count == 1, "\(name): \(all.ranges)")
         #expect(abs(all.prefixSeconds - end) < 0.05, "\(name): \(all.prefixSeconds) vs \(end)")
-        #expect(PlayableTime.of(planner, present: []) == .none)
+        #expect(PlayableTime.of(planner, present: ByteRangeSet()) == .none)
     }
 
     /// The bytes of the first N seconds of every track, by the seek plan, play at least N
@@ -23,7 +23,7 @@ import MP4TestSupport
     @Test func theSeekPlanOfTheFirstSecondsPlaysThemAndAHoleInOneTrackEndsThePrefix() async throws {
         let planner = try await Self.planner("faststart.mp4")
         let plan = try planner.plan(at: 0, duration: 1)
-        var present: [Range<UInt64>] = plan.ranges.sorted { $0.lowerBound < $1.lowerBound }
+        var present = ByteRangeSet(plan.ranges)
         let first = PlayableTime.of(planner, present: present)
         // 0.96 s seen: one frame short (decode times vs the plan's presentation window; to settle).
         #expect(first.prefixSeconds >= 0.9, "\(first)")
@@ -31,7 +31,7 @@ import MP4TestSupport
         let audio = try #require(planner.tracks.first { $0.track.kind == .audio })
         let index = try #require(audio.samples.lastSample(decodedAtOrBefore: Int64(1.5 * Double(audio.timeline.mediaTimescale))))
         let hole = try #require(audio.samples.sample(at: index))
-        present = [0..<hole.byteOffset, hole.endOffset..<UInt64.max]
+        present = ByteRangeSet([0..<hole.byteOffset, hole.endOffset..<UInt64.max])
         let holed = PlayableTime.of(planner, present: present)
         #expect(holed.prefixSeconds > 1.2 && holed.prefixSeconds <= 1.5, "\(holed)")
         #expect(holed.ranges.count == 2, "playable again after the hole: \(holed.ranges)")
@@ -42,12 +42,12 @@ import MP4TestSupport
         #expect(PlayableTime.intersect([0..<1], [1..<2]) == [])
     }
 
-    @Test func presentBytesAnswerContainsAndOverlaps() {
-        let bytes = PlayableTime.PresentBytes(ranges: [10..<20, 30..<40])
+    @Test func rangeSetAnswersContainsAndOverlaps() {
+        let bytes = ByteRangeSet([10..<20, 30..<40])
         #expect(bytes.contains(10..<20) && bytes.contains(32..<35))
         #expect(!bytes.contains(15..<25) && !bytes.contains(0..<5) && !bytes.contains(40..<41))
         #expect(bytes.overlaps(15..<25) && bytes.overlaps(25..<31) && bytes.overlaps(0..<11))
         #expect(!bytes.overlaps(20..<30) && !bytes.overlaps(0..<10) && !bytes.overlaps(40..<50))
-        #expect(!PlayableTime.PresentBytes(ranges: []).overlaps(0..<1))
+        #expect(!ByteRangeSet().overlaps(0..<1) && !bytes.overlaps(15..<15))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import MP4Core
 @testable import MP4IO
 import MP4TestSupport
 

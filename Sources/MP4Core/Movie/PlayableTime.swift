@@ -23,13 +23,11 @@ public struct PlayableTime: Sendable, Equatable {
     /// Nothing plays.
     public static let none = PlayableTime(prefixSeconds: 0, ranges: [])
 
-    /// What plays in `planner`'s movie when the byte ranges `present` (sorted, disjoint: a
-    /// cache's table) are there. O(chunks × log ranges), and sample by sample only inside
+    /// What plays in `planner`'s movie when the bytes `present` (a cache's table) are there. O(chunks × log ranges), and sample by sample only inside
     /// chunks that are partly present (a plan that ends mid-chunk): a status poll of a
     /// two-hour film with a few seconds cached took 127 ms when every missing chunk was
     /// looked at sample by sample.
-    public static func of(_ planner: SeekPlanner, present: [Range<UInt64>]) -> PlayableTime {
-        let bytes = PresentBytes(ranges: present)
+    public static func of(_ planner: SeekPlanner, present bytes: ByteRangeSet) -> PlayableTime {
         let tracks = planner.tracks.filter { $0.samples.sampleCount > 0 }
         guard !tracks.isEmpty else { return .none }
         var common: [Range<Double>]?
@@ -47,7 +45,7 @@ public struct PlayableTime: Sendable, Equatable {
     }
 
     /// The time ranges of `track` whose samples are present, and the time of its first sample.
-    private static func presentRuns(_ track: SeekPlanner.IndexedTrack, _ bytes: PresentBytes) -> ([Range<Double>], Double) {
+    private static func presentRuns(_ track: SeekPlanner.IndexedTrack, _ bytes: ByteRangeSet) -> ([Range<Double>], Double) {
         let count = track.samples.sampleCount
         let first = track.decodePresentationTime(of: 0)
         let end = max(track.presentationEnd ?? first, first)
@@ -93,31 +91,6 @@ public struct PlayableTime: Sendable, Equatable {
         }
         close(at: count)
         return (runs, first)
-    }
-
-    /// Sorted, disjoint byte ranges, asked by binary search.
-    struct PresentBytes {
-        var ranges: [Range<UInt64>]
-
-        /// The index of the first range that ends after `offset`.
-        private func firstEnding(after offset: UInt64) -> Int {
-            var low = 0, high = ranges.count
-            while low < high {
-                let middle = (low + high) / 2
-                if ranges[middle].upperBound <= offset { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
-
-        func contains(_ range: Range<UInt64>) -> Bool {
-            let index = firstEnding(after: range.lowerBound)
-            return index < ranges.count && ranges[index].lowerBound <= range.lowerBound && range.upperBound <= ranges[index].upperBound
-        }
-
-        func overlaps(_ range: Range<UInt64>) -> Bool {
-            let index = firstEnding(after: range.lowerBound)
-            return index < ranges.count && ranges[index].lowerBound < range.upperBound
-        }
     }
 
     /// The intersection of two sorted lists of disjoint ranges.

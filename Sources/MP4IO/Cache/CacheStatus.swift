@@ -49,7 +49,7 @@ public struct CacheStatus: Sendable, Equatable {
             }
         }
         status.movieIsCached = true
-        status.playable = PlayableTime.of(planner, present: snapshot.table.rangeSet.ranges)
+        status.playable = PlayableTime.of(planner, present: snapshot.table.rangeSet)
         return status
     }
 }

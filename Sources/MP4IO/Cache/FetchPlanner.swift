@@ -1,3 +1,5 @@
+import MP4Core
+
 /// How far ahead of a reader the cache fetches, and when it stops: the one read-ahead policy of
 /// serving. The cache's windows and the loader's seek-aware prefetch take their numbers from
 /// here, and ``FetchPlanner`` applies them. (The HTTP source's first request,

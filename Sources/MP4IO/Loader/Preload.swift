@@ -65,7 +65,7 @@ public enum Preload {
             // short of it, one more fragment.
             var (end, _) = try await walkFragments(head, from: first, of: source, seconds: target, limits: limits, yieldingWhile: busy)
             var prefix = try await prefixIndex(of: source, length: end, limits: limits)
-            for _ in 0..<maxExtraFragments where end < head.layout.fileSize && PlayableTime.of(prefix, present: [0..<end]).prefixSeconds < target {
+            for _ in 0..<maxExtraFragments where end < head.layout.fileSize && PlayableTime.of(prefix, present: ByteRangeSet([0..<end])).prefixSeconds < target {
                 let (next, _) = try await walkFragments(head, from: end, of: source, seconds: 0, limits: limits, yieldingWhile: busy)
                 guard next > end else { break }
                 end = next
@@ -80,7 +80,7 @@ public enum Preload {
                 try await fill(range, of: source, yieldingWhile: busy)
                 ranges.insert(range)
             }
-            (wanted, windowEnd) = (ranges, min(plan.windowEnd, PlayableTime.of(prefix, present: [0..<end]).prefixSeconds))
+            (wanted, windowEnd) = (ranges, min(plan.windowEnd, PlayableTime.of(prefix, present: ByteRangeSet([0..<end])).prefixSeconds))
         } else {
             // Progressive (the layout is whole), or a hybrid or indexed fragmented file: the seek plan.
             let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(source, options: MP4File.Options(limits: limits)) : head

@@ -1,5 +1,6 @@
 /// A set of byte offsets stored as sorted, disjoint, non-adjacent `[start, end)` ranges:
-/// inserting `0..<100` and `100..<200` leaves one range `0..<200`.
+/// inserting `0..<100` and `100..<200` leaves one range `0..<200`. What a cache holds of a
+/// resource (its table), and what ``PlayableTime`` is asked about.
 public struct ByteRangeSet: Sendable, Hashable, Codable {
     /// The ranges, ascending, never empty, never touching.
     public private(set) var ranges: [Range<UInt64>] = []
@@ -57,6 +58,13 @@ public struct ByteRangeSet: Sendable, Hashable, Codable {
         guard !range.isEmpty else { return true }
         let i = firstIndex(endingAtOrAfter: range.lowerBound + 1)
         return i < ranges.count && ranges[i].lowerBound <= range.lowerBound && range.upperBound <= ranges[i].upperBound
+    }
+
+    /// Whether some byte of `range` is in the set.
+    public func overlaps(_ range: Range<UInt64>) -> Bool {
+        guard !range.isEmpty else { return false }
+        let i = firstIndex(endingAtOrAfter: range.lowerBound + 1)
+        return i < ranges.count && ranges[i].lowerBound < range.upperBound
     }
 
     /// The parts of `range` not in the set, ascending.
