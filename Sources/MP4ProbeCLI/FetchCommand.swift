@@ -110,9 +110,7 @@ enum FetchCommand: Command {
                         let source = try await MP4Probe.openCachedSource(location, options)
                         guard let cached = source as? CachedByteSource else { throw MP4Error(.io, "\(location): the cache cannot take a new entry") }
                         let outcome = try await Preload.run(cached, seconds: seconds, limits: limits)
-                        let status = await CacheStatus.of(cached.name, in: directory, limits: limits)
-                        let playable = status?.playable.prefixSeconds ?? 0
-                        return (index, "\(location): \((Format.fixed(playable, 2) + " s")) playable from the cache (asked \((Format.fixed(seconds, 2) + " s")); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(outcome.fetchedBytes)) fetched now)", true)
+                        return (index, "\(location): \(Format.fixed(outcome.playable.prefixSeconds, 2)) s playable from the cache (asked \(Format.fixed(seconds, 2)) s); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(outcome.fetchedBytes)) fetched now)", true)
                     } catch let error as MP4Error {
                         return (index, "\(location): \(error.message)", false)
                     } catch {
@@ -131,7 +129,7 @@ enum FetchCommand: Command {
         }
         if showsProgress { StandardStream.error.write("\r\u{1B}[K") }
         for line in lines.compactMap({ $0 }) { output.write(line + "\n") }
-        output.write("preloaded \(locations.count - failures) of \(Format.count(locations.count, "URL")) (\((Format.fixed(seconds, 2) + " s")) each) into \(directory)\n")
+        output.write("preloaded \(locations.count - failures) of \(Format.count(locations.count, "URL")) (\(Format.fixed(seconds, 2)) s each) into \(directory)\n")
         if failures > 0 { errors.write("\(Format.count(failures, "URL")) failed (above)\n") }
         return failures == 0 ? ExitCode.success.rawValue : ExitCode.ioError.rawValue
     }

@@ -50,4 +50,16 @@ import MP4TestSupport
         #expect(!bytes.overlaps(20..<30) && !bytes.overlaps(0..<10) && !bytes.overlaps(40..<50))
         #expect(!ByteRangeSet().overlaps(0..<1) && !bytes.overlaps(15..<15))
     }
+
+    /// A table of 4,294,967,295 samples in one chunk that runs past the end of its 457-byte
+    /// file, with the file present: the samples are looked at one by one only up to
+    /// ``PlayableTime/maxSampleVisits`` (without the bound this did not return).
+    @Test(.timeLimit(.minutes(1))) func aHugeChunkPartlyPresentIsBounded() async throws {
+        let bytes = try #require(FileSystem.read(Fixtures.sample("malformed/stts-4-billion-samples.mp4")))
+        let planner = SeekPlanner(file: try await MP4File.open(MemorySource(bytes)))
+        let start = ContinuousClock.now
+        let playable = PlayableTime.of(planner, present: ByteRangeSet([0..<UInt64(bytes.count)]))
+        #expect(playable.prefixSeconds >= 0)
+        print("PlayableTime of stts-4-billion-samples.mp4: \(ContinuousClock.now - start)")
+    }
 }

@@ -32,8 +32,9 @@ public struct PlayableTime: Sendable, Equatable {
         guard !tracks.isEmpty else { return .none }
         var common: [Range<Double>]?
         var starts: [Double] = []
+        var budget = maxSampleVisits
         for track in tracks {
-            let (runs, start) = presentRuns(track, bytes)
+            let (runs, start) = presentRuns(track, bytes, budget: &budget)
             starts.append(start)
             common = common.map { intersect($0, runs) } ?? runs
         }
@@ -44,8 +45,15 @@ public struct PlayableTime: Sendable, Equatable {
         return PlayableTime(prefixSeconds: prefix, ranges: ranges)
     }
 
+    /// The most samples one call looks at one by one (inside chunks that are partly present).
+    /// Past it, what is left of such chunks counts as missing: the answer can only be shorter,
+    /// never longer. A hostile table of 4,294,967,295 samples in a chunk that runs past the
+    /// end of a 457-byte file kept a status poll (and the preload of that file) busy without
+    /// end.
+    static let maxSampleVisits = 1 << 20
+
     /// The time ranges of `track` whose samples are present, and the time of its first sample.
-    private static func presentRuns(_ track: SeekPlanner.IndexedTrack, _ bytes: ByteRangeSet) -> ([Range<Double>], Double) {
+    private static func presentRuns(_ track: SeekPlanner.IndexedTrack, _ bytes: ByteRangeSet, budget: inout Int) -> ([Range<Double>], Double) {
         let count = track.samples.sampleCount
         let first = track.decodePresentationTime(of: 0)
         let end = max(track.presentationEnd ?? first, first)
@@ -74,10 +82,18 @@ public struct PlayableTime: Sendable, Equatable {
                 if runStart == nil { runStart = index }
             } else if !bytes.overlaps(span) {
                 close(at: index)
+            } else if budget <= 0 {
+                close(at: index)   // out of budget: counted as missing
             } else {
-                // Part of a chunk may be there (a seek plan ends mid-chunk): sample by sample.
+                // Part of a chunk may be there (a seek plan ends mid-chunk): sample by sample,
+                // within the budget (the rest of the chunk then counts as missing).
                 var sampleIndex = index
                 track.samples.forEachSample(in: index..<(index + samples)) { sample in
+                    budget -= 1
+                    guard budget > 0 else {
+                        close(at: sampleIndex)
+                        return false
+                    }
                     if sample.byteCount == 0 || bytes.contains(sample.byteOffset..<sample.endOffset) {
                         if runStart == nil { runStart = sampleIndex }
                     } else {

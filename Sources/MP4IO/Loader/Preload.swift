@@ -19,6 +19,9 @@ public enum Preload {
         public var fetchedBytes: UInt64
         /// Bytes of the resource present afterwards.
         public var cachedBytes: UInt64
+        /// What plays from the cache afterwards (the status a caller would ask for next,
+        /// without parsing the `moov` again).
+        public var playable: PlayableTime
     }
 
     /// How far past the seconds asked the plan reaches: a decoder that reorders frames
@@ -57,57 +60,59 @@ public enum Preload {
         options.stopsAtFirstFragment = true   // a fragmented file's other fragments are not scanned
         let head = try await MP4File.open(source, options: options)
         let target = seconds + reorderMargin
-        let wanted: ByteRangeSet, windowEnd: Double
+        let wanted: ByteRangeSet, planner: SeekPlanner, windowEnd: Double
         if let first = walkStart(head) {
             await source.markPreloaded()   // before the fill: a player that reads meanwhile unmarks it
             // Fragments from the first until the decode times reach the target; then, as long
             // as what the walked prefix plays (presentation times: edit lists, reordering) falls
             // short of it, one more fragment.
-            var (end, _) = try await walkFragments(head, from: first, of: source, seconds: target, limits: limits, yieldingWhile: busy)
+            var end = try await walkFragments(head, from: first, of: source, seconds: target, limits: limits, yieldingWhile: busy)
             var prefix = try await prefixIndex(of: source, length: end, limits: limits)
-            for _ in 0..<maxExtraFragments where end < head.layout.fileSize && PlayableTime.of(prefix, present: ByteRangeSet([0..<end])).prefixSeconds < target {
-                let (next, _) = try await walkFragments(head, from: end, of: source, seconds: 0, limits: limits, yieldingWhile: busy)
-                guard next > end else { break }
+            var playable = PlayableTime.of(prefix, present: ByteRangeSet([0..<end]))
+            for _ in 0..<maxExtraFragments where end < head.layout.fileSize && playable.prefixSeconds < target {
+                guard let next = try await takeFragment(at: end, length: head.layout.fileSize, of: source, yieldingWhile: busy)?.end, next > end else { break }
                 end = next
                 prefix = try await prefixIndex(of: source, length: end, limits: limits)
+                playable = PlayableTime.of(prefix, present: ByteRangeSet([0..<end]))
             }
             // What the plan reads besides the fragments (samples that some files keep before
             // their first moof) is filled too.
             let plan = try prefix.plan(at: 0, duration: target)
-            var ranges = ByteRangeSet()
-            ranges.insert(first..<end)
-            for range in plan.ranges where !range.isEmpty && !ranges.contains(range) {
+            var ranges = ByteRangeSet([first..<end])
+            for range in plan.ranges where !ranges.contains(range) {
                 try await fill(range, of: source, yieldingWhile: busy)
                 ranges.insert(range)
             }
-            (wanted, windowEnd) = (ranges, min(plan.windowEnd, PlayableTime.of(prefix, present: ByteRangeSet([0..<end])).prefixSeconds))
+            (wanted, planner, windowEnd) = (ranges, prefix, min(plan.windowEnd, playable.prefixSeconds))
         } else {
-            // Progressive (the layout is whole), or a hybrid or indexed fragmented file: the seek plan.
+            // Progressive (the layout is whole), or a hybrid fragmented file (samples in `moov`
+            // and in fragments): the seek plan of the whole file.
             let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(source, options: MP4File.Options(limits: limits)) : head
-            let plan = try await SeekPlanner.plan(file, from: source, at: 0, duration: target, limits: limits)
+            planner = try await SeekPlanner.index(file, from: source, limits: limits)
+            let plan = try planner.plan(at: 0, duration: target)
             await source.markPreloaded()
-            var ranges = ByteRangeSet()
-            for range in plan.ranges + fragments(file.layout, for: plan.ranges) where !range.isEmpty { ranges.insert(range) }
+            var ranges = ByteRangeSet(plan.ranges + fragments(file.layout, for: plan.ranges))
             if let moov = file.layout.boxes.first(where: { $0.type == .moov }) {
-                // A player that jumps to a moov at the end reads from the block boundary before
-                // it: Chromium asked for bytes=1343488- to read a moov at 1,348,486, and those
-                // 4,998 uncached bytes cost a preloaded film two round trips to the origin.
+                // A player that jumps to a moov at the end may read from a block boundary
+                // before it: Chromium asked for bytes=1343488- (a multiple of 32 KiB) to read a
+                // moov at 1,348,486, and those 4,998 uncached bytes cost a preloaded film two
+                // round trips to the origin.
                 ranges.insert((moov.offset / playerBlock * playerBlock)..<moov.offset)
             }
-            for range in ranges.ranges where !range.isEmpty { try await fill(range, of: source, yieldingWhile: busy) }
+            for range in ranges.ranges { try await fill(range, of: source, yieldingWhile: busy) }
             (wanted, windowEnd) = (ranges, plan.windowEnd)
         }
         let after = await source.statistics.upstreamBytes
-        return Outcome(seconds: seconds, windowEnd: windowEnd, ranges: wanted.ranges,
-                       fetchedBytes: after - min(after, before), cachedBytes: await source.cachedRanges.byteCount)
+        let present = await source.cachedRanges
+        return Outcome(seconds: seconds, windowEnd: windowEnd, ranges: wanted.ranges, fetchedBytes: after - min(after, before),
+                       cachedBytes: present.byteCount, playable: PlayableTime.of(planner, present: present))
     }
 
     /// Where a fragment walk starts: the first `moof` of a fragmented file whose samples are
-    /// all in fragments (no samples in `moov`, no segment index taken by the scan); nil for
-    /// any other file.
+    /// all in fragments (none in `moov`); nil for any other file. (A `sidx` is not followed:
+    /// the walk needs no index.)
     static func walkStart(_ head: MP4File) -> UInt64? {
         guard let movie = head.movie, movie.hasMovieExtends, movie.tracks.allSatisfy({ $0.sampleCount == 0 }),
-              head.layout.indexedRanges.isEmpty,
               let moof = head.layout.boxes.first(where: { $0.type == .moof }) else { return nil }
         return moof.offset
     }
@@ -132,15 +137,14 @@ public enum Preload {
     static let fragmentHead: UInt64 = 16 << 10
 
     /// Takes whole fragments of a fragmented file in file order from `start` (the first
-    /// `moof`) until every track that has had samples reaches `seconds` past its first
-    /// sample, and every audio and video track has had samples (waiting for one at most
-    /// ``maxExtraFragments`` fragments): each fragment's head is read (its `moof` and the headers after it, one
-    /// request), the rest of the fragment is filled in one more, and its `moof` is indexed
-    /// from the cache. The other fragments are never scanned (a scan of the file read 16 KiB
-    /// at every `moof`: a 3 s preload of a 10 s fragmented film cost 242,655 of 444,921 B).
-    /// Returns where the walk ended and the seconds every track reached.
+    /// `moof`, ``takeFragment(at:length:of:yieldingWhile:)``) until every track that has had
+    /// samples reaches `seconds` past its first sample (decode times), and every audio and
+    /// video track has had samples (waiting for one at most ``maxExtraFragments`` fragments).
+    /// Each `moof` is indexed from the cache. The other fragments are never scanned (a scan of
+    /// the file read 16 KiB at every `moof`: a 3 s preload of a 10 s fragmented film cost
+    /// 242,655 of 444,921 B). Returns where the walk ended.
     static func walkFragments(_ head: MP4File, from start: UInt64, of source: CachedByteSource, seconds: Double, limits: ParseLimits,
-                              yieldingWhile busy: (@Sendable () -> Bool)?) async throws -> (end: UInt64, reached: Double) {
+                              yieldingWhile busy: (@Sendable () -> Bool)?) async throws -> UInt64 {
         let length = head.layout.fileSize
         var timescales: [UInt32: UInt32] = [:]
         for track in head.movie?.tracks ?? [] { timescales[track.trackID] = track.timescale ?? 0 }
@@ -148,11 +152,8 @@ public enum Preload {
         let required = Set((head.movie?.tracks ?? []).filter { $0.kind == .video || $0.kind == .audio }.map(\.trackID))
         var waiting = 0
         var position = start
-        var reached = 0.0
         for _ in 0..<maxWalkedFragments where position < length {
-            let (moof, end) = try await fragment(at: position, length: length, of: source)
-            guard let moof else { break }   // not a fragment: what follows is not walked
-            try await fill(position..<end, of: source, yieldingWhile: busy)
+            guard let (moof, end) = try await takeFragment(at: position, length: length, of: source, yieldingWhile: busy) else { break }
             position = end
             let index = try await FragmentIndex.load(head, moofAt: moof, from: source, limits: limits)
             for (trackID, table) in index.tables where table.sampleCount > 0 {
@@ -172,8 +173,7 @@ public enum Preload {
                 guard let scale = timescales[trackID], scale > 0, let begin = first[trackID] else { continue }
                 spans[trackID] = Double(end &- begin) / Double(scale)
             }
-            reached = spans.values.min() ?? 0
-            guard !spans.isEmpty, reached >= seconds else { continue }
+            guard let reached = spans.values.min(), reached >= seconds else { continue }
             // Every track seen so far has reached the target. An audio or video track not seen
             // yet (a file whose first fragments hold one track only) is waited for a few more
             // fragments.
@@ -181,7 +181,18 @@ public enum Preload {
             waiting += 1
             if waiting > maxExtraFragments { break }
         }
-        return (position, reached)
+        return position
+    }
+
+    /// Makes the fragment at `position` present: its head is read (the `moof` and the
+    /// headers after it, one request), the rest filled in one more. Its `moof` and end; nil
+    /// when no `moof` is there (what follows is not walked).
+    static func takeFragment(at position: UInt64, length: UInt64, of source: CachedByteSource,
+                             yieldingWhile busy: (@Sendable () -> Bool)?) async throws -> (moof: Range<UInt64>, end: UInt64)? {
+        let (moof, end) = try await fragment(at: position, length: length, of: source)
+        guard let moof else { return nil }
+        try await fill(position..<end, of: source, yieldingWhile: busy)
+        return (moof, end)
     }
 
     /// The fragment at `offset`: the boxes before its `moof` (`styp`, `sidx`, `emsg`...), the
