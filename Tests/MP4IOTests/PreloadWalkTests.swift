@@ -8,7 +8,8 @@ import MP4TestSupport
 /// file (``Preload/walkFragments``): for every file of SampleMedia and the shared corpus, a
 /// 2 s preload ends without a trap or a hang, and for every fragmented file the walk takes,
 /// it caches at least the bytes the seek plan of the whole file says [0, 2.25 s) needs.
-/// What a preload says plays is what the cache's status says.
+/// For a valid file, the cache's status then says at least 2 s play (or the film's window,
+/// when shorter).
 @Suite(.timeLimit(.minutes(5))) struct PreloadWalkTests {
     static var files: [String] {
         let directories = [Fixtures.sampleMedia, Fixtures.sampleMedia + "/malformed"]
@@ -26,18 +27,17 @@ import MP4TestSupport
             var options = MP4File.Options()
             options.stopsAtFirstFragment = true
             let walks = (try? await MP4File.open(local, options: options)).flatMap(Preload.walkStart) != nil
-            print("WALK \(path) \(ContinuousClock.now)")
-            guard let outcome = try? await Preload.run(cached, seconds: 2) else { continue }
-            // What the preload says plays is what the cache's status says (fetch --seconds
-            // prints the first without parsing the moov again).
+            guard (try? await Preload.run(cached, seconds: 2)) != nil else { continue }
             let status = await CacheStatus.of(cached.name, in: directory)
-            #expect(abs((status?.playable.prefixSeconds ?? -1) - outcome.playable.prefixSeconds) < 1e-9,
-                    "\(path): the preload says \(outcome.playable.prefixSeconds) s, the status \(status?.playable.prefixSeconds ?? -1) s")
             guard walks else { continue }
             walked += 1
             guard let file = try? await MP4File.open(local),
                   let plan = try? await SeekPlanner.plan(file, from: local, at: 0, duration: 2 + Preload.reorderMargin) else { continue }
             let present = await cached.cachedRanges
+            // What the cache's status says plays: the 2 s asked, or the whole plan's window
+            // when the film is shorter (for valid files: a malformed one's times may be absurd).
+            let playable = status?.playable.prefixSeconds ?? 0
+            #expect(path.contains("/malformed/") || playable + 0.05 >= min(2, plan.windowEnd), "\(path): status says \(playable) s after a 2 s preload (window \(plan.windowEnd) s)")
             // A truncated file's plan may name bytes past its end; those are nobody's to cache.
             for planned in plan.ranges where planned.lowerBound < file.layout.fileSize {
                 let range = planned.lowerBound..<min(planned.upperBound, file.layout.fileSize)

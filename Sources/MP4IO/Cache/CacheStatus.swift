@@ -55,11 +55,26 @@ public struct CacheStatus: Sendable, Equatable {
 }
 
 extension CacheStatus {
-    /// The index of a fragmented file's cached prefix (from byte 0, as a preload leaves it),
-    /// read as if the file ended there: its fragments up to the first missing byte.
+    /// The index of a fragmented file's cached prefix (as a preload leaves it), read as if the
+    /// file ended there: the top-level boxes from byte 0 whose headers are cached (a box's
+    /// body may be missing, as an `mdat` a plan took only part of; a `moof`'s must be there),
+    /// up to the first that is not. (The first cached run from 0 was used before: an `.f4v`
+    /// whose first samples lie in an `mdat` before its first `moof` showed 0 s when 4.7 s were
+    /// cached.)
     static func fragmentedPrefix(_ snapshot: CacheSnapshot, limits: ParseLimits) async -> SeekPlanner? {
-        guard let run = snapshot.table.rangeSet.ranges.first, run.lowerBound == 0 else { return nil }
-        let prefix = PrefixSource(base: snapshot, length: run.upperBound)
+        let present = snapshot.table.rangeSet, length = snapshot.table.length
+        var end: UInt64 = 0
+        for _ in 0..<limits.maxTopLevelBoxes where end < length {
+            let wanted = end..<min(length, end + 16)
+            guard present.contains(end..<min(length, end + 8)),
+                  let bytes = try? await snapshot.read(present.contains(wanted) ? wanted : end..<min(length, end + 8)),
+                  let header = try? BoxHeader.parse(bytes[...], at: end, containerEnd: length), header.size > 0 else { break }
+            let next = end + min(header.size, length - end)
+            if header.type == .moof && !present.contains(end..<next) { break }
+            end = next
+        }
+        guard end > 0 else { return nil }
+        let prefix = PrefixSource(base: snapshot, length: end)
         guard let file = try? await MP4File.open(prefix, options: MP4File.Options(limits: limits)), file.movie != nil, file.isFragmented else { return nil }
         return try? await SeekPlanner.index(file, from: prefix, limits: limits)
     }
@@ -70,6 +85,7 @@ struct PrefixSource: ByteSource {
     let base: any ByteSource
     let length: UInt64
     var name: String { base.name }
+    var preferredReadSize: Int { base.preferredReadSize }
     func length() async throws -> UInt64 { length }
     func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, length)
@@ -126,6 +142,10 @@ final class CacheSnapshot: ByteSource, @unchecked Sendable {
     deinit { Platform.closeFile(fd) }
 
     var name: String { table.resource }
+    /// A box header's worth: a scan reads at least this much at each header, and a larger
+    /// window ran into bytes a preload had not cached right after a cached `mdat` header (a
+    /// fragmented film then showed 0 s playable).
+    var preferredReadSize: Int { 16 }
     func length() async throws -> UInt64 { table.length }
     func validator() async throws -> String? { table.validator }
 

@@ -19,9 +19,6 @@ public enum Preload {
         public var fetchedBytes: UInt64
         /// Bytes of the resource present afterwards.
         public var cachedBytes: UInt64
-        /// What plays from the cache afterwards (the status a caller would ask for next,
-        /// without parsing the `moov` again).
-        public var playable: PlayableTime
     }
 
     /// How far past the seconds asked the plan reaches: a decoder that reorders frames
@@ -60,7 +57,7 @@ public enum Preload {
         options.stopsAtFirstFragment = true   // a fragmented file's other fragments are not scanned
         let head = try await MP4File.open(source, options: options)
         let target = seconds + reorderMargin
-        let wanted: ByteRangeSet, planner: SeekPlanner, windowEnd: Double
+        let wanted: ByteRangeSet, windowEnd: Double
         if let first = walkStart(head) {
             await source.markPreloaded()   // before the fill: a player that reads meanwhile unmarks it
             // Fragments from the first until the decode times reach the target; then, as long
@@ -83,13 +80,12 @@ public enum Preload {
                 try await fill(range, of: source, yieldingWhile: busy)
                 ranges.insert(range)
             }
-            (wanted, planner, windowEnd) = (ranges, prefix, min(plan.windowEnd, playable.prefixSeconds))
+            (wanted, windowEnd) = (ranges, min(plan.windowEnd, playable.prefixSeconds))
         } else {
             // Progressive (the layout is whole), or a hybrid fragmented file (samples in `moov`
             // and in fragments): the seek plan of the whole file.
             let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(source, options: MP4File.Options(limits: limits)) : head
-            planner = try await SeekPlanner.index(file, from: source, limits: limits)
-            let plan = try planner.plan(at: 0, duration: target)
+            let plan = try await SeekPlanner.plan(file, from: source, at: 0, duration: target, limits: limits)
             await source.markPreloaded()
             var ranges = ByteRangeSet(plan.ranges + fragments(file.layout, for: plan.ranges))
             if let moov = file.layout.boxes.first(where: { $0.type == .moov }) {
@@ -103,9 +99,8 @@ public enum Preload {
             (wanted, windowEnd) = (ranges, plan.windowEnd)
         }
         let after = await source.statistics.upstreamBytes
-        let present = await source.cachedRanges
         return Outcome(seconds: seconds, windowEnd: windowEnd, ranges: wanted.ranges, fetchedBytes: after - min(after, before),
-                       cachedBytes: present.byteCount, playable: PlayableTime.of(planner, present: present))
+                       cachedBytes: await source.cachedRanges.byteCount)
     }
 
     /// Where a fragment walk starts: the first `moof` of a fragmented file whose samples are
