@@ -34,7 +34,7 @@ public enum CacheDirectory {
             let tableUsage = Platform.usage(base + ".ranges")
             if let table = try? CacheTable.load(base + ".ranges") {
                 result.append(Entry(resource: table.resource, length: table.length, cachedBytes: table.rangeSet.byteCount, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? 0, validator: table.validator, isDamaged: false,
-                                    isPreloadedUnplayed: Platform.exists(base + ".preloaded")))
+                                    isPreloadedUnplayed: Platform.exists(preloadMarker(ofData: base + ".data"))))
             } else {
                 result.append(Entry(resource: String(name.dropLast(5)), length: usage?.size ?? 0, cachedBytes: 0, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? usage?.modified ?? 0, validator: nil, isDamaged: true))
             }
@@ -93,9 +93,14 @@ public enum CacheDirectory {
         return protected + others
     }
 
-    /// The marker of an entry preloaded and not yet played.
+    /// The marker of an entry preloaded and not yet played: beside its data file (`KEY.data`),
+    /// `KEY.preloaded`.
+    static func preloadMarker(ofData data: String) -> String {
+        (data.hasSuffix(".data") ? String(data.dropLast(".data".count)) : data) + ".preloaded"
+    }
+
     static func preloadMarker(directory: String, resource: String) -> String {
-        String(CachedByteSource.entryPaths(directory: directory, resource: resource).data.dropLast(5)) + ".preloaded"
+        preloadMarker(ofData: CachedByteSource.entryPaths(directory: directory, resource: resource).data)
     }
 
     /// Marks the entry of `resource` as preloaded and not yet played (``Preload``).
@@ -125,7 +130,7 @@ public enum CacheDirectory {
         defer { EntryLocks.unlockTable(fd) }
         Platform.removeFile(table)
         Platform.removeFile(data)
-        Platform.removeFile(String(data.dropLast(5)) + ".preloaded")
+        Platform.removeFile(preloadMarker(ofData: data))
         // Removed while held: a process waiting on the old file finds it gone once it gets
         // the lock and locks the new one (EntryLocks.openAndLockTable), so no two hold it at once.
         Platform.removeFile(lock)

@@ -91,8 +91,21 @@ public final class MediaLoader: Sendable {
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
             throw MP4Error(.invalidRequest, "only http and https origins are preloaded: \(origin)")
         }
+        let body = preloading(seconds: seconds)
+        return try await preloads.run(origin) { try await body(origin) }
+    }
+
+    /// Starts preloads of `origins` in the background, unless more than `maxPending` would
+    /// then run or wait (false: none started). `serve`'s `_/preload`.
+    func preloadInBackground(_ origins: [String], seconds: Double, maxPending: Int) async -> Bool {
+        await preloads.startAll(origins.filter { SourceFactory.isURL($0) && URL(string: $0) != nil }, maxPending: maxPending, preloading(seconds: seconds))
+    }
+
+    /// What one preload does: opens the origin through the cache at preload priority and runs
+    /// ``Preload/run(_:seconds:limits:yieldingWhile:)``, standing aside for players.
+    private func preloading(seconds: Double) -> @Sendable (String) async throws -> Preload.Outcome {
         let options = self.options, activity = self.activity, played = self.played
-        return try await preloads.run(origin) {
+        return { origin in
             var opening = SourceFactory.Options(http: options.http, cache: options.cache)
             // Its fetches are reported like a player's, at preload priority: they make nothing wait.
             (opening.activity, opening.readPriority) = (activity, .preload)

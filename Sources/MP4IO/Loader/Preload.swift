@@ -283,32 +283,49 @@ actor PreloadTable {
 
     init(limit: Int) { self.limit = max(limit, 1) }
 
+    /// Preloads `origin` with `body` (or joins the preload of it that runs) and returns its
+    /// outcome; cancelling the caller cancels the preload.
     func run(_ origin: String, _ body: @escaping @Sendable () async throws -> Preload.Outcome) async throws -> Preload.Outcome {
-        let task: Task<Preload.Outcome, any Error>
-        let id: UInt64
-        if let existing = running[origin] {
-            (id, task) = existing
-        } else {
-            nextID += 1
-            id = nextID
-            failures[origin] = nil
-            task = ServingTask.startThrowing { [self] in
-                await acquire()
-                do {
-                    try Task.checkCancellation()
-                    let outcome = try await body()
-                    await release()
-                    return outcome
-                } catch {
-                    await release()
-                    if !(error is CancellationError) { await failed(origin, error) }
-                    throw error
-                }
-            }
-            running[origin] = (id, task)
-        }
-        defer { finish(origin, id) }
+        let task = start(origin, body)
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    /// Starts preloads of `origins` in the background (`body` makes each), all or none: none
+    /// when more than `maxPending` would then run or wait (origins already preloading join
+    /// theirs). Decided and registered in one step of this actor, so requests that arrive
+    /// together cannot pass the bound between a check and a start.
+    func startAll(_ origins: [String], maxPending: Int, _ body: @escaping @Sendable (String) async throws -> Preload.Outcome) -> Bool {
+        let new = Set(origins).filter { running[$0] == nil }
+        guard running.count + new.count <= maxPending else { return false }
+        for origin in origins { _ = start(origin) { try await body(origin) } }
+        return true
+    }
+
+    /// The preload of `origin`: the one running, or a new one, registered at once and
+    /// forgotten when it ends.
+    private func start(_ origin: String, _ body: @escaping @Sendable () async throws -> Preload.Outcome) -> Task<Preload.Outcome, any Error> {
+        if let existing = running[origin] { return existing.task }
+        nextID += 1
+        let id = nextID
+        failures[origin] = nil
+        // The task's first step needs this actor, which is busy until `running` holds it.
+        let task = ServingTask.startThrowing { [self] in
+            await acquire()
+            do {
+                try Task.checkCancellation()
+                let outcome = try await body()
+                await release()
+                await finish(origin, id)
+                return outcome
+            } catch {
+                await release()
+                if !(error is CancellationError) { await failed(origin, error) }
+                await finish(origin, id)
+                throw error
+            }
+        }
+        running[origin] = (id, task)
+        return task
     }
 
     private func acquire() async {

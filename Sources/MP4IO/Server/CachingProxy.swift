@@ -97,9 +97,7 @@ public final class CachingProxy: @unchecked Sendable {
             }
         }
         guard request.method == "GET" || request.method == "HEAD" else {
-            var refusal = HTTPServerResponse.text(405, "media is read with GET and HEAD")
-            refusal.headers.append(("Allow", "GET, HEAD"))
-            return refusal
+            return ProxyControl.Refusal(405, "media is read with GET and HEAD", allow: "GET, HEAD").response
         }
         guard let origin = request.query["url"] else { return .text(400, "missing ?url=ORIGIN") }
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
@@ -116,14 +114,11 @@ public final class CachingProxy: @unchecked Sendable {
         switch asked {
         case .preload(let urls, let seconds, let faststart):
             // In the background, at the loader's bounded concurrency and below every player;
-            // at most ProxyControl.maxPending waiting at once.
-            guard await loader.preloadCount + urls.count <= ProxyControl.maxPending else {
+            // at most ProxyControl.maxPending running or waiting at once.
+            guard await loader.preloadInBackground(urls, seconds: seconds, maxPending: ProxyControl.maxPending) else {
                 var refusal = HTTPServerResponse.text(429, "\(ProxyControl.maxPending) preloads are waiting already; ask again when some are done (_/status)")
                 refusal.headers.append(("Retry-After", "5"))
                 return refusal
-            }
-            for url in urls {
-                ServingTask.start { [loader] in _ = try? await loader.preload(url, seconds: seconds) }
             }
             return ProxyControl.accepted(urls: urls, seconds: seconds, faststart: faststart)
         case .status(let url):
