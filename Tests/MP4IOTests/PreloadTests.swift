@@ -156,11 +156,8 @@ import MP4TestSupport
         let (root, names) = try #require(Self.films)
         let nginx = try #require(NginxServer.start(root: root))
         defer { nginx.stop() }
-        let directory = FileSystem.temporaryDirectory("mp4probe-feed-proxy")
-        defer { FileSystem.removeDirectory(directory) }
-        let proxy = CachingProxy(options: CachingProxy.Options(cacheDirectory: directory))
-        try proxy.start()
-        defer { proxy.stop() }
+        let (proxy, directory) = try CachingProxyTests.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
         let base = try #require(URL(string: proxy.baseURL)), port = try #require(base.port), path = base.path + "/"
         let marker = "api=\(UInt64.random(in: 0...UInt64.max))"
         let origins = names.prefix(2).map { nginx.baseURL + "/" + $0 + "?" + marker }

@@ -59,11 +59,8 @@ import MP4TestSupport
         let film = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
         let origin = try #require(LoopbackHTTPServer(body: film, behavior: .keepsAlive))
         defer { origin.stop() }
-        let directory = FileSystem.temporaryDirectory("mp4probe-pool")
-        defer { FileSystem.removeDirectory(directory) }
-        let proxy = CachingProxy(options: CachingProxy.Options(cacheDirectory: directory))
-        try proxy.start()
-        defer { proxy.stop() }
+        let (proxy, directory) = try CachingProxyTests.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
         let url = try #require(URL(string: proxy.url(for: origin.url.absoluteString, faststart: faststart)))
         let port = try #require(url.port), path = url.path + "?" + (url.query ?? "")
         let held = await Executables.offPool { Self.duringHeldPool { Self.get(port, path) } }
