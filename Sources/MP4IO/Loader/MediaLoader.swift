@@ -208,8 +208,8 @@ public struct MediaResource: ByteSource {
             await prefetcher.waitForMovie(timeout: movieWait)
             try Task.checkCancellation()   // the player left while `moov` loaded
         }
-        let start = position
-        ServingTask.start { await prefetcher.playerReads(at: start) }
+        let start = position, ticket = await prefetcher.ticket()
+        ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
         try await source.read(position..<range.upperBound, into: consume)
     }
 

@@ -93,9 +93,24 @@ actor Prefetcher {
         waiters.removeValue(forKey: id)?.resume()
     }
 
+    /// The order of player reads: each read takes a ticket in its own task, in the order the
+    /// reads come, before its prefetch is started in the background.
+    private var issued: UInt64 = 0
+    private var handled: UInt64 = 0
+
+    func ticket() -> UInt64 {
+        issued += 1
+        return issued
+    }
+
     /// A player reads from `offset` of the served resource: when that is in the media, fetch
-    /// the next seconds of every track from the time it belongs to.
-    func playerReads(at offset: UInt64) async {
+    /// the next seconds of every track from the time it belongs to. A read older than one
+    /// already handled is ignored: the background tasks that carry them may run in any order,
+    /// and AVPlayer's probe of bytes 0-1 handled after its seek superseded the seek's prefetch
+    /// with one from 0 (seen under CI load: the window was never fetched).
+    func playerReads(at offset: UInt64, ticket: UInt64) async {
+        guard ticket > handled else { return }
+        handled = ticket
         guard let map else { return }
         let time: Double
         if let view {
