@@ -71,7 +71,7 @@ public final class CachedByteSource: ByteSource {
     /// The resources of `directory` that a source in this process has open: what eviction must
     /// spare (``CacheDirectory/evict(_:toAtMost:sparing:)``).
     public static func openResources(directory: String) async -> Set<String> {
-        await CacheRegistry.shared.openResources(directory: directory)
+        CacheRegistry.shared.openResources(directory: directory)
     }
 
     /// What this source did.
@@ -116,7 +116,7 @@ public final class CachedByteSource: ByteSource {
         self.options = options
         self.directory = directory
         try Platform.makeDirectory(directory)
-        let entry = try await CacheRegistry.shared.entry(directory: directory, resource: key ?? upstream.name, policy: options.readAhead)
+        let entry = try CacheRegistry.shared.entry(directory: directory, resource: key ?? upstream.name, policy: options.readAhead)
         self.entry = entry
         let stored = try await entry.storedDescription()
         let now = Int64(Date().timeIntervalSince1970)
@@ -357,7 +357,7 @@ public final class CachedByteSource: ByteSource {
 
     /// Makes the next sources for `directory` reopen its entries from disk.
     public static func forgetOpenEntries(directory: String) async {
-        await CacheRegistry.shared.forget(directory: directory)
+        CacheRegistry.shared.forget(directory: directory)
     }
 
     /// The file names of the entry for `resource` (for tools and tests).
