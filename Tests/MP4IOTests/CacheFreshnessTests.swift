@@ -82,4 +82,50 @@ import MP4TestSupport
         #expect(renewed.freshness == .revalidated)
         #expect(try await renewed.read(0..<300_000) == changed)
     }
+
+    /// An entry used without asking (fresh) fetches its first missing byte in one request:
+    /// the HTTP origin takes the entry's length and validator as its own and checks them on
+    /// the response (If-Range), with no head request first. Whatever validator the origin
+    /// has (ETag, Last-Modified only) and when it ignores Range, a changed origin still fails
+    /// before any byte is mixed in.
+    @Test(.requires("nginx"), .timeLimit(.minutes(2))) func aFreshEntryFetchesItsFirstMissingByteInOneRequest() async throws {
+        let root = FileSystem.temporaryDirectory(), cache = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(root); FileSystem.removeDirectory(cache) }
+        let original = Self.film(3)
+        FileSystem.write(original, to: root + "/film.mp4")
+        let nginx = try #require(NginxServer.start(root: root))
+        defer { nginx.stop() }
+        for location in ["", "/no-etag", "/no-ranges"] {
+            let url = nginx.baseURL + location + "/film.mp4?one-request"
+            do {
+                let first = try await CachedByteSource(upstream: try Self.source(url), directory: cache)
+                #expect(try await first.read(0..<100_000) == Array(original[0..<100_000]))
+            }
+            await CachedByteSource.forgetOpenEntries(directory: cache)
+            let origin = try Self.source(url)
+            let fresh = try await CachedByteSource(upstream: origin, directory: cache)
+            #expect(fresh.freshness == .fresh)
+            #expect(try await fresh.read(150_000..<300_000) == Array(original[150_000..<300_000]), "\(location)")
+            #expect(origin.statistics.requests == 1, "\(location): \(origin.statistics.requests) requests for the first missing part")
+            await CachedByteSource.forgetOpenEntries(directory: cache)
+        }
+        // The origin changes (new content, ETag and Last-Modified): each fresh entry's first
+        // fetch fails as "changed", and its cached bytes stay the old ones.
+        try await Task.sleep(for: .milliseconds(1100))
+        let changed = Self.film(4)
+        FileSystem.write(changed, to: root + "/film.mp4")
+        for location in ["", "/no-etag", "/no-ranges"] {
+            let url = nginx.baseURL + location + "/film.mp4?one-request"
+            let fresh = try await CachedByteSource(upstream: try Self.source(url), directory: cache)
+            #expect(fresh.freshness == .fresh)
+            do {
+                _ = try await fresh.read(100_000..<120_000)
+                Issue.record("\(location): a changed origin was read into the entry")
+            } catch let error as MP4Error {
+                #expect(error.cause == .sourceChanged, "\(location): \(error)")
+            }
+            #expect(try await fresh.read(0..<1000) == Array(original[0..<1000]), "\(location)")
+            await CachedByteSource.forgetOpenEntries(directory: cache)
+        }
+    }
 }

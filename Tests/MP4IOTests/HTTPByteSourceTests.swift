@@ -122,6 +122,43 @@ import MP4TestSupport
         #expect(warnings.withLock { $0.count } == 1, "\(warnings.withLock { $0 })")
     }
 
+    /// A cache's entry description taken as the source's own (`presume`): no head request,
+    /// and each response checked against it: a stale validator (If-Range then answers the
+    /// whole body), another length, or a whole body that does not carry the validator is
+    /// "changed"; an origin that ignores Range with the same validator is read as one.
+    @Test func aPresumedDescriptionSavesTheHeadRequestAndIsChecked() async throws {
+        let length = UInt64(Self.body.count)
+        func read(_ behavior: LoopbackHTTPServer.Behavior, length: UInt64, validator: String) async throws -> (bytes: [UInt8], ranges: [String]) {
+            let (source, server) = try Self.source(behavior)
+            defer { server.stop() }
+            #expect(source.presume(length: length, validator: validator))
+            #expect(!source.presume(length: length, validator: validator), "a second description is refused")
+            let bytes = try await source.read(100_000..<110_000)
+            return (bytes, server.ranges)
+        }
+        let fresh = try await read(.normal, length: length, validator: "\"v1\"")
+        #expect(fresh.bytes == Array(Self.body[100_000..<110_000]))
+        #expect(fresh.ranges == ["bytes=100000-109999"])
+        let whole = try await read(.ignoresRange, length: length, validator: "\"v1\"")
+        #expect(whole.bytes == Array(Self.body[100_000..<110_000]))
+        for (behavior, length, validator) in [(LoopbackHTTPServer.Behavior.normal, length, "\"v0\""), (.normal, length - 1, "\"v1\""),
+                                               (.ignoresRange, length, "\"v0\""), (.ignoresRangeWithoutValidators, length, "\"v1\"")] {
+            do {
+                _ = try await read(behavior, length: length, validator: validator)
+                Issue.record("\(behavior), \(length), \(validator): read a changed resource")
+            } catch let error as MP4Error {
+                #expect(error.cause == .sourceChanged, "\(behavior): \(error)")
+            }
+        }
+        // What cannot be sent as If-Range is refused, and the source asks as usual.
+        for validator in [nil, "W/\"v1\"", "v1"] {
+            let (source, server) = try Self.source(.normal)
+            defer { server.stop() }
+            #expect(!source.presume(length: length, validator: validator))
+            #expect(try await source.length() == length)
+        }
+    }
+
     @Test func droppedConnectionResumesTheMissingPartOnly() async throws {
         let (source, server) = try Self.source(.dropsAfter(bytes: 30_000, times: 2))
         defer { server.stop() }

@@ -63,7 +63,8 @@ public final class NginxServer: Sendable {
     static let executables = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx", "/opt/homebrew/bin/nginx"]
 
     /// Starts nginx serving `root` (also under `/as-octet-stream/` and `/as-audio/`, which
-    /// give every file that `Content-Type`); `limitRate` (nginx syntax, `100k`) paces every response,
+    /// give every file that `Content-Type`, `/no-etag/`, answered with `Last-Modified` as the
+    /// only validator, and `/no-ranges/`, which ignores `Range`); `limitRate` (nginx syntax, `100k`) paces every response,
     /// as a slow origin does.
     public static func start(root: String, limitRate: String? = nil) -> NginxServer? {
         guard let nginx = executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
@@ -87,6 +88,8 @@ public final class NginxServer: Sendable {
             listen 127.0.0.1:\(port); root \(root);\(limitRate.map { " limit_rate \($0);" } ?? "")
             location /as-octet-stream/ { alias \(root)/; types { } default_type application/octet-stream; }
             location /as-audio/ { alias \(root)/; types { } default_type audio/mp4; }
+            location /no-etag/ { alias \(root)/; etag off; }
+            location /no-ranges/ { alias \(root)/; max_ranges 0; }
           }
         }
         """
@@ -153,6 +156,8 @@ public final class LoopbackHTTPServer: Sendable {
         case normal
         /// Answers 200 with the whole body, whatever the Range.
         case ignoresRange
+        /// Answers 200 with the whole body, whatever the Range, and no ETag.
+        case ignoresRangeWithoutValidators
         /// The first `times` responses announce the full length but stop after `bytes` body
         /// bytes and close the connection.
         case dropsAfter(bytes: Int, times: Int)
@@ -335,7 +340,7 @@ public final class LoopbackHTTPServer: Sendable {
         var cut: Int?
         switch behavior {
         case .normal: break
-        case .ignoresRange:
+        case .ignoresRange, .ignoresRangeWithoutValidators:
             status = 200
             payload = body
         case .dropsAfter(let bytes, let times):
@@ -366,7 +371,7 @@ public final class LoopbackHTTPServer: Sendable {
         }
         if status == 206 && start > end { status = 416; payload = [] }
         let reason = [200: "OK", 206: "Partial Content", 416: "Range Not Satisfiable", 429: "Too Many Requests", 503: "Service Unavailable"][status] ?? "Error"
-        headers.append("ETag: \(etag)")
+        if case .ignoresRangeWithoutValidators = behavior {} else { headers.append("ETag: \(etag)") }
         switch behavior {
         case .chunked: headers.append("Transfer-Encoding: chunked")
         case .closeDelimited: break

@@ -94,6 +94,12 @@ public final class HTTPByteSource: ByteSource {
         /// Whether the first request was answered over `http:` (not redirected to `https:`,
         /// where URLSession collects bodies).
         var headAnsweredOverHTTP = false
+        /// Length and validator were given by ``presume(length:validator:)``, not learnt: no
+        /// head request is made.
+        var described = false
+        /// Given and not yet confirmed by a `206` (then a `200` may also mean an origin that
+        /// ignores `Range`, told apart by its validator).
+        var presumed = false
     }
 
     /// The URL.
@@ -230,8 +236,38 @@ public final class HTTPByteSource: ByteSource {
         }
     }
 
+    /// Takes `length` and `validator` (what ``validator()`` returned for this URL before: an
+    /// entity tag or a `Last-Modified` date) as the resource's, without asking the server:
+    /// no head request is made, every request carries `If-Range` with the validator, and
+    /// every response is checked against both, so a changed resource fails with cause
+    /// ``MP4Error/Cause/sourceChanged`` before any of its bytes is delivered. A cache uses it
+    /// for an entry it holds: the first missing byte costs one request, not two.
+    ///
+    /// Returns `false` and changes nothing when the source has already made a request, or
+    /// the validator cannot be sent as `If-Range` (none, a weak entity tag, or neither form).
+    func presume(length: UInt64, validator: String?) -> Bool {
+        guard length <= UInt64(Int64.max), let validator else { return false }
+        let isTag = validator.hasPrefix("\""), isDate = validator.hasSuffix(" GMT")
+        guard isTag || isDate else { return false }
+        return headTask.withLock { task in
+            guard task == nil else { return false }
+            return state.withLock { state in
+                guard state.length == nil, state.statistics.requests == 0 else { return false }
+                state.length = length
+                if isTag { state.etag = validator } else { state.lastModified = validator }
+                state.described = true
+                state.presumed = true
+                // As if the head had been answered over this scheme (a redirect to https
+                // later is then read in one collected request, as after a real head).
+                state.headAnsweredOverHTTP = url.scheme?.lowercased() == "http"
+                return true
+            }
+        }
+    }
+
     /// The first request, made once: the head window and the total length.
     private func fetchHead() async throws {
+        if state.withLock({ $0.described }) { return }
         let task = headTask.withLock { current -> Task<Void, any Error> in
             if let current { return current }
             let made = ServingTask.startThrowing { try await self.loadHead() }
@@ -304,6 +340,19 @@ public final class HTTPByteSource: ByteSource {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.utf8.count <= 256, trimmed.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else { return nil }
         return trimmed
+    }
+
+    /// A `200` to a request made on a presumed description (``presume(length:validator:)``)
+    /// is the resource only when it carries the presumed validator and length: otherwise
+    /// `If-Range` did not match, and the resource changed.
+    private func confirmWhole(_ head: HTTPResponseHead) throws {
+        let (etag, modified, length) = state.withLock { ($0.etag, $0.lastModified, $0.length) }
+        let sameTag = etag != nil && head.header("etag") == etag
+        let sameDate = etag == nil && modified != nil && head.header("last-modified") == modified
+        let sameLength = head.header("content-length").flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }.map { $0 == length } ?? true
+        guard (sameTag || sameDate) && sameLength else {
+            throw MP4Error(.io, "\(name) changed on the server since it was cached (If-Range did not match); nothing of it was used").caused(by: .sourceChanged)
+        }
     }
 
     /// Checks (or, on the first response, records) the validators.
@@ -388,11 +437,18 @@ public final class HTTPByteSource: ByteSource {
                             wanted = wanted.lowerBound..<min(wanted.upperBound, total)
                         } else if let total = contentRange.total, total != state.withLock({ $0.length }) {
                             throw MP4Error(.io, "\(name) changed on the server: its length went from \(state.withLock { $0.length ?? 0 }) to \(total) bytes").caused(by: .sourceChanged)
+                        } else {
+                            state.withLock { $0.presumed = false }
                         }
                         // `last` may be anything up to 2^64-1 in a learning answer: no `last + 1`.
                         expected = Int(min(contentRange.last, wanted.upperBound - 1) + 1 - wanted.lowerBound)
                     case 200:
-                        if !learning && (state.withLock { $0.etag != nil || $0.lastModified != nil }) && supportsRanges {
+                        let (validated, presumed) = state.withLock { ($0.etag != nil || $0.lastModified != nil, $0.presumed) }
+                        if presumed {
+                            // Either If-Range did not match or the origin ignores Range: the
+                            // same validator and length say which.
+                            try confirmWhole(head)
+                        } else if !learning && validated && supportsRanges {
                             // If-Range did not match: the file is not the one we started reading.
                             throw MP4Error(.io, "\(name) changed on the server between two reads (If-Range did not match); open it again").caused(by: .sourceChanged)
                         }
