@@ -4,6 +4,7 @@
 # a phone's link (slow-link.py: 50 ms each way, so a request costs a 100 ms round trip, and
 # 1 MB/s shared by every connection; MP4PROBE_FEED_DELAY_MS, MP4PROBE_FEED_RATE). Not a test:
 # it prints medians side by side.
+#   0. the film as a local file (file://): Chromium's own time, the floor of any network
 #   1. straight from the origin
 #   2. through `mp4probe serve`, not preloaded (a fresh cache)
 #   3. through `mp4probe serve` after `POST _/preload` of 3 s (waited for with `_/status`)
@@ -84,9 +85,10 @@ stop_serve() { kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/n
 
 median() { tr ' ' '\n' | grep -v '^-*$' | sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else print a[int((NR + 1) / 2)]}'; }
 
-direct="" cold="" warm="" warm_origin=""
+file_ms="" direct="" cold="" warm="" warm_origin=""
 for run in $(seq 1 "$runs"); do
   marker="run=$run-$RANDOM"
+  file_ms+=" $(canplay "file://$film")"
   direct+=" $(canplay "$link/film.mp4?$marker")"
 
   start_serve
@@ -103,18 +105,20 @@ for run in $(seq 1 "$runs"); do
   done
   before=$(grep -c "warm-$marker" "$dir/feed/origin.log" || true)
   warm+=" $(canplay "${base}film.mp4?url=$(encode "$url")")"
-  after=$(grep -c "warm-$marker" "$dir/feed/origin.log" || true)
-  warm_origin+=" $((after - before))"
+  # The ranges the origin sent once the film was given to the player (its read-ahead past
+  # the preloaded part; none of the preloaded bytes again).
+  warm_origin+=" [$(grep "warm-$marker" "$dir/feed/origin.log" | tail -n +$((before + 1)) | awk -F'|' '{print $2}' | paste -sd, -)]"
   stop_serve
 done
 
 size=$(stat -c %s "$film")
 echo "time to first frame (src to canplay), median of $runs; a $size-byte moov-at-end film, origin behind ${delay_ms} ms each way and $rate B/s shared"
 printf '%-44s %10s   %s\n' "" "canplay ms" "runs"
+printf '%-44s %10s   %s\n' "a local file (file://, no network)" "$(echo $file_ms | median)" "$file_ms"
 printf '%-44s %10s   %s\n' "straight from the origin" "$(echo $direct | median)" "$direct"
 printf '%-44s %10s   %s\n' "through serve, not preloaded" "$(echo $cold | median)" "$cold"
 printf '%-44s %10s   %s\n' "through serve, 3 s preloaded" "$(echo $warm | median)" "$warm"
-echo "origin requests while the preloaded film started: $warm_origin"
+echo "origin requests once the preloaded film was given to the player: $warm_origin"
 
 # The playing film's bandwidth, alone and with four preloads over the same link.
 alone="" shared="" preload_bytes=""

@@ -5,8 +5,9 @@ import Testing
 import MP4TestSupport
 
 /// Preloading by seconds, as a feed uses it (issue 33): `fetch --seconds 3` of four films in
-/// four layouts, then the origin stopped, and ffmpeg plays their first 3 s through `serve`
-/// frame for frame as from the local files; `_/status` says 3 s are playable. A byte preload
+/// four layouts (and the same through a running `serve`'s `_/preload`), then the origin
+/// stopped, and ffmpeg plays their first 3 s through `serve` frame for frame as from the
+/// local files; `_/status` says 3 s are playable. A byte preload
 /// of a moov-at-end film, the way other caches preload, caches bytes that hold no index and
 /// nothing plays (KTVHTTPCache #137).
 @Suite(.serialized, .timeLimit(.minutes(5))) struct PreloadTests {
@@ -82,16 +83,48 @@ import MP4TestSupport
         }
     }
 
-    @Test(.requires("nginx", "ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
-    func threeSecondsPreloadedPlayWithTheOriginGone() async throws {
+    /// How the films are preloaded: `mp4probe fetch --seconds 3`, or a running `serve` asked
+    /// with `POST _/preload` and followed with `_/status` (the same process then serves them
+    /// with the origin gone).
+    enum PreloadWay: String, CaseIterable, Sendable { case fetch, proxy }
+
+    /// Asks a running serve at `base` to preload `origins` for `seconds` and waits (at most
+    /// 60 s) until `_/status` says each is done and playable for that long.
+    static func preloadThroughTheProxy(_ base: String, _ origins: [String], seconds: Int) async throws {
+        let url = try #require(URL(string: base)), port = try #require(url.port)
+        let body = #"{"urls": [\#(origins.map { "\"\($0)\"" }.joined(separator: ", "))], "seconds": \#(seconds)}"#
+        let accepted = try await send(port, "POST \(url.path)/_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nContent-Type: application/json\r\n", body: body)
+        #expect(accepted.status == 202, "\(String(decoding: accepted.body, as: UTF8.self))")
+        for origin in origins {
+            var status: [String: Any] = [:]
+            for _ in 0..<600 {
+                status = try await Self.status(base, origin)
+                if status["preloading"] as? Bool == false, (status["playableSeconds"] as? Double ?? 0) >= Double(seconds) { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(status["preloading"] as? Bool == false && status["preloadError"] is NSNull, "\(origin): \(status)")
+        }
+    }
+
+    @Test(.requires("nginx", "ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"), arguments: PreloadWay.allCases)
+    func threeSecondsPreloadedPlayWithTheOriginGone(_ way: PreloadWay) async throws {
         let (root, names) = try #require(Self.films)
         let cache = FileSystem.temporaryDirectory("mp4probe-feed-cache")
         defer { FileSystem.removeDirectory(cache) }
         let nginx = try #require(NginxServer.start(root: root))
-        let marker = "feed=\(UInt64.random(in: 0...UInt64.max))"
+        let marker = "feed=\(way)-\(UInt64.random(in: 0...UInt64.max))"
         let origins = names.map { nginx.baseURL + "/" + $0 + "?" + marker }
-        let fetched = await Self.mp4probe(["fetch"] + origins + ["--cache", cache, "--seconds", "3"])
-        #expect(fetched.status == 0, "\(fetched.output)")
+        var running: (Process, String)?
+        switch way {
+        case .fetch:
+            let fetched = await Self.mp4probe(["fetch"] + origins + ["--cache", cache, "--seconds", "3"])
+            #expect(fetched.status == 0, "\(fetched.output)")
+        case .proxy:
+            let started = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+            running = started
+            try await Self.preloadThroughTheProxy(started.1, origins, seconds: 3)
+        }
+        defer { running?.0.terminate() }
         // What the origin sent for each film: at most its moov, the bytes of its first 4 s
         // (the seek plan of [0, 4 s) of the local file) and a head of 16 KiB, the issue's
         // bound (a fragmented film's scan of every moof broke it: 242,655 B, bound 197,090).
@@ -102,16 +135,23 @@ import MP4TestSupport
             let moov = file.layout.boxes.first { $0.type == .moov }?.size ?? 0
             let firstSeconds = try await SeekPlanner.plan(file, from: local, at: 0, duration: 4).byteCount
             let bound = moov + firstSeconds + (16 << 10)
-            print("preload 3 s of \(name): \(sent) of \(file.layout.fileSize) B from the origin (bound \(bound): moov \(moov), 4 s \(firstSeconds))")
-            #expect(sent > 0 && UInt64(sent) <= bound, "\(name): \(sent) B for 3 of 10 s, bound \(bound)")
+            print("preload 3 s of \(name) (\(way)): \(sent) of \(file.layout.fileSize) B from the origin (bound \(bound): moov \(moov), 4 s \(firstSeconds))")
+            #expect(sent > 0 && UInt64(sent) <= bound, "\(name) (\(way)): \(sent) B for 3 of 10 s, bound \(bound)")
         }
-        let (serve, base) = try await Self.serveWithTheOriginGone(nginx, cache: cache)
+        let serve: Process, base: String
+        if let running {
+            nginx.stop()
+            await Self.waitUntilClosed(Int(URL(string: nginx.baseURL)?.port ?? 0))
+            (serve, base) = running
+        } else {
+            (serve, base) = try await Self.serveWithTheOriginGone(nginx, cache: cache)
+        }
         defer { serve.terminate() }
         for (name, origin) in zip(names, origins) {
             let local = await Self.firstSeconds(root + "/" + name, 3)
             #expect(local.split(separator: "\n").count > 100, "\(name): \(local.prefix(200))")
             let played = await Self.firstSeconds(ProxyProcessTests.proxied(base, origin), 3)
-            #expect(played == local, "\(name): \(played.split(separator: "\n").count) frame lines through serve, \(local.split(separator: "\n").count) from the file")
+            #expect(played == local, "\(name) (\(way)): \(played.split(separator: "\n").count) frame lines through serve, \(local.split(separator: "\n").count) from the file")
             if name == "moov-at-end.mp4" {
                 let view = await Self.firstSeconds(ProxyProcessTests.proxied(base, origin) + "&faststart=1", 3)
                 #expect(view == local, "the faststart view of \(name)")
