@@ -237,9 +237,37 @@ import MP4TestSupport
         #expect(try await Self.send(port, "POST \(path)_/preload HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n", body: #"{"urls": ["file:///etc/passwd"], "seconds": 2}"#).status == 400)
     }
 
+    /// A preload's own reads stand aside as its fills do: with the origin busy from the start
+    /// (a player fetching), a preload of each film takes nothing past the head window that
+    /// opened its entry (not a moov at the end, nor a fragment's head) until the player ends;
+    /// then it completes.
+    @Test(.requires("nginx", "ffmpeg"))
+    func aPreloadsReadsWaitForThePlayerToo() async throws {
+        let (root, names) = try #require(Self.films)
+        let nginx = try #require(NginxServer.start(root: root))
+        defer { nginx.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-feed-reads")
+        defer { FileSystem.removeDirectory(directory) }
+        let marker = "reads=\(UInt64.random(in: 0...UInt64.max))"
+        for name in names {
+            let origin = nginx.baseURL + "/" + name + "?" + marker
+            let cached = try await CachedByteSource(upstream: try HTTPByteSource(url: try #require(URL(string: origin))), directory: directory)
+            let busy = Locked(true)
+            let preload = ServingTask.startThrowing { try await Preload.run(cached, seconds: 3, yieldingWhile: { busy.withLock { $0 } }) }
+            try await Task.sleep(for: .milliseconds(500))
+            let during = nginx.requests(containing: "/" + name + "?" + marker).reduce(0) { $0 + $1.bodyBytes }
+            #expect(during == 64 << 10, "\(name): \(during) B fetched while a player fetched (the head window is 65,536)")
+            busy.withLock { $0 = false }
+            let outcome = try await preload.value
+            #expect(outcome.windowEnd >= 3, "\(name): \(outcome)")
+            let status = try #require(await CacheStatus.of(origin, in: directory))
+            #expect(status.playable.prefixSeconds >= 3, "\(name): \(status)")
+        }
+    }
+
     /// Preloads yield to a player: while a player's read of another film streams from the
-    /// origin (paced by nginx at 1 MB/s), four preloads fetch their films' indexes but none of
-    /// their media; once it ends they complete.
+    /// origin (paced by nginx at 1 MB/s), four preloads fetch nothing (not even their films'
+    /// heads and indexes); once it ends they complete.
     @Test(.requires("nginx", "ffmpeg"))
     func preloadsWaitWhileAPlayerReads() async throws {
         let (root, names) = try #require(Self.films)
@@ -293,9 +321,11 @@ import MP4TestSupport
         // 64 KiB head, had ended): a reader 3 s behind its fetch would make this a look at
         // nothing.
         #expect(playerSent <= 64 << 10, "the player's fetch had ended when the test looked (\(playerSent) B logged)")
-        for (index, name) in names.enumerated() where !name.hasPrefix("fragmented") {
-            // The index and the first 64 KiB window of each: at most 160 KiB while the player fetched.
-            #expect(during[index] <= 160 << 10, "\(name): \(during[index]) B fetched while the player read")
+        for (index, name) in names.enumerated() {
+            // Nothing at all while the player fetched: not the head window that opens the
+            // entry, nor the moov, nor a fragment's head (before they stood aside too, each
+            // took its head and index: up to 131,334 B).
+            #expect(during[index] == 0, "\(name): \(during[index]) B fetched while the player read")
             #expect(after[index] > during[index], "\(name): nothing fetched after the player ended")
         }
         for name in names {
@@ -378,6 +408,29 @@ import MP4TestSupport
         #expect(await cached.cachedRanges.contains(0..<UInt64(2 << 20)))
         #expect(upstream.requests.count == 2, "one request before the player, one after: \(upstream.requests)")
         #expect(upstream.sent < (2 << 20) + (64 << 10), "bytes fetched twice: \(upstream.sent)")
+    }
+
+    /// A preload's parser reading a large missing range (a long film's moov) is a fill: it
+    /// stops for a player and goes on after, as ``aFillStopsForAPlayerAndGoesOnAfter()``.
+    @Test func aLargeReadOfAPreloadStopsForAPlayer() async throws {
+        let (cached, upstream, directory) = try await CacheStreamingTests.source(2 << 20)
+        defer { FileSystem.removeDirectory(directory) }
+        let busy = Locked(false)
+        upstream.hold(requestsFrom: 0, at: 256 << 10)
+        let reads = Preload.YieldingReads(source: cached, busy: { busy.withLock { $0 } })
+        let reading = ServingTask.startThrowing { try await reads.read(0..<UInt64(2 << 20)).count }
+        for _ in 0..<3000 where upstream.sent < 256 << 10 { try await Task.sleep(for: .milliseconds(10)) }
+        busy.withLock { $0 = true }
+        try await Task.sleep(for: .milliseconds(300))
+        upstream.release()
+        try await Task.sleep(for: .milliseconds(300))
+        let stopped = upstream.sent
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(upstream.sent == stopped, "the preload's read went on while a player read")
+        #expect(stopped < 2 << 20)
+        busy.withLock { $0 = false }
+        #expect(try await reading.value == 2 << 20)
+        #expect(upstream.requests.count == 2, "one request before the player, one after: \(upstream.requests)")
     }
 
     @Test func withoutAPlayerAFillIsOneRequest() async throws {

@@ -109,6 +109,9 @@ public final class MediaLoader: Sendable {
             var opening = SourceFactory.Options(http: options.http, cache: options.cache)
             // Its fetches are reported like a player's, at preload priority: they make nothing wait.
             (opening.activity, opening.readPriority) = (activity, .preload)
+            // Opening may ask the origin (a new or stale entry: its head window): not while a
+            // player fetches.
+            try await Preload.wait { activity.isBusy }
             let opened = try await SourceFactory.open(origin, options: opening)
             guard let cached = opened as? CachedByteSource else {
                 throw MP4Error(.io, "\(origin): the cache in \(options.cache.directory) cannot take a new entry; nothing was preloaded")

@@ -53,9 +53,11 @@ public enum Preload {
                            yieldingWhile busy: (@Sendable () -> Bool)? = nil) async throws -> Outcome {
         guard seconds.isFinite, seconds >= 0 else { throw MP4Error(.invalidRequest, "preload seconds must be a finite number >= 0, not \(seconds)") }
         let before = await source.statistics.upstreamBytes
+        // The parser's reads (headers, the moov, each fragment's head) stand aside too.
+        let reads = YieldingReads(source: source, busy: busy)
         var options = MP4File.Options(limits: limits)
         options.stopsAtFirstFragment = true   // a fragmented file's other fragments are not scanned
-        let head = try await MP4File.open(source, options: options)
+        let head = try await MP4File.open(reads, options: options)
         let target = seconds + reorderMargin
         let wanted: ByteRangeSet, windowEnd: Double
         if let first = walkStart(head) {
@@ -63,11 +65,11 @@ public enum Preload {
             // Fragments from the first until the decode times reach the target; then, as long
             // as what the walked prefix plays (presentation times: edit lists, reordering) falls
             // short of it, one more fragment.
-            var end = try await walkFragments(head, from: first, of: source, seconds: target, limits: limits, yieldingWhile: busy)
+            var end = try await walkFragments(head, from: first, of: reads, seconds: target, limits: limits)
             var prefix = try await prefixIndex(of: source, length: end, limits: limits)
             var playable = PlayableTime.of(prefix, present: ByteRangeSet([0..<end]))
             for _ in 0..<maxExtraFragments where end < head.layout.fileSize && playable.prefixSeconds < target {
-                guard let next = try await takeFragment(at: end, length: head.layout.fileSize, of: source, yieldingWhile: busy)?.end, next > end else { break }
+                guard let next = try await takeFragment(at: end, length: head.layout.fileSize, of: reads)?.end, next > end else { break }
                 end = next
                 prefix = try await prefixIndex(of: source, length: end, limits: limits)
                 playable = PlayableTime.of(prefix, present: ByteRangeSet([0..<end]))
@@ -84,8 +86,8 @@ public enum Preload {
         } else {
             // Progressive (the layout is whole), or a hybrid fragmented file (samples in `moov`
             // and in fragments): the seek plan of the whole file.
-            let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(source, options: MP4File.Options(limits: limits)) : head
-            let plan = try await SeekPlanner.plan(file, from: source, at: 0, duration: target, limits: limits)
+            let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(reads, options: MP4File.Options(limits: limits)) : head
+            let plan = try await SeekPlanner.plan(file, from: reads, at: 0, duration: target, limits: limits)
             await source.markPreloaded()
             var ranges = ByteRangeSet(plan.ranges + fragments(file.layout, for: plan.ranges))
             if let moov = file.layout.boxes.first(where: { $0.type == .moov }) {
@@ -138,8 +140,7 @@ public enum Preload {
     /// Each `moof` is indexed from the cache. The other fragments are never scanned (a scan of
     /// the file read 16 KiB at every `moof`: a 3 s preload of a 10 s fragmented film cost
     /// 242,655 of 444,921 B). Returns where the walk ended.
-    static func walkFragments(_ head: MP4File, from start: UInt64, of source: CachedByteSource, seconds: Double, limits: ParseLimits,
-                              yieldingWhile busy: (@Sendable () -> Bool)?) async throws -> UInt64 {
+    static func walkFragments(_ head: MP4File, from start: UInt64, of source: YieldingReads, seconds: Double, limits: ParseLimits) async throws -> UInt64 {
         let length = head.layout.fileSize
         var timescales: [UInt32: UInt32] = [:]
         for track in head.movie?.tracks ?? [] { timescales[track.trackID] = track.timescale ?? 0 }
@@ -148,7 +149,7 @@ public enum Preload {
         var waiting = 0
         var position = start
         for _ in 0..<maxWalkedFragments where position < length {
-            guard let (moof, end) = try await takeFragment(at: position, length: length, of: source, yieldingWhile: busy) else { break }
+            guard let (moof, end) = try await takeFragment(at: position, length: length, of: source) else { break }
             position = end
             let index = try await FragmentIndex.load(head, moofAt: moof, from: source, limits: limits)
             for (trackID, table) in index.tables where table.sampleCount > 0 {
@@ -182,11 +183,10 @@ public enum Preload {
     /// Makes the fragment at `position` present: its head is read (the `moof` and the
     /// headers after it, one request), the rest filled in one more. Its `moof` and end; nil
     /// when no `moof` is there (what follows is not walked).
-    static func takeFragment(at position: UInt64, length: UInt64, of source: CachedByteSource,
-                             yieldingWhile busy: (@Sendable () -> Bool)?) async throws -> (moof: Range<UInt64>, end: UInt64)? {
+    static func takeFragment(at position: UInt64, length: UInt64, of source: YieldingReads) async throws -> (moof: Range<UInt64>, end: UInt64)? {
         let (moof, end) = try await fragment(at: position, length: length, of: source)
         guard let moof else { return nil }
-        try await fill(position..<end, of: source, yieldingWhile: busy)
+        try await fill(position..<end, of: source.source, yieldingWhile: source.busy)
         return (moof, end)
     }
 
@@ -194,7 +194,7 @@ public enum Preload {
     /// `moof` (nil when none comes within 64 boxes) and the boxes after it whose headers are
     /// in the fragment's head (its `mdat`), up to the next `moof` or `mfra`. One read (the
     /// head), plus a header read for each leading box past it.
-    static func fragment(at offset: UInt64, length: UInt64, of source: CachedByteSource) async throws -> (moof: Range<UInt64>?, end: UInt64) {
+    static func fragment(at offset: UInt64, length: UInt64, of source: any ByteSource) async throws -> (moof: Range<UInt64>?, end: UInt64) {
         let bytes = try await source.read(offset..<min(length, offset + fragmentHead))
         let headEnd = offset + UInt64(bytes.count)
         var position = offset
@@ -231,7 +231,7 @@ public enum Preload {
     static func fill(_ range: Range<UInt64>, of source: CachedByteSource, yieldingWhile busy: (@Sendable () -> Bool)?) async throws {
         guard let busy else { return try await source.fill(range) }
         while true {
-            while busy() { try await Task.sleep(for: look) }
+            try await wait(while: busy)
             let interrupted = try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask { try await source.fill(range); return false }
                 group.addTask {
@@ -243,6 +243,55 @@ public enum Preload {
                 return first
             }
             if !interrupted { return }
+        }
+    }
+}
+
+extension Preload {
+    /// Returns once `busy` is false (looking every ``look``); throws when cancelled.
+    static func wait(while busy: (@Sendable () -> Bool)?) async throws {
+        guard let busy else { return }
+        while busy() { try await Task.sleep(for: look) }
+    }
+
+    /// Reads of a preload's parser (headers, the `moov`, each fragment's head), standing aside
+    /// for players like its fills: a read that needs the origin waits while `busy`; one of more
+    /// than ``YieldingReads/stoppable`` bytes (a long film's `moov`: 7.4 MB for two hours) is
+    /// filled first as a fill is, stopping when a player starts. Reads of cached bytes go at once.
+    struct YieldingReads: ByteSource {
+        /// Missing bytes above which a read is filled first, stoppable.
+        static let stoppable: UInt64 = 256 << 10
+        let source: CachedByteSource
+        let busy: (@Sendable () -> Bool)?
+
+        var name: String { source.name }
+        var preferredReadSize: Int { source.preferredReadSize }
+        func length() async throws -> UInt64 { try await source.length() }
+        func validator() async throws -> String? { try await source.validator() }
+        func attributes() async throws -> ResourceAttributes { try await source.attributes() }
+
+        /// Waits for the origin to be free when `range` is not all cached.
+        private func standAside(_ range: Range<UInt64>) async throws {
+            guard let busy else { return }
+            let upper = min(range.upperBound, try await source.length())
+            guard range.lowerBound < upper else { return }
+            let missing = await source.cachedRanges.missing(in: range.lowerBound..<upper)
+            guard !missing.isEmpty else { return }
+            if missing.reduce(0, { $0 + UInt64($1.count) }) > Self.stoppable {
+                for gap in missing { try await Preload.fill(gap, of: source, yieldingWhile: busy) }
+            } else {
+                try await Preload.wait(while: busy)
+            }
+        }
+
+        func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+            try await standAside(range)
+            return try await source.read(range)
+        }
+
+        func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+            try await standAside(range)
+            try await source.read(range, into: consume)
         }
     }
 }
