@@ -15,7 +15,9 @@ public enum Preload {
         /// The byte ranges filled besides the headers and `moov`: the plan's, and in a
         /// fragmented file the fragments they are in (``fragments(_:for:)``).
         public var ranges: [Range<UInt64>]
-        /// Bytes this preload fetched from the origin (0: all were cached).
+        /// Bytes the origin sent for this resource's cache entry while the preload ran (0: all
+        /// were cached): the preload's fetches, and those of a player of this process that read
+        /// the same resource meanwhile (the entry counts fetches, not who asked).
         public var fetchedBytes: UInt64
         /// Bytes of the resource present afterwards.
         public var cachedBytes: UInt64
