@@ -19,13 +19,19 @@ public struct MP4File: Sendable {
         public var followsSegmentIndex: Bool = false
         /// Stop the top-level walk at the first `moof`: for readers that need `moov` only (a
         /// proxy's prefetcher) and must not walk every fragment of a remote file. The layout
-        /// then lists the boxes up to that `moof`.
+        /// then lists the boxes up to that `moof` (and ``Facts/fragmentTables`` is not read).
         public var stopsAtFirstFragment: Bool = false
+        /// The facts read beyond `ftyp` and `moov` (``Facts``). `nil`, the default, is what
+        /// `mp4probe info` shows: all of them, except ``Facts/fragmentTables`` from a
+        /// ``ByteSource/isRemote`` source (a request per `moof`). ``Facts/structure`` reads
+        /// nothing more: for callers that need only the index (a proxy, a seek, a rewrite).
+        public var facts: Facts?
 
         /// Creates options.
-        public init(limits: ParseLimits = .default, loadsAllBoxes: Bool = false) {
+        public init(limits: ParseLimits = .default, loadsAllBoxes: Bool = false, facts: Facts? = nil) {
             self.limits = limits
             self.loadsAllBoxes = loadsAllBoxes
+            self.facts = facts
         }
     }
 
@@ -150,141 +156,13 @@ public struct MP4File: Sendable {
             findings += summary.findings
             movie = summary
         }
-        return MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics, movieBytes: movieBytes)
-    }
-
-    /// A copy with `movie` and, in its statistics, what `loader` read.
-    private func replacing(_ movie: Movie, after loader: SourceLoader?) -> MP4File {
-        var copy = self
-        copy.movie = movie
-        copy.statistics.readCount += loader?.statistics.readCount ?? 0
-        copy.statistics.byteCount += loader?.statistics.byteCount ?? 0
-        return copy
-    }
-
-    /// A copy whose chapters are the titles of its QuickTime chapter track (`tref/chap`), when
-    /// it has one and no `chpl`: each title is a text sample (a 16-bit length, then UTF-8 or
-    /// UTF-16 with a byte-order mark). One read when the samples lie within 256 KiB of each
-    /// other (as writers place them), else one per title; at most
-    /// ``MovieMetadata/maximumChapters`` titles of at most 1 KiB.
-    public func readingChapterTitles(from source: some ByteSource, limits: ParseLimits = .default) async throws -> MP4File {
-        guard var movie, movie.metadata.chapters.isEmpty, let id = movie.metadata.chapterTrackID,
-              let track = movie.tracks.first(where: { $0.trackID == id }), let stbl = track.sampleTableBox,
-              let timescale = track.timescale, timescale > 0 else { return self }
-        let table = SampleTable(stbl: stbl, path: track.sampleTablePath)
-        var samples: [(start: Double, range: Range<UInt64>)] = []
-        for index in 0..<min(table.sampleCount, MovieMetadata.maximumChapters) {
-            guard let sample = table.sample(at: index), sample.byteOffset < layout.fileSize else { continue }
-            // At least the 16-bit length must be there (a sample at the very end of a
-            // truncated file may have one byte).
-            let count = min(UInt64(sample.byteCount), 1024, layout.fileSize - sample.byteOffset)
-            guard count >= 2 else { continue }
-            samples.append((Double(sample.decodeTime) / Double(timescale), sample.byteOffset..<(sample.byteOffset + count)))
-        }
-        guard let lowest = samples.map(\.range.lowerBound).min(), let highest = samples.map(\.range.upperBound).max() else { return self }
-        var loader = SourceLoader(source: source, limits: limits)
-        let span: [UInt8]? = highest - lowest <= 256 << 10 ? try await loader.read(lowest..<highest) : nil
-        var chapters: [MovieMetadata.Chapter] = []
-        for sample in samples {
-            let bytes: ArraySlice<UInt8>
-            if let span { bytes = span[Int(sample.range.lowerBound - lowest)..<Int(sample.range.upperBound - lowest)] } else { bytes = try await loader.read(sample.range)[...] }
-            let length = Int(bytes[bytes.startIndex]) << 8 | Int(bytes[bytes.startIndex + 1])
-            let text = bytes.dropFirst(2).prefix(length)
-            let title = text.starts(with: [0xFE, 0xFF]) ? MetadataValueBox.utf16BigEndian(text.dropFirst(2)) : String(decoding: text, as: UTF8.self)
-            chapters.append(MovieMetadata.Chapter(startSeconds: sample.start, title: title))
-        }
-        movie.metadata.chapters = chapters.sorted { $0.startSeconds < $1.startSeconds }
-        movie.metadata.chapterSource = .chapterTrack
-        return replacing(movie, after: loader)
-    }
-
-    /// A copy whose MP3 tracks carry the channel mode of their first frame header: MP4
-    /// writers often leave the sample entry's channel count at the placeholder 2 for mono MP3,
-    /// and `esds` says nothing about channels for MPEG-1/2 audio. One read of 4 bytes per such
-    /// track (counted in ``statistics``).
-    public func probingFirstFrames(from source: some ByteSource, limits: ParseLimits = .default) async throws -> MP4File {
-        guard var movie else { return self }
-        var loader = SourceLoader(source: source, limits: limits)
-        for (position, track) in movie.tracks.enumerated() {
-            // The first sample starts its chunk: the first chunk offset is all it takes (no
-            // sample table is built for it).
-            guard var entry = track.sampleEntries.first, entry.isMPEGAudio, track.sampleCount > 0,
-                  let offsets = track.sampleTableBox.flatMap({ $0.table(.stco) ?? $0.table(.co64) }), offsets.entryCount > 0 else { continue }
-            let first = UInt64(bitPattern: offsets.field(0, 0))
-            guard first <= layout.fileSize, layout.fileSize - first >= 4 else { continue }
-            let header = try await loader.read(first..<(first + 4))
-            // 11 sync bits, then version, layer, ...; the channel mode is the top two bits of
-            // the fourth byte (3: single channel).
-            guard header[0] == 0xFF, header[1] & 0xE0 == 0xE0, header[1] & 0x06 != 0 else { continue }
-            entry.frameHeaderChannelCount = header[3] >> 6 == 3 ? 1 : 2
-            movie.tracks[position].sampleEntries[0] = entry
-        }
-        guard loader.statistics.readCount > 0 else { return self }
-        return replacing(movie, after: loader)
-    }
-
-    /// A copy whose duration, when neither `mvhd` nor `mehd` gives one, is what the segment
-    /// index (`sidx`) declares: an initialisation segment with an index (DASH on-demand) has
-    /// no fragments to measure. One read of the index; nothing when it is absent.
-    public func completingDuration(from source: some ByteSource, limits: ParseLimits = .default) async throws -> MP4File {
-        guard var movie, isFragmented, (movie.durationSeconds ?? 0) == 0, layout.boxes.contains(where: { $0.type == .sidx }) else { return self }
-        // The scan already read the index when it followed it.
-        if let indexed = layout.indexedRanges.first, indexed.timescale > 0 {
-            movie.indexedDurationSeconds = Double(indexed.duration) / Double(indexed.timescale)
-            return replacing(movie, after: nil)
-        }
-        let main = movie.tracks.first { $0.kind == .video } ?? movie.tracks.first { $0.kind == .audio } ?? movie.tracks.first
-        var loader = SourceLoader(source: source, limits: limits)
-        var parser = BoxTreeParser(limits: limits)
-        // The first top-level index of the main track (or the first index): its subsegment
-        // durations cover the presentation, wherever their bytes are (an init segment's index
-        // points into other files).
-        let indexes = layout.boxes.filter { $0.type == .sidx }
-        var chosen: SegmentIndexBox?
-        for box in indexes {
-            guard let sidx = try await loader.loadBox(box.offset..<box.availableEnd, path: .top(.sidx), what: "the index boxes (sidx)", parser: &parser).model(SegmentIndexBox.self), sidx.timescale > 0 else { continue }
-            if chosen == nil || sidx.referenceID == main?.trackID { chosen = sidx }
-            if sidx.referenceID == main?.trackID { break }
-        }
-        guard let chosen else { return self }
-        movie.indexedDurationSeconds = Double(chosen.totalDuration) / Double(chosen.timescale)
-        return replacing(movie, after: loader)
-    }
-
-    /// A copy whose fragmented tracks carry the facts their movie fragments hold: sample count,
-    /// bytes, sync samples and duration (the presentation span of their samples), as ffprobe
-    /// reports them. `planner` is ``SeekPlanner/index(_:from:limits:)`` of this file (it read
-    /// every `moof`). Tracks whose samples are in `moov` are unchanged.
-    public func completingFragments(with planner: SeekPlanner) -> MP4File {
-        guard var movie, isFragmented else { return self }
-        for (position, track) in movie.tracks.enumerated() where track.sampleCount == 0 {
-            guard let indexed = planner.tracks.first(where: { $0.track.trackID == track.trackID }), indexed.samples.sampleCount > 0 else { continue }
-            var completed = track
-            let samples = indexed.samples
-            completed.sampleCount = UInt64(samples.sampleCount)
-            var bytes: UInt64 = 0, syncs = 0
-            samples.forEachSample { sample in
-                bytes &+= UInt64(sample.byteCount)
-                if sample.isSync { syncs += 1 }
-                return true
-            }
-            completed.sampleByteCount = bytes
-            completed.syncSampleCount = syncs
-            completed.fragmentDurationSeconds = indexed.presentationSpan
-            completed.factsFromFragments = true
-            movie.tracks[position] = completed
-        }
-        var copy = self
-        // mehd declares the whole movie's duration; a file that holds only part of it (a
-        // segment cut from a longer stream) says so.
-        if let declared = movie.fragmentDuration, let scale = movie.header?.timescale, scale > 0, declared > 0,
-           let measured = movie.tracks.compactMap(\.fragmentDurationSeconds).max() {
-            let seconds = Double(declared) / Double(scale)
-            if abs(seconds - measured) > max(1, 0.1 * measured) {
-                copy.findings.append(Finding(.fragmentDurationMismatch, message: "mehd declares \(seconds) s but the movie fragments hold \((measured * 1000).rounded() / 1000) s of samples; the duration shown is what they hold", path: .top(.moov).appending(.mvex).appending(.mehd)))
-            }
-        }
-        copy.movie = movie
-        return copy
+        var file = MP4File(name: source.name, layout: layout, fileType: fileType, topLevelNodes: nodes, movie: movie, findings: findings, statistics: window.statistics, movieBytes: movieBytes)
+        // The facts pass reads through the same loader: one budget, one count of reads.
+        var loader = window.loader
+        var facts = options.facts ?? Facts.default(for: source)
+        if options.stopsAtFirstFragment { facts.remove(.fragmentTables) }   // the layout ends at the first moof
+        try await file.completeFacts(facts, loader: &loader)
+        file.statistics = loader.statistics
+        return file
     }
 }

@@ -62,7 +62,7 @@ public enum FaststartRewriter {
     /// own layout from the same parse.
     static func opened(input: String, options: Options) async throws -> (source: FileSource, file: MP4File, plan: FaststartPlan) {
         let source = try FileSource(path: input)
-        let file = try await MP4File.open(source, options: MP4File.Options(limits: options.limits))
+        let file = try await MP4File.open(source, options: MP4File.Options(limits: options.limits, facts: .structure))
         return (source, file, try await FaststartPlan.make(file, source: source, options: FaststartPlan.Options(dropsPadding: options.dropsPadding)))
     }
 
@@ -235,8 +235,8 @@ public enum FaststartRewriter {
             MP4Error(.internalError, "verification failed (a bug in the rewrite; the output was not kept): " + message, offset: offset)
         }
         let fileA: MP4File
-        if let opened { fileA = opened } else { fileA = try await MP4File.open(a, options: MP4File.Options(limits: limits)) }
-        let fileB = try await MP4File.open(b, options: MP4File.Options(limits: limits))
+        if let opened { fileA = opened } else { fileA = try await MP4File.open(a, options: MP4File.Options(limits: limits, facts: .structure)) }
+        let fileB = try await MP4File.open(b, options: MP4File.Options(limits: limits, facts: .structure))
         if fileB.layout.moviePlacement == .afterMediaData {
             throw failure("\(output) is not faststart")
         }

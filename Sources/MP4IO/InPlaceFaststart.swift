@@ -163,7 +163,7 @@ public enum InPlaceFaststart {
         let status = try Platform.status(fd, path: path)
         guard status.isRegularFile else { return .unavailable("\(path) is not a regular file") }
         let source = try FileSource(path: path)
-        let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
+        let file = try await MP4File.open(source, options: MP4File.Options(limits: limits, facts: .structure))
         let plan: FaststartInsertion?
         do {
             plan = try await FaststartInsertion.make(file, source: source, blockSize: blockSize(fd))

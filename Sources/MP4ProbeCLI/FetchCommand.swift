@@ -62,7 +62,7 @@ enum FetchCommand: Command {
             summary = "cached all \(Format.grouped(length)) bytes of \(location)"
         } else {
             let limits = try MP4Probe.parseLimits(scanner)
-            let file = try await MP4File.open(cached, options: MP4File.Options(limits: limits))
+            let file = try await MP4File.open(cached, options: MP4File.Options(limits: limits, facts: .structure))
             summary = "cached the headers and moov of \(location)"
             if let time {
                 let plan = try await SeekPlanner.plan(file, from: cached, at: time, duration: duration, limits: limits)

@@ -20,18 +20,10 @@ enum InfoCommand: Command {
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
         let scanner = try ArgumentScanner(arguments, for: spec)
         let location = try scanner.singleFile()
-        var (file, source, limits) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false)
-        // A fragmented file's durations and sample counts are in its moofs: read their
-        // headers when the file is local (over HTTP each moof would cost a request).
-        if file.isFragmented, (file.movie?.durationSeconds ?? 0) == 0 || (file.movie?.tracks.contains { $0.sampleCount == 0 } ?? false),
-           !MP4Probe.isURL(location),
-           let planner = try? await SeekPlanner.index(file, from: source, limits: limits) {
-            file = file.completingFragments(with: planner)
-        }
-        // Facts the header boxes leave open: an index's duration, an MP3 track's channels.
-        file = try await file.completingDuration(from: source, limits: limits)
-        file = try await file.probingFirstFrames(from: source, limits: limits)
-        file = try await file.readingChapterTitles(from: source, limits: limits)
+        // The library's facts pass, as a caller of MP4File.open gets it: this command reads
+        // nothing of its own (fragment tables from a local file, an index's duration, MP3
+        // frame headers, chapter titles).
+        let (file, source, _) = try await MP4Probe.openWithSource(location, scanner, loadsAllBoxes: false, facts: nil)
         if scanner.flag("json") {
             output.write(InfoReport.json(file).rendered(pretty: !scanner.flag("compact")) + "\n")
         } else {

@@ -207,12 +207,13 @@ public enum MP4Probe {
         }
     }
 
-    /// Opens one file and keeps its source and limits for later reads (fragments).
-    static func openWithSource(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool) async throws -> (file: MP4File, source: any ByteSource, limits: ParseLimits) {
+    /// Opens one file and keeps its source and limits for later reads (fragments). `facts`:
+    /// what the open reads beyond `ftyp` and `moov` (nil: what `info` shows).
+    static func openWithSource(_ location: String, _ scanner: ArgumentScanner, loadsAllBoxes: Bool, facts: MP4File.Facts? = .structure) async throws -> (file: MP4File, source: any ByteSource, limits: ParseLimits) {
         let limits = try parseLimits(scanner)
         do {
             let source = try await openCachedSource(location, try sourceOptions(scanner))
-            var options = MP4File.Options(limits: limits, loadsAllBoxes: loadsAllBoxes)
+            var options = MP4File.Options(limits: limits, loadsAllBoxes: loadsAllBoxes, facts: facts)
             // Over HTTP, each fragment header would cost a request: a sidx says where they are
             // (a box listing still walks them all).
             options.followsSegmentIndex = isURL(location) && !loadsAllBoxes

@@ -89,10 +89,12 @@ import MP4TestSupport
         ])
         let bytes = ftyp + B.box("mdat", mdatPayload) + moov
         let source = CountingSource(MemorySource(bytes))
-        let opened = try await MP4File.open(source)
+        let opened = try await MP4File.open(source, options: MP4File.Options(facts: .structure))
+        #expect(opened.movie?.metadata.chapters.isEmpty == true)
         let before = await source.log.ranges.count
-        let file = try await opened.readingChapterTitles(from: source)
-        #expect(await source.log.ranges.count == before + 1)
+        let file = try await MP4File.open(source)   // the facts pass reads the titles: one read more
+        #expect(await source.log.ranges.count == 2 * before + 1)
+        #expect(file.statistics.readCount == opened.statistics.readCount + 1)
         #expect(file.movie?.metadata.chapterSource == .chapterTrack)
         #expect(file.movie?.metadata.chapters.map(\.title) == titles && file.movie?.metadata.chapters.map(\.startSeconds) == [0, 2, 4])
 
@@ -101,7 +103,7 @@ import MP4TestSupport
         var hostile = bytes
         let stco = try #require((0..<(hostile.count - 4)).first { hostile[$0..<($0 + 4)] == ArraySlice("stco".utf8) })
         hostile.replaceSubrange((stco + 12)..<(stco + 16), with: B.u32(UInt32(hostile.count - 1)))
-        let cut = try await MP4File.open(MemorySource(hostile)).readingChapterTitles(from: MemorySource(hostile))
+        let cut = try await MP4File.open(MemorySource(hostile))
         #expect(cut.movie?.metadata.chapters.count ?? 0 <= 1)
     }
 }

@@ -60,7 +60,7 @@ public struct FileCheck: Sendable {
     /// MP4 or is broken a `fail` with an integrity finding.
     public static func check(_ source: some ByteSource, policy: CheckPolicy = CheckPolicy(), limits: ParseLimits = .default) async -> FileCheck {
         do {
-            let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
+            let file = try await MP4File.open(source, options: MP4File.Options(limits: limits, facts: .structure))
             // Fragments are headers too: their runs must point into mdat like chunks do.
             var fragments: Result<FragmentIndex, MP4Error>?
             if file.isFragmented || file.kind == .mediaSegment {

@@ -11,7 +11,7 @@ extension SeekPlanner {
 
     /// Opens `source` and plans one seek (see ``plan(_:from:at:duration:alignment:limits:)``).
     public static func plan(_ source: some ByteSource, at time: Double, duration: Double = 0, alignment: SeekPlan.Alignment = .previousSync, limits: ParseLimits = .default) async throws -> SeekPlan {
-        let file = try await MP4File.open(source, options: MP4File.Options(limits: limits))
+        let file = try await MP4File.open(source, options: MP4File.Options(limits: limits, facts: .structure))
         return try await plan(file, from: source, at: time, duration: duration, alignment: alignment, limits: limits)
     }
 

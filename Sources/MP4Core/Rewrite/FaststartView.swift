@@ -38,7 +38,7 @@ public struct FaststartView: ByteSource {
     /// - Throws: what ``MP4File/open(_:options:)`` and ``FaststartPlan/make(_:source:options:)``
     ///   throw (`.unsupported` for files that cannot be rewritten safely).
     public static func make(_ input: any ByteSource, limits: ParseLimits = .default, options: FaststartPlan.Options = FaststartPlan.Options()) async throws -> FaststartView {
-        let file = try await MP4File.open(input, options: MP4File.Options(limits: limits))
+        let file = try await MP4File.open(input, options: MP4File.Options(limits: limits, facts: .structure))
         let plan = try await FaststartPlan.make(file, source: input, options: options)
         var view = FaststartView(input: input, plan: plan)
         view.inputFile = file

@@ -38,6 +38,11 @@ public protocol ByteSource: Sendable {
     /// pieces are valid only during the call. The default reads pieces of
     /// ``streamPieceSize`` with ``read(_:)``.
     func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws
+
+    /// Whether a read may cost a network round trip (an HTTP source, or a cache in front of
+    /// one): then opening a file does not walk every fragment by default
+    /// (``MP4File/Options/facts``). `false` by default.
+    var isRemote: Bool { get }
 }
 
 /// What a server says about a resource besides its bytes, as it said it.
@@ -59,6 +64,9 @@ public let streamPieceSize: UInt64 = 1 << 20
 extension ByteSource {
     /// The default read-ahead: 4 KiB.
     public var preferredReadSize: Int { 4096 }
+
+    /// Local by default.
+    public var isRemote: Bool { false }
 
     /// No validator by default.
     public func validator() async throws -> String? { nil }

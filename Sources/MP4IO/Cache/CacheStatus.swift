@@ -35,7 +35,7 @@ public struct CacheStatus: Sendable, Equatable {
             planner = known
         } else {
             // Whatever is missing (a header, the moov, a fragment) leaves it at "nothing plays".
-            if let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits)), file.movie != nil {
+            if let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits, facts: .structure)), file.movie != nil {
                 status.movieIsCached = true
                 guard let made = try? await SeekPlanner.index(file, from: snapshot, limits: limits) else { return status }
                 planner = made
@@ -75,7 +75,7 @@ extension CacheStatus {
         }
         guard end > 0 else { return nil }
         let prefix = PrefixSource(base: snapshot, length: end)
-        guard let file = try? await MP4File.open(prefix, options: MP4File.Options(limits: limits)), file.movie != nil, file.isFragmented else { return nil }
+        guard let file = try? await MP4File.open(prefix, options: MP4File.Options(limits: limits, facts: .structure)), file.movie != nil, file.isFragmented else { return nil }
         return try? await SeekPlanner.index(file, from: prefix, limits: limits)
     }
 }

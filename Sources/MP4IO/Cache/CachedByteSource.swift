@@ -167,6 +167,8 @@ public final class CachedByteSource: ByteSource {
     /// `moof` of a few KiB), and every uncached byte of it is fetched from the origin (64 KiB
     /// windows made a 3 s preload of a fragmented film fetch 64 KiB at each of its 5 `moof`s).
     public var preferredReadSize: Int { min(upstream.preferredReadSize, 16 << 10) }
+    /// The origin's: a missing byte costs what reading it there costs.
+    public var isRemote: Bool { upstream.isRemote }
     public func length() async throws -> UInt64 { totalLength }
     /// The validator of the resource the entry holds (the origin's when it was confirmed).
     public func validator() async throws -> String? { entryValidator }

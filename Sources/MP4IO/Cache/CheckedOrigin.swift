@@ -19,6 +19,7 @@ final class CheckedOrigin: ByteSource, @unchecked Sendable {
 
     var name: String { base.name }
     var preferredReadSize: Int { base.preferredReadSize }
+    var isRemote: Bool { base.isRemote }
     func length() async throws -> UInt64 { expectedLength }
     func validator() async throws -> String? { expectedValidator }
 

@@ -179,6 +179,8 @@ public final class HTTPByteSource: ByteSource {
 
     public var name: String { url.absoluteString }
     public var preferredReadSize: Int { options.headWindow }
+    /// Every request is a round trip.
+    public var isRemote: Bool { true }
 
     /// Whether the server honoured `Range` (known after the first request).
     public var supportsRanges: Bool { state.withLock { $0.supportsRanges } }

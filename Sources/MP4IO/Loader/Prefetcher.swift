@@ -52,7 +52,7 @@ actor Prefetcher {
         if let view {
             file = view.inputFile
         } else {
-            var options = MP4File.Options()
+            var options = MP4File.Options(facts: .structure)
             options.stopsAtFirstFragment = true
             file = try? await MP4File.open(cache, options: options)
         }

@@ -57,7 +57,7 @@ public enum Preload {
         let before = await source.statistics.upstreamBytes
         // The parser's reads (headers, the moov, each fragment's head) stand aside too.
         let reads = YieldingReads(source: source, busy: busy)
-        var options = MP4File.Options(limits: limits)
+        var options = MP4File.Options(limits: limits, facts: .structure)
         options.stopsAtFirstFragment = true   // a fragmented file's other fragments are not scanned
         let head = try await MP4File.open(reads, options: options)
         let target = seconds + reorderMargin
@@ -88,7 +88,7 @@ public enum Preload {
         } else {
             // Progressive (the layout is whole), or a hybrid fragmented file (samples in `moov`
             // and in fragments): the seek plan of the whole file.
-            let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(reads, options: MP4File.Options(limits: limits)) : head
+            let file = head.layout.boxes.contains { $0.type == .moof } ? try await MP4File.open(reads, options: MP4File.Options(limits: limits, facts: .structure)) : head
             let plan = try await SeekPlanner.plan(file, from: reads, at: 0, duration: target, limits: limits)
             await source.markPreloaded()
             var ranges = ByteRangeSet(plan.ranges + fragments(file.layout, for: plan.ranges))
@@ -120,7 +120,7 @@ public enum Preload {
     /// walked fragments; their bytes are cached, so this reads nothing from the origin).
     static func prefixIndex(of source: CachedByteSource, length: UInt64, limits: ParseLimits) async throws -> SeekPlanner {
         let prefix = PrefixSource(base: source, length: length)
-        let file = try await MP4File.open(prefix, options: MP4File.Options(limits: limits))
+        let file = try await MP4File.open(prefix, options: MP4File.Options(limits: limits, facts: .structure))
         return try await SeekPlanner.index(file, from: prefix, limits: limits)
     }
 
