@@ -50,15 +50,16 @@ public struct Movie: Sendable, Hashable {
     /// durations, when it was read (``MP4File/completingDuration(from:)``).
     public var indexedDurationSeconds: Double?
 
-    /// Duration in seconds, as a player sees the file: `mvhd`; for a fragmented movie without
-    /// it, the span its movie fragments hold when they were measured
-    /// (``MP4File/completingFragments(with:)``; a segment cut from a longer stream holds less
-    /// than its `mehd` declares), else `mehd`, else what `sidx` declares; else the longest track.
+    /// Duration in seconds, as a player sees the file: `mvhd`, unless the samples measured in
+    /// `moov` and the fragments (``MP4File/Facts/fragmentTables``) run past it (a hybrid
+    /// file's `mvhd` counts only the samples in `moov`: one said 0.134 s of a 1.156 s film);
+    /// for a fragmented movie without it, the span its samples hold (a segment cut from a
+    /// longer stream holds less than its `mehd` declares), else `mehd`, else what `sidx`
+    /// declares; else the longest track.
     public var durationSeconds: Double? {
-        if let header, header.duration > 0, let seconds = header.durationSeconds { return seconds }
-        if let measured = tracks.filter(\.factsFromFragments).compactMap(\.fragmentDurationSeconds).max(), measured > 0 {
-            return measured
-        }
+        let measured = tracks.filter(\.factsFromFragments).compactMap(\.fragmentDurationSeconds).max() ?? 0
+        if let header, header.duration > 0, let seconds = header.durationSeconds { return max(seconds, measured) }
+        if measured > 0 { return measured }
         if let fragmentDuration, let header, header.timescale > 0, fragmentDuration > 0 {
             return Double(fragmentDuration) / Double(header.timescale)
         }

@@ -40,17 +40,19 @@ public struct Track: Sendable, Hashable {
     /// The path of ``sampleTableBox``.
     public var sampleTablePath: BoxPath { path.appending(.mdia).appending(.minf).appending(.stbl) }
 
-    /// The duration measured from the movie fragments (their samples' presentation span),
-    /// for tracks whose `mdhd` says 0; set by ``MP4File/completingFragments(with:)``.
+    /// The duration measured from the samples of `moov` and the movie fragments (their
+    /// presentation span); set by ``MP4File/completingFragments(with:)``.
     public var fragmentDurationSeconds: Double?
     /// Whether the sample facts (count, bytes, sync samples, duration) were measured from the
     /// movie fragments rather than read from `moov`.
     public var factsFromFragments = false
 
-    /// Media duration in seconds: `mdhd`, or for a fragmented track whose `mdhd` says 0 the
-    /// span measured from its fragments, when known.
+    /// Media duration in seconds: `mdhd`, unless the span measured from its samples in `moov`
+    /// and fragments (``factsFromFragments``) runs past it (a hybrid file's `mdhd` counts only
+    /// the samples in `moov`); for a track whose `mdhd` says 0, the span measured.
     public var durationSeconds: Double? {
-        if let seconds = mediaHeader?.durationSeconds, seconds > 0 { return seconds }
+        let measured = factsFromFragments ? fragmentDurationSeconds ?? 0 : 0
+        if let seconds = mediaHeader?.durationSeconds, seconds > 0 { return max(seconds, measured) }
         return fragmentDurationSeconds ?? mediaHeader?.durationSeconds
     }
 
