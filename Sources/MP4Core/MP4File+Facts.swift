@@ -84,23 +84,30 @@ extension MP4File {
         self.movie = movie
     }
 
-    /// MP3 tracks carry the channel mode of their first frame header: MP4 writers often leave
+    /// MP3 and DTS tracks carry what their first frame header says. MP4 writers often leave
     /// the sample entry's channel count at the placeholder 2 for mono MP3, and `esds` says
-    /// nothing about channels for MPEG-1/2 audio. One read of 4 bytes per such track.
+    /// nothing about channels for MPEG-1/2 audio; a DTS entry's rate and channels may not be
+    /// its core's. One read per such track: 4 bytes (MP3), 11 (DTS).
     private mutating func probeFirstFrames(loader: inout SourceLoader) async throws {
         guard var movie else { return }
         for (position, track) in movie.tracks.enumerated() {
             // The first sample starts its chunk: the first chunk offset is all it takes (no
             // sample table is built for it).
-            guard var entry = track.sampleEntries.first, entry.isMPEGAudio, track.sampleCount > 0,
+            guard var entry = track.sampleEntries.first, entry.isMPEGAudio || entry.isDTS, track.sampleCount > 0,
                   let offsets = track.sampleTableBox.flatMap({ $0.table(.stco) ?? $0.table(.co64) }), offsets.entryCount > 0 else { continue }
-            let first = UInt64(bitPattern: offsets.field(0, 0))
-            guard first <= layout.fileSize, layout.fileSize - first >= 4 else { continue }
-            let header = try await loader.read(first..<(first + 4))
-            // 11 sync bits, then version, layer, ...; the channel mode is the top two bits of
-            // the fourth byte (3: single channel).
-            guard header[0] == 0xFF, header[1] & 0xE0 == 0xE0, header[1] & 0x06 != 0 else { continue }
-            entry.frameHeaderChannelCount = header[3] >> 6 == 3 ? 1 : 2
+            let first = UInt64(bitPattern: offsets.field(0, 0)), count: UInt64 = entry.isDTS ? 11 : 4
+            guard first <= layout.fileSize, layout.fileSize - first >= count else { continue }
+            let header = try await loader.read(first..<(first + count))
+            if entry.isDTS {
+                guard let core = DTSCoreHeader(header[...]) else { continue }
+                entry.frameHeaderSampleRate = core.sampleRate
+                entry.frameHeaderChannelCount = core.channelCount
+            } else {
+                // 11 sync bits, then version, layer, ...; the channel mode is the top two bits
+                // of the fourth byte (3: single channel).
+                guard header[0] == 0xFF, header[1] & 0xE0 == 0xE0, header[1] & 0x06 != 0 else { continue }
+                entry.frameHeaderChannelCount = header[3] >> 6 == 3 ? 1 : 2
+            }
             movie.tracks[position].sampleEntries[0] = entry
         }
         self.movie = movie

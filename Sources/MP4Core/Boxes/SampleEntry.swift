@@ -47,9 +47,20 @@ public struct SampleEntry: Sendable, Hashable {
     public var masteringDisplay: MasteringDisplayColourVolumeBox?
     /// `clli`: HDR content light levels.
     public var contentLightLevel: ContentLightLevelBox?
-    /// For MPEG-1/2 audio (MP3): the channel count of the first frame header, when it was
-    /// read (``MP4File/probingFirstFrames(from:limits:)``).
+    /// For MPEG-1/2 audio (MP3) and DTS: the channel count of the first frame header, when it
+    /// was read (``MP4File/Facts/frameHeaders``).
     public var frameHeaderChannelCount: UInt32?
+    /// For DTS: the core sample rate of the first frame header, when it was read (the sample
+    /// entry's field may say otherwise: 48,000 where the frames are 24,000 Hz).
+    public var frameHeaderSampleRate: UInt32?
+
+    /// Whether the entry carries DTS: `dtsc`, `dtsh`, `dtsl`, `dtse` entries, or `mp4a` with
+    /// object type 0xA9 to 0xAC.
+    public var isDTS: Bool {
+        if ["dtsc", "dtsh", "dtsl", "dtse"].contains(codingFormat.description) { return true }
+        if case .mpeg4(let oti, _, _, _, _, _)? = configuration { return (0xA9...0xAC).contains(oti) }
+        return false
+    }
 
     /// Whether the entry carries MPEG-1/2 audio (MP3, MP2): `.mp3`/`mp3 ` entries, or `mp4a`
     /// with object type 0x69 or 0x6B.
@@ -79,11 +90,13 @@ public struct SampleEntry: Sendable, Hashable {
         }
     }
 
-    /// The sample rate a decoder produces: 48 kHz for Opus (its decoders always run at 48 kHz;
+    /// The sample rate a decoder produces: the first frame header's for DTS when it was read,
+    /// 48 kHz for Opus (its decoders always run at 48 kHz;
     /// the entry may carry the input rate), 8/16 kHz for AMR narrow/wide band, the codec
     /// configuration's rate for TrueHD and IAMF (the entry holds a placeholder), else the
     /// entry's field. `nil` when unknown (an IAMF entry's 0).
     public var effectiveSampleRate: Double? {
+        if let frameHeaderSampleRate { return Double(frameHeaderSampleRate) }
         switch (codingFormat, configuration) {
         case (.opus, _): return 48000
         case ("samr", _): return 8000
