@@ -92,6 +92,15 @@ enum DocExamples {
     }
 
     // docs/library.md: limits
+    // docs/library.md: the facts pass
+    static func facts(_ source: some ByteSource, _ http: HTTPByteSource) async throws {
+        // docs:begin
+        let quick = try await MP4File.open(source, options: .init(facts: .structure))
+        let remote = try await MP4File.open(http, options: .init(facts: .all))   // walk the moofs anyway
+        // docs:end
+        _ = (quick, remote)
+    }
+
     static func limits(_ source: some ByteSource) async throws {
         // docs:begin
         var limits = ParseLimits()
@@ -209,6 +218,7 @@ struct BlobSource: ByteSource {
     let blob: MyBlob
     var name: String { blob.identifier }
     var preferredReadSize: Int { 256 << 10 }   // remote: read generously to save round trips
+    var isRemote: Bool { true }                 // MP4File.open then skips the walk of every moof
     func length() async throws -> UInt64 { try await blob.size() }
     func read(_ range: Range<UInt64>) async throws -> [UInt8] { try await blob.bytes(in: range) }
 }

@@ -90,6 +90,35 @@ import MP4TestSupport
         return lines.map { $0.count >= indent ? String($0.dropFirst(indent)) : $0.trimmingCharacters(in: .whitespaces) }
     }
 
+    /// A paragraph of docs/ or the README that names `BoxContent` names only its cases (the
+    /// redesign removed a dozen that docs/library.md still listed).
+    @Test func boxContentCasesNamedInTheDocsExist() throws {
+        let source = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/Sources/MP4Core/Tree/BoxNode.swift")), as: UTF8.self)
+        let body = try #require(source.components(separatedBy: "public enum BoxContent").dropFirst().first?.components(separatedBy: "\n}").first)
+        let cases = Set(body.components(separatedBy: "\n").compactMap { line -> String? in
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("case ") else { return nil }
+            return String(trimmed.dropFirst(5).prefix { $0.isLetter || $0.isNumber })
+        })
+        #expect(cases.count >= 5, "\(cases)")
+        let files = [Fixtures.packageRoot + "/README.md"] + FileSystem.list(Fixtures.packageRoot + "/docs").filter { $0.hasSuffix(".md") }.map { Fixtures.packageRoot + "/docs/" + $0 }
+        var checked = 0
+        for file in files {
+            let text = String(decoding: FileSystem.read(file) ?? [], as: UTF8.self)
+            for paragraph in text.components(separatedBy: "\n\n") where paragraph.contains("`BoxContent`") {
+                var rest = Substring(paragraph)
+                while let start = rest.range(of: "`.") {
+                    let name = rest[start.upperBound...].prefix { $0.isLetter || $0.isNumber }
+                    rest = rest[start.upperBound...]
+                    guard rest.dropFirst(name.count).first == "`" else { continue }
+                    checked += 1
+                    #expect(cases.contains(String(name)), "\(file): `.\(name)` is not a case of BoxContent (\(cases.sorted()))")
+                }
+            }
+        }
+        #expect(checked >= 5, "the docs name \(checked) BoxContent cases")
+    }
+
     @Test func swiftExamplesAreCompiled() throws {
         let examplesPath = Fixtures.packageRoot + "/Tests/DocExamplesTests/DocExamples.swift"
         let examples = String(decoding: try #require(FileSystem.read(examplesPath)), as: UTF8.self).components(separatedBy: "\n")
