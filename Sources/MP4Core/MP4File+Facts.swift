@@ -123,7 +123,7 @@ extension MP4File {
             self.movie = movie
             return
         }
-        let main = movie.tracks.first { $0.kind == .video } ?? movie.tracks.first { $0.kind == .audio } ?? movie.tracks.first
+        let main = movie.mainTrack
         var parser = BoxTreeParser(limits: loader.limits)
         // The first top-level index of the main track (or the first index): its subsegment
         // durations cover the presentation, wherever their bytes are (an init segment's index

@@ -231,7 +231,7 @@ public struct SeekPlanner: Sendable {
     /// first audio track, else the first track with samples.
     public var mainTrack: IndexedTrack? {
         let usable = tracks.filter { $0.samples.sampleCount > 0 }
-        return usable.first { $0.track.kind == .video } ?? usable.first { $0.track.kind == .audio } ?? usable.first
+        return usable.mainTrack { $0.track.kind }
     }
 
 

@@ -29,7 +29,7 @@ extension SeekPlanner {
         let tracks = file.movie?.tracks ?? []
         var loader = SourceLoader(source: source, limits: limits)
         guard time.isFinite, time >= 0, duration.isFinite, duration >= 0,
-              let main = tracks.first(where: { $0.kind == .video }) ?? tracks.first(where: { $0.kind == .audio }) ?? tracks.first,
+              let main = tracks.mainTrack(kind: \.kind),
               let locator = try await FragmentLocator.load(file, with: &loader, trackID: main.trackID),
               var search = FragmentSeekSearch(file: file, locator: locator, time: time, duration: duration, alignment: alignment, limits: limits)
         else {
@@ -89,7 +89,7 @@ public struct FragmentSeekSearch: Sendable {
     public init?(file: MP4File, locator: FragmentLocator, time: Double, duration: Double, alignment: SeekPlan.Alignment, limits: ParseLimits) {
         let tracks = file.movie?.tracks ?? []
         guard locator.entries.count > 1,
-              let main = tracks.first(where: { $0.kind == .video }) ?? tracks.first(where: { $0.kind == .audio }) ?? tracks.first,
+              let main = tracks.mainTrack(kind: \.kind),
               let timescale = main.timescale, timescale > 0
         else { return nil }
         let timeline = Timeline(editList: main.editList, movieTimescale: file.movie?.header?.timescale ?? 0, mediaTimescale: timescale)

@@ -155,3 +155,27 @@ public struct Track: Sendable, Hashable {
         }
     }
 }
+
+extension Sequence {
+    /// The main one of these tracks, the one rule every part follows (seek alignment, the
+    /// fragment locator, a segment index's duration): the first video track, else the first
+    /// audio track, else the first. `kind` says what each element is.
+    public func mainTrack(kind: (Element) -> Track.Kind) -> Element? {
+        var audio: Element?, first: Element?
+        for element in self {
+            switch kind(element) {
+            case .video: return element
+            case .audio: audio = audio ?? element
+            default: break
+            }
+            first = first ?? element
+        }
+        return audio ?? first
+    }
+}
+
+extension Movie {
+    /// The main track (``Swift/Sequence/mainTrack(kind:)``): video, else audio, else the first.
+    public var mainTrack: Track? { tracks.mainTrack(kind: \.kind) }
+}
+
