@@ -36,4 +36,21 @@ import Testing
         var r = ByteReader(Array("abc".utf8))
         #expect(r.readCString() == "abc" && r.isAtEnd)
     }
+
+    /// The one variable-width big-endian read (iloc, tfra, saio, data, relocations).
+    @Test func variableWidthReads() throws {
+        let bytes: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09]
+        for width in 0...8 {
+            var r = ByteReader(bytes)
+            let expected = bytes.prefix(width).reduce(UInt64(0)) { $0 * 256 + UInt64($1) }
+            #expect(try r.readUInt(width: width) == expected, "width \(width)")
+            #expect(UInt64(bigEndian: bytes.prefix(width)) == expected)
+        }
+        var r = ByteReader(bytes)
+        #expect(throws: MP4Error.self) { try r.readUInt(width: 9) }
+        var short = ByteReader([1, 2, 3])
+        #expect(throws: MP4Error.self) { try short.readUInt(width: 4) }
+        #expect(try short.readUInt(width: 3) == 0x010203 && short.isAtEnd)
+    }
 }
+

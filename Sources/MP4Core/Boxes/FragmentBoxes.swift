@@ -136,11 +136,7 @@ public struct TrackFragmentRandomAccessBox: Sendable, Hashable, Codable {
         let trafBytes = Int((sizes >> 4) & 3) + 1, trunBytes = Int((sizes >> 2) & 3) + 1, sampleBytes = Int(sizes & 3) + 1
         let entrySize = (version == 1 ? 16 : 8) + trafBytes + trunBytes + sampleBytes
         let count = try reader.requireEntries(UInt64(try reader.readUInt32()), of: entrySize, "tfra")
-        func readN(_ n: Int, _ r: inout ByteReader) throws -> UInt32 {
-            var value: UInt32 = 0
-            for _ in 0..<n { value = value << 8 | UInt32(try r.readUInt8()) }
-            return value
-        }
+        func readN(_ n: Int, _ r: inout ByteReader) throws -> UInt32 { UInt32(try r.readUInt(width: n)) }   // n is 1 to 4
         var entries: [Entry] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {

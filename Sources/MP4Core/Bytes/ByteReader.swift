@@ -77,6 +77,16 @@ public struct ByteReader: Sendable {
             | UInt32(storage[position + 2]) << 8 | UInt32(storage[position + 3])
     }
 
+    /// Reads a big-endian unsigned integer of `width` bytes, 0 to 8 (0 reads nothing and is 0:
+    /// the variable-width fields of `iloc` and `tfra`).
+    public mutating func readUInt(width: Int) throws -> UInt64 {
+        guard (0...8).contains(width) else { throw MP4Error(.malformed, "a field of \(width) bytes (at most 8)", offset: fileOffset) }
+        try need(width, "uN")
+        let value = UInt64(bigEndian: storage[position..<(position + width)])
+        position += width
+        return value
+    }
+
     /// Reads a big-endian 64-bit unsigned integer.
     /// A 64-bit value when `wide` (a version-1 full box), else a 32-bit one.
     public mutating func readUInt(wide: Bool) throws -> UInt64 {
@@ -144,3 +154,15 @@ public struct ByteReader: Sendable {
         return Int(count)
     }
 }
+
+extension UInt64 {
+    /// The big-endian unsigned integer in `bytes` (at most the last 8 count: callers pass
+    /// 1 to 8). The one variable-width read: `iloc`, `tfra`, `saio`, `data` numbers, offset
+    /// relocations.
+    public init(bigEndian bytes: some Collection<UInt8>) {
+        var value: UInt64 = 0
+        for byte in bytes { value = value << 8 | UInt64(byte) }
+        self = value
+    }
+}
+

@@ -101,11 +101,7 @@ struct OffsetRelocations {
         return result
     }
 
-    static func read(_ bytes: [UInt8], _ at: Int, _ n: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for i in 0..<n { value = value << 8 | UInt64(bytes[at + i]) }
-        return value
-    }
+    static func read(_ bytes: [UInt8], _ at: Int, _ n: Int) -> UInt64 { UInt64(bigEndian: bytes[at..<(at + n)]) }
 
     static func write(_ value: UInt64, _ n: Int, into bytes: inout [UInt8], at: Int) {
         for i in 0..<n { bytes[at + i] = UInt8(truncatingIfNeeded: value >> UInt64(8 * (n - 1 - i))) }

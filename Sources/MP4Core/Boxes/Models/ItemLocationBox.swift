@@ -60,14 +60,7 @@ public struct ItemLocationBox: WritableBoxModel, FileOffsetBox {
         // bytes cannot hold is refused before anything is allocated.
         let idSize = version < 2 ? 2 : 4
         _ = try reader.requireEntries(itemCount, of: idSize + (version >= 1 ? 2 : 0) + 2 + baseSize + 2, "iloc")
-        func read(_ width: Int) throws -> UInt64 {
-            switch width {
-            case 0: return 0
-            case 2: return UInt64(try reader.readUInt16())
-            case 4: return UInt64(try reader.readUInt32())
-            default: return try reader.readUInt64()
-            }
-        }
+        func read(_ width: Int) throws -> UInt64 { try reader.readUInt(width: width) }   // 0, 2, 4 or 8 (checked above)
         var items: [Item] = []
         items.reserveCapacity(Int(itemCount))
         for _ in 0..<itemCount {

@@ -29,14 +29,12 @@ public struct MetadataValueBox: WritableBoxModel {
         case 23, 24:
             // Big-endian IEEE 754 float32 / float64, printed as C's %f (ffprobe's form).
             guard value.count == (typeIndicator & 0xFF_FFFF == 23 ? 4 : 8) else { return nil }
-            var bits: UInt64 = 0
-            for byte in value { bits = bits << 8 | UInt64(byte) }
+            let bits = UInt64(bigEndian: value)
             let number = value.count == 4 ? Double(Float(bitPattern: UInt32(bits))) : Double(bitPattern: bits)
             return Self.fixedSix(number)
         case 21, 22:
             guard (1...8).contains(value.count) else { return nil }
-            var number: UInt64 = 0
-            for byte in value { number = number << 8 | UInt64(byte) }
+            let number = UInt64(bigEndian: value)
             if typeIndicator & 0xFF_FFFF == 21, let first = value.first, first & 0x80 != 0 {
                 return String(Int64(bitPattern: number | (UInt64.max << UInt64(value.count * 8))))
             }

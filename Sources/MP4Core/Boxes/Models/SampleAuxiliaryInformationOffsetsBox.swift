@@ -59,9 +59,7 @@ public struct SampleAuxiliaryInformationOffsetsBox: WritableBoxModel, TabularBox
     /// Offset `index`.
     public func offset(at index: Int) -> UInt64 {
         let width = isWide ? 8 : 4
-        var value: UInt64 = 0
-        for byte in entryBytes.dropFirst(index * width).prefix(width) { value = value << 8 | UInt64(byte) }
-        return value
+        return UInt64(bigEndian: entryBytes.dropFirst(index * width).prefix(width))
     }
 
     public func entryFields(at index: Int) -> [FieldValue] { [.uint(offset(at: index))] }
