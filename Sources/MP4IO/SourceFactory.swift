@@ -24,6 +24,9 @@ public enum SourceFactory {
         public var http = HTTPByteSource.Options()
         /// Read through this cache (docs/cache.md), when set.
         public var cache: CacheConfiguration?
+        /// Told when opening a local path finished or undid an in-place faststart that a crash
+        /// interrupted (the CLI says so on standard error).
+        public var recovered: (@Sendable (String, InPlaceFaststart.Recovery) -> Void)?
         /// For a ``MediaLoader``'s sources: where their fetches are reported
         /// (``OriginActivity``), and the priority their reads have in the cache.
         var activity: OriginActivity?
@@ -44,8 +47,8 @@ public enum SourceFactory {
     /// The source for the local file at `path`: an in-place faststart a crash interrupted is
     /// finished or undone first. What ``open(_:options:)`` does for a path, without building
     /// the URL options (a local read does not need them).
-    public static func openFile(_ path: String) throws -> FileSource {
-        try InPlaceFaststart.recover(path: path)
+    public static func openFile(_ path: String, recovered: (@Sendable (String, InPlaceFaststart.Recovery) -> Void)? = nil) throws -> FileSource {
+        if let recovery = try InPlaceFaststart.recover(path: path) { recovered?(path, recovery) }
         return try FileSource(path: path)
     }
 
@@ -57,7 +60,7 @@ public enum SourceFactory {
             guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
             upstream = try HTTPByteSource(url: url, options: options.http)
         } else {
-            upstream = try openFile(location)
+            upstream = try openFile(location, recovered: options.recovered)
         }
         guard let cache = options.cache else { return upstream }
         var entries = cache.entries

@@ -98,7 +98,7 @@ public enum MP4Probe {
     /// file name; only say so when no such file exists.
     static func looksLikeMistypedCommand(_ word: String) -> Bool {
         if isURL(word) { return false }
-        return !word.contains(".") && !word.contains("/") && (try? FileSource(path: word)) == nil
+        return !word.contains(".") && !word.contains("/") && !FileManager.default.fileExists(atPath: word)
     }
 
     /// Opens the source named on the command line.
@@ -149,10 +149,14 @@ public enum MP4Probe {
     /// Finishes or undoes an in-place faststart of `path` that a crash interrupted, and says so
     /// on standard error.
     static func recoverInterruptedFaststart(_ path: String) throws {
-        switch try InPlaceFaststart.recover(path: path) {
-        case .rolledBack?: StandardStream.error.write("note: an interrupted in-place faststart of \(path) was undone: the file is as it was before\n")
-        case .finished?: StandardStream.error.write("note: an interrupted in-place faststart of \(path) was finished: moov is at the front\n")
-        case nil: break
+        if let recovery = try InPlaceFaststart.recover(path: path) { sayRecovered(path, recovery) }
+    }
+
+    /// What a recovery did, on standard error.
+    @Sendable static func sayRecovered(_ path: String, _ recovery: InPlaceFaststart.Recovery) {
+        switch recovery {
+        case .rolledBack: StandardStream.error.write("note: an interrupted in-place faststart of \(path) was undone: the file is as it was before\n")
+        case .finished: StandardStream.error.write("note: an interrupted in-place faststart of \(path) was finished: moov is at the front\n")
         }
     }
 
@@ -165,13 +169,12 @@ public enum MP4Probe {
         if location == "-" {
             throw ArgumentScanner.UsageError(description: "reading standard input ('-') is not supported: an MP4 file is read out of order (its moov is often at the end); give a file name or an http(s) URL")
         }
-        if !isURL(location) {
-            try recoverInterruptedFaststart(location)
-            // Without a cache, a local file needs none of the URL options (building them was 8%
-            // of `info` on a small file).
-            if options.cacheDirectory == nil { return try SourceFactory.openFile(location) }
-        }
+        // Without a cache, a local file needs none of the URL options (building them was 8%
+        // of `info` on a small file). Either way the factory recovers an interrupted in-place
+        // faststart, once, and says so here.
+        if !isURL(location) && options.cacheDirectory == nil { return try SourceFactory.openFile(location, recovered: sayRecovered) }
         var factory = factoryOptions(options)
+        factory.recovered = sayRecovered
         // A reading command's --max-time is one deadline for all its reads (head, moov, ...).
         factory.http.maxTotalTime = options.maxTime
         factory.cache?.entries = cacheOptions
