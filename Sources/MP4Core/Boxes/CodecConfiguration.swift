@@ -12,7 +12,10 @@ public enum CodecConfiguration: Sendable, Hashable {
     case vp(profile: UInt8, level: UInt8, bitDepth: UInt8)
     /// MPEG-4 `esds` (ISO/IEC 14496-1 §7.2.6.5): object type, and for AAC the audio object
     /// type and channel configuration of the AudioSpecificConfig.
-    case mpeg4(objectTypeIndication: UInt8, audioObjectType: UInt8?, channelConfiguration: UInt8?, samplingFrequency: UInt32?, averageBitRate: UInt32, maxBitRate: UInt32)
+    /// `parametricStereo`: the AudioSpecificConfig signals PS explicitly (object type 29, or
+    /// the backward-compatible sync extensions with SBR and PS present), so a decoder makes
+    /// two channels of a mono core.
+    case mpeg4(objectTypeIndication: UInt8, audioObjectType: UInt8?, channelConfiguration: UInt8?, samplingFrequency: UInt32?, averageBitRate: UInt32, maxBitRate: UInt32, parametricStereo: Bool = false)
     /// Opus `dOps`.
     case opus(outputChannelCount: UInt8, preSkip: UInt16, inputSampleRate: UInt32)
     /// AC-3 `dac3` (ETSI TS 102 366 Annex F).
@@ -178,7 +181,7 @@ public enum CodecConfiguration: Sendable, Hashable {
                     try obu.skip(10)
                     rate = try obu.readUInt32() >> 12
                 case .mp4a:
-                    if case .mpeg4(_, _, _, let frequency, _, _) = try parseDecoderConfig(&obu) { rate = frequency }
+                    if case .mpeg4(_, _, _, let frequency, _, _, _) = try parseDecoderConfig(&obu) { rate = frequency }
                 default: break
                 }
                 return .iamf(primaryProfile: profiles.0, additionalProfile: profiles.1, codecID: codec, sampleRate: rate)
@@ -225,6 +228,7 @@ public enum CodecConfiguration: Sendable, Hashable {
         var aot: UInt8?
         var channels: UInt8?
         var frequency: UInt32?
+        var parametricStereo = false
         if dc.remaining >= 2, try dc.readUInt8() == 0x05 {
             var dsi = try dc.slice(count: min(try descriptorLength(&dc), dc.remaining))
             if oti == 0x40 || oti == 0x66 || oti == 0x67 || oti == 0x68, dsi.remaining >= 2 {
@@ -237,10 +241,29 @@ public enum CodecConfiguration: Sendable, Hashable {
                 channels = UInt8(truncatingIfNeeded: bits.read(4))
                 aot = bits.isOverrun ? nil : UInt8(truncatingIfNeeded: objectType)
                 if bits.isOverrun { channels = nil; frequency = nil }
+                parametricStereo = !bits.isOverrun && Self.signalsParametricStereo(objectType: objectType, channels: channels ?? 0, &bits)
             }
             try dsi.skip(dsi.remaining)
         }
-        return .mpeg4(objectTypeIndication: oti, audioObjectType: aot, channelConfiguration: channels, samplingFrequency: frequency, averageBitRate: avgRate, maxBitRate: maxRate)
+        return .mpeg4(objectTypeIndication: oti, audioObjectType: aot, channelConfiguration: channels, samplingFrequency: frequency, averageBitRate: avgRate, maxBitRate: maxRate, parametricStereo: parametricStereo)
+    }
+
+    /// Whether the rest of an AudioSpecificConfig (after the channel configuration) signals
+    /// parametric stereo (ISO/IEC 14496-3, 1.6.2.1 and 1.6.5): explicitly hierarchical (object
+    /// type 29), or backward compatible: an AAC LC core whose GASpecificConfig is followed by
+    /// the sync extension 0x2B7 with SBR (object type 5, sbrPresentFlag) and then 0x548 with
+    /// psPresentFlag. Implicit signalling (none of this; PS found only in the audio) is not
+    /// seen: only decoding finds it.
+    static func signalsParametricStereo(objectType: UInt32, channels: UInt8, _ bits: inout BitReader) -> Bool {
+        if objectType == 29 { return channels == 1 }
+        guard objectType == 2, channels == 1 else { return false }
+        // GASpecificConfig: frameLengthFlag, dependsOnCoreCoder (+ 14-bit delay), extensionFlag.
+        _ = bits.read(1)
+        if bits.read(1) == 1 { _ = bits.read(14) }
+        guard bits.read(1) == 0, bits.remainingBits >= 16, bits.read(11) == 0x2B7, bits.read(5) == 5, bits.read(1) == 1 else { return false }
+        if bits.read(4) == 15 { _ = bits.read(24) }   // the extension sampling frequency
+        guard bits.remainingBits >= 12, bits.read(11) == 0x548 else { return false }
+        return bits.read(1) == 1 && !bits.isOverrun
     }
 
     /// The RFC 6381 codec string for a sample entry of `format` with this configuration,
@@ -264,7 +287,7 @@ public enum CodecConfiguration: Sendable, Hashable {
             return "av01.\(profile).\(dec2(level))\(tier == 0 ? "M" : "H").\(dec2(depth))"
         case let .vp(profile, level, depth):
             return "\(format).\(dec2(profile)).\(dec2(level)).\(dec2(depth))"
-        case let .mpeg4(oti, aot, _, _, _, _):
+        case let .mpeg4(oti, aot, _, _, _, _, _):
             if format == .mp4v { return "mp4v.\(String(oti, radix: 16, uppercase: true))" }
             if let aot, oti == 0x40 { return "mp4a.40.\(aot)" }
             return "mp4a.\(String(oti, radix: 16, uppercase: true))"
@@ -289,6 +312,9 @@ struct BitReader {
     private(set) var isOverrun = false
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Bits not read yet.
+    var remainingBits: Int { max(0, bytes.count * 8 - bitPosition) }
 
     mutating func read(_ count: Int) -> UInt32 {
         var value: UInt32 = 0

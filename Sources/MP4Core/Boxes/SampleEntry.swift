@@ -58,7 +58,7 @@ public struct SampleEntry: Sendable, Hashable {
     /// object type 0xA9 to 0xAC.
     public var isDTS: Bool {
         if ["dtsc", "dtsh", "dtsl", "dtse"].contains(codingFormat.description) { return true }
-        if case .mpeg4(let oti, _, _, _, _, _)? = configuration { return (0xA9...0xAC).contains(oti) }
+        if case .mpeg4(let oti, _, _, _, _, _, _)? = configuration { return (0xA9...0xAC).contains(oti) }
         return false
     }
 
@@ -66,7 +66,7 @@ public struct SampleEntry: Sendable, Hashable {
     /// with object type 0x69 or 0x6B.
     public var isMPEGAudio: Bool {
         if codingFormat == ".mp3" || codingFormat == "mp3 " { return true }
-        if case .mpeg4(let oti, _, _, _, _, _)? = configuration { return oti == 0x69 || oti == 0x6B }
+        if case .mpeg4(let oti, _, _, _, _, _, _)? = configuration { return oti == 0x69 || oti == 0x6B }
         return false
     }
 
@@ -76,7 +76,8 @@ public struct SampleEntry: Sendable, Hashable {
     public var effectiveChannelCount: UInt32? {
         if let frameHeaderChannelCount { return frameHeaderChannelCount }
         switch configuration {
-        case .mpeg4(_, _, let channels?, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
+        case .mpeg4(_, _, 1?, _, _, _, true): return 2   // parametric stereo, signalled in the config
+        case .mpeg4(_, _, let channels?, _, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
         case .opus(let channels, _, _)?: return UInt32(channels)
         case .ac3(let channels, _, _)?: return UInt32(channels)
         case .eac3(_, _, let channels?)?: return UInt32(channels)

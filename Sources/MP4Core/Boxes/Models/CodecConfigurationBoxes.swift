@@ -144,8 +144,9 @@ extension CodecConfiguration {
             return [("profile", u(profile)), ("level", u(level)), ("tier", u(tier)), ("bitDepth", u(depth)), ("monochrome", .bool(mono))]
         case let .vp(profile, level, depth):
             return [("profile", u(profile)), ("level", u(level)), ("bitDepth", u(depth))]
-        case let .mpeg4(oti, aot, channels, frequency, avg, max):
-            return [("objectTypeIndication", u(oti)), ("audioObjectType", .optional(aot, u)), ("channelConfiguration", .optional(channels, u)), ("samplingFrequency", .optional(frequency, u)), ("averageBitRate", u(avg)), ("maxBitRate", u(max))]
+        case let .mpeg4(oti, aot, channels, frequency, avg, max, parametricStereo):
+            let fields: [(name: String, value: FieldValue)] = [("objectTypeIndication", u(oti)), ("audioObjectType", .optional(aot, u)), ("channelConfiguration", .optional(channels, u)), ("samplingFrequency", .optional(frequency, u)), ("averageBitRate", u(avg)), ("maxBitRate", u(max))]
+            return fields + (parametricStereo ? [("parametricStereo", .bool(true))] : [])
         case let .opus(channels, preSkip, rate):
             return [("outputChannelCount", u(channels)), ("preSkip", u(preSkip)), ("inputSampleRate", u(rate))]
         case let .ac3(channels, lfe, rate):
