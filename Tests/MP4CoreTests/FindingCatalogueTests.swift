@@ -5,13 +5,13 @@ import Testing
 /// for each, and no core message that names a command-line tool.
 @Suite struct FindingCatalogueTests {
     @Test func idsAreStableKebabCaseAndUnique() {
-        let ids = Finding.Kind.allCases.map(\.rawValue)
+        let ids = Finding.Kind.allCases.map(\.id)
         #expect(Set(ids).count == ids.count)
         for id in ids {
             #expect(id.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" } && !id.hasPrefix("-") && !id.hasSuffix("-"), "\(id)")
         }
         // The two names of one condition were merged.
-        #expect(Finding.Kind(rawValue: "truncated-box") == nil && Finding.Kind(rawValue: "box-truncated") != nil)
+        #expect(Finding.Kind(id: "truncated-box") == nil && Finding.Kind(id: "box-truncated") != nil)
         #expect(Finding.Kind.allCases.count >= 60)
     }
 

@@ -252,7 +252,7 @@ import MP4TestSupport
         let page = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/docs/json-schema.md")), as: UTF8.self)
         for kind in Finding.Kind.allCases {
             let row = page.split(separator: "\n").first { $0.hasPrefix("| `\(kind.category.rawValue)` |") }
-            #expect(row?.contains("`\(kind.rawValue)` (\(kind.defaultSeverity.rawValue.prefix(1)))") == true, "\(kind.rawValue) is not in the finding table of docs/json-schema.md under \(kind.category.rawValue)")
+            #expect(row?.contains("`\(kind.id)` (\(kind.defaultSeverity.rawValue.prefix(1)))") == true, "\(kind.rawValue) is not in the finding table of docs/json-schema.md under \(kind.category.rawValue)")
         }
     }
 }

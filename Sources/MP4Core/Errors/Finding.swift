@@ -54,216 +54,119 @@ public struct Finding: Sendable, Hashable, Codable, CustomStringConvertible {
 
 extension Finding {
     /// Every finding the library and the CLI emit: one id per condition, with its default
-    /// severity and its category. The raw value is the stable kebab-case id of the JSON schema.
-    /// A check policy raises severities by category (a layout warning becomes a failure when
-    /// faststart is required).
-    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
-        case badStscEntry = "bad-stsc-entry"
-        case boxExtraBytes = "box-extra-bytes"
-        case boxNotLoaded = "box-not-loaded"
-        case boxOverrunsParent = "box-overruns-parent"
-        case boxTruncated = "box-truncated"
-        case brandNotAllowed = "brand-not-allowed"
-        case checkLimit = "check-limit"
-        case chunkOutsideMdat = "chunk-outside-mdat"
-        case codecNotAllowed = "codec-not-allowed"
-        case duplicateTrackId = "duplicate-track-id"
-        case duration = "duration"
-        case entryCountMismatch = "entry-count-mismatch"
-        case fixFailed = "fix-failed"
-        case fragmentSampleLimit = "fragment-sample-limit"
-        case fragmentTimeBackwards = "fragment-time-backwards"
-        case fragmentTimeOverlap = "fragment-time-overlap"
-        case fragmentDurationMismatch = "fragment-duration-mismatch"
-        case fragmented = "fragmented"
-        case fragmentsUnreadable = "fragments-unreadable"
-        case freeSpace = "free-space"
-        case ftypNotFirst = "ftyp-not-first"
-        case garbageBoxType = "garbage-box-type"
-        case interleave = "interleave"
-        case invalidBox = "invalid-box"
-        case invalidBoxHeader = "invalid-box-header"
-        case invalidBoxSize = "invalid-box-size"
-        case truncatedBoxHeader = "truncated-box-header"
-        case ioError = "io-error"
-        case keyframeInterval = "keyframe-interval"
-        case limitExceeded = "limit-exceeded"
-        case mdatPastEof = "mdat-past-eof"
-        case missingChunkOffsets = "missing-chunk-offsets"
-        case missingMdhd = "missing-mdhd"
-        case missingMvhd = "missing-mvhd"
-        case missingSampleDescription = "missing-sample-description"
-        case missingSampleSizes = "missing-sample-sizes"
-        case missingStsc = "missing-stsc"
-        case missingStts = "missing-stts"
-        case missingTkhd = "missing-tkhd"
-        case missingTrex = "missing-trex"
-        case moovTruncated = "moov-truncated"
-        case multipleMdat = "multiple-mdat"
-        case multipleMoov = "multiple-moov"
-        case noMoov = "no-moov"
-        case noTracks = "no-tracks"
-        case notFaststart = "not-faststart"
-        case notMP4 = "not-mp4"
-        case resolution = "resolution"
-        case sampleCountMismatch = "sample-count-mismatch"
-        case samplesWithoutChunk = "samples-without-chunk"
-        case scanLimit = "scan-limit"
-        case sizeZeroBox = "size-zero-box"
-        case startupBytes = "startup-bytes"
-        case stscPastChunks = "stsc-past-chunks"
-        case timeOverflow = "time-overflow"
-        case trafUnknownTrack = "traf-unknown-track"
-        case trafWithoutTfhd = "traf-without-tfhd"
-        case trailingBytes = "trailing-bytes"
-        case trailingPadding = "trailing-padding"
-        case trunOffsetInvalid = "trun-offset-invalid"
-        case trunPastEnd = "trun-past-end"
-        case unreadable = "unreadable"
-        case unsortedStss = "unsorted-stss"
-        case unusedChunks = "unused-chunks"
-        case zeroTimescale = "zero-timescale"
+    /// severity and its category, each kind declared once, as one case whose raw value says
+    /// all three (`"id: severity, category"`; ``KindTraits``). The id is the stable kebab-case id of
+    /// the JSON schema. A check policy raises severities by category (a layout warning becomes
+    /// a failure when faststart is required).
+    public enum Kind: KindTraits, Sendable, Hashable, CaseIterable, Codable {
+        case badStscEntry = "bad-stsc-entry: warning, sampleTable"
+        case boxExtraBytes = "box-extra-bytes: info, structure"
+        case boxNotLoaded = "box-not-loaded: info, structure"
+        case boxOverrunsParent = "box-overruns-parent: error, structure"
+        case boxTruncated = "box-truncated: error, structure"
+        case brandNotAllowed = "brand-not-allowed: error, policy"
+        case checkLimit = "check-limit: warning, limits"
+        case chunkOutsideMdat = "chunk-outside-mdat: error, sampleTable"
+        case codecNotAllowed = "codec-not-allowed: error, policy"
+        case duplicateTrackId = "duplicate-track-id: warning, movie"
+        case duration = "duration: error, policy"
+        case entryCountMismatch = "entry-count-mismatch: warning, structure"
+        case fixFailed = "fix-failed: error, policy"
+        case fragmentSampleLimit = "fragment-sample-limit: error, limits"
+        case fragmentTimeBackwards = "fragment-time-backwards: warning, fragments"
+        case fragmentTimeOverlap = "fragment-time-overlap: info, fragments"
+        case fragmentDurationMismatch = "fragment-duration-mismatch: info, fragments"
+        case fragmented = "fragmented: error, layout"
+        case fragmentsUnreadable = "fragments-unreadable: error, fragments"
+        case freeSpace = "free-space: info, layout"
+        case ftypNotFirst = "ftyp-not-first: info, layout"
+        case garbageBoxType = "garbage-box-type: warning, structure"
+        case interleave = "interleave: error, policy"
+        case invalidBox = "invalid-box: error, structure"
+        case invalidBoxHeader = "invalid-box-header: error, structure"
+        case invalidBoxSize = "invalid-box-size: error, structure"
+        case truncatedBoxHeader = "truncated-box-header: error, structure"
+        case ioError = "io-error: error, input"
+        case keyframeInterval = "keyframe-interval: error, policy"
+        case limitExceeded = "limit-exceeded: error, limits"
+        case mdatPastEof = "mdat-past-eof: error, structure"
+        case missingChunkOffsets = "missing-chunk-offsets: error, sampleTable"
+        case missingMdhd = "missing-mdhd: error, movie"
+        case missingMvhd = "missing-mvhd: error, movie"
+        case missingSampleDescription = "missing-sample-description: error, sampleTable"
+        case missingSampleSizes = "missing-sample-sizes: error, sampleTable"
+        case missingStsc = "missing-stsc: error, sampleTable"
+        case missingStts = "missing-stts: error, sampleTable"
+        case missingTkhd = "missing-tkhd: error, movie"
+        case missingTrex = "missing-trex: warning, fragments"
+        case moovTruncated = "moov-truncated: error, structure"
+        case multipleMdat = "multiple-mdat: info, layout"
+        case multipleMoov = "multiple-moov: warning, layout"
+        case noMoov = "no-moov: error, layout"
+        case noTracks = "no-tracks: warning, movie"
+        case notFaststart = "not-faststart: warning, layout"
+        case notMP4 = "not-mp4: error, input"
+        case resolution = "resolution: error, policy"
+        case sampleCountMismatch = "sample-count-mismatch: warning, sampleTable"
+        case samplesWithoutChunk = "samples-without-chunk: warning, sampleTable"
+        case scanLimit = "scan-limit: error, limits"
+        case sizeZeroBox = "size-zero-box: info, structure"
+        case startupBytes = "startup-bytes: error, layout"
+        case stscPastChunks = "stsc-past-chunks: warning, sampleTable"
+        case timeOverflow = "time-overflow: error, movie"
+        case trafUnknownTrack = "traf-unknown-track: warning, fragments"
+        case trafWithoutTfhd = "traf-without-tfhd: error, fragments"
+        case trailingBytes = "trailing-bytes: warning, structure"
+        case trailingPadding = "trailing-padding: info, structure"
+        case trunOffsetInvalid = "trun-offset-invalid: error, fragments"
+        case trunPastEnd = "trun-past-end: warning, fragments"
+        case unreadable = "unreadable: error, input"
+        case unsortedStss = "unsorted-stss: warning, sampleTable"
+        case unusedChunks = "unused-chunks: info, sampleTable"
+        case zeroTimescale = "zero-timescale: error, movie"
 
+        /// The stable id (`box-truncated`).
+        public var id: String { rawValue.id }
         /// The severity a finding of this kind has unless the caller raises it.
-        public var defaultSeverity: Severity {
-            switch self {
-            case .badStscEntry: return .warning
-            case .boxExtraBytes: return .info
-            case .boxNotLoaded: return .info
-            case .boxOverrunsParent: return .error
-            case .boxTruncated: return .error
-            case .brandNotAllowed: return .error
-            case .checkLimit: return .warning
-            case .chunkOutsideMdat: return .error
-            case .codecNotAllowed: return .error
-            case .duplicateTrackId: return .warning
-            case .duration: return .error
-            case .entryCountMismatch: return .warning
-            case .fixFailed: return .error
-            case .fragmentSampleLimit: return .error
-            case .fragmentTimeBackwards: return .warning
-            case .fragmentTimeOverlap: return .info
-            case .fragmentDurationMismatch: return .info
-            case .fragmented: return .error
-            case .fragmentsUnreadable: return .error
-            case .freeSpace: return .info
-            case .ftypNotFirst: return .info
-            case .garbageBoxType: return .warning
-            case .interleave: return .error
-            case .invalidBox: return .error
-            case .invalidBoxHeader: return .error
-            case .invalidBoxSize: return .error
-            case .truncatedBoxHeader: return .error
-            case .ioError: return .error
-            case .keyframeInterval: return .error
-            case .limitExceeded: return .error
-            case .mdatPastEof: return .error
-            case .missingChunkOffsets: return .error
-            case .missingMdhd: return .error
-            case .missingMvhd: return .error
-            case .missingSampleDescription: return .error
-            case .missingSampleSizes: return .error
-            case .missingStsc: return .error
-            case .missingStts: return .error
-            case .missingTkhd: return .error
-            case .missingTrex: return .warning
-            case .moovTruncated: return .error
-            case .multipleMdat: return .info
-            case .multipleMoov: return .warning
-            case .noMoov: return .error
-            case .noTracks: return .warning
-            case .notFaststart: return .warning
-            case .notMP4: return .error
-            case .resolution: return .error
-            case .sampleCountMismatch: return .warning
-            case .samplesWithoutChunk: return .warning
-            case .scanLimit: return .error
-            case .sizeZeroBox: return .info
-            case .startupBytes: return .error
-            case .stscPastChunks: return .warning
-            case .timeOverflow: return .error
-            case .trafUnknownTrack: return .warning
-            case .trafWithoutTfhd: return .error
-            case .trailingBytes: return .warning
-            case .trailingPadding: return .info
-            case .trunOffsetInvalid: return .error
-            case .trunPastEnd: return .warning
-            case .unreadable: return .error
-            case .unsortedStss: return .warning
-            case .unusedChunks: return .info
-            case .zeroTimescale: return .error
-            }
+        public var defaultSeverity: Severity { rawValue.severity }
+        /// What part of a file (or of a check) the finding is about.
+        public var category: Category { rawValue.category }
+
+        private static let byID = Dictionary(allCases.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+
+        /// The kind with this id, if the catalogue has one.
+        public init?(id: String) {
+            guard let kind = Self.byID[id] else { return nil }
+            self = kind
         }
 
-        /// What part of a file (or of a check) the finding is about.
-        public var category: Category {
-            switch self {
-            case .badStscEntry: return .sampleTable
-            case .boxExtraBytes: return .structure
-            case .boxNotLoaded: return .structure
-            case .boxOverrunsParent: return .structure
-            case .boxTruncated: return .structure
-            case .brandNotAllowed: return .policy
-            case .checkLimit: return .limits
-            case .chunkOutsideMdat: return .sampleTable
-            case .codecNotAllowed: return .policy
-            case .duplicateTrackId: return .movie
-            case .duration: return .policy
-            case .entryCountMismatch: return .structure
-            case .fixFailed: return .policy
-            case .fragmentSampleLimit: return .limits
-            case .fragmentTimeBackwards: return .fragments
-            case .fragmentTimeOverlap: return .fragments
-            case .fragmentDurationMismatch: return .fragments
-            case .fragmented: return .layout
-            case .fragmentsUnreadable: return .fragments
-            case .freeSpace: return .layout
-            case .ftypNotFirst: return .layout
-            case .garbageBoxType: return .structure
-            case .interleave: return .policy
-            case .invalidBox: return .structure
-            case .invalidBoxHeader: return .structure
-            case .invalidBoxSize: return .structure
-            case .truncatedBoxHeader: return .structure
-            case .ioError: return .input
-            case .keyframeInterval: return .policy
-            case .limitExceeded: return .limits
-            case .mdatPastEof: return .structure
-            case .missingChunkOffsets: return .sampleTable
-            case .missingMdhd: return .movie
-            case .missingMvhd: return .movie
-            case .missingSampleDescription: return .sampleTable
-            case .missingSampleSizes: return .sampleTable
-            case .missingStsc: return .sampleTable
-            case .missingStts: return .sampleTable
-            case .missingTkhd: return .movie
-            case .missingTrex: return .fragments
-            case .moovTruncated: return .structure
-            case .multipleMdat: return .layout
-            case .multipleMoov: return .layout
-            case .noMoov: return .layout
-            case .noTracks: return .movie
-            case .notFaststart: return .layout
-            case .notMP4: return .input
-            case .resolution: return .policy
-            case .sampleCountMismatch: return .sampleTable
-            case .samplesWithoutChunk: return .sampleTable
-            case .scanLimit: return .limits
-            case .sizeZeroBox: return .structure
-            case .startupBytes: return .layout
-            case .stscPastChunks: return .sampleTable
-            case .timeOverflow: return .movie
-            case .trafUnknownTrack: return .fragments
-            case .trafWithoutTfhd: return .fragments
-            case .trailingBytes: return .structure
-            case .trailingPadding: return .structure
-            case .trunOffsetInvalid: return .fragments
-            case .trunPastEnd: return .fragments
-            case .unreadable: return .input
-            case .unsortedStss: return .sampleTable
-            case .unusedChunks: return .sampleTable
-            case .zeroTimescale: return .movie
+        public init(from decoder: any Decoder) throws {
+            let id = try decoder.singleValueContainer().decode(String.self)
+            guard let kind = Kind(id: id) else { throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown finding kind \(id)")) }
+            self = kind
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(id)
+        }
+    }
+
+    /// A kind's id, default severity and category, parsed from the case's raw value
+    /// `"id: severity, category"` (the catalogue's own literals; `FindingCatalogueTests`
+    /// reads every one).
+    public struct KindTraits: Sendable, Hashable, ExpressibleByStringLiteral {
+        public let id: String
+        public let severity: Severity
+        public let category: Category
+
+        public init(stringLiteral text: String) {
+            let parts = text.split(separator: ":", maxSplits: 1)
+            let rest = parts.count == 2 ? parts[1].split(separator: ",").map { String($0.drop { $0 == " " }) } : []
+            guard parts.count == 2, rest.count == 2, let severity = Severity(rawValue: rest[0]), let category = Category(rawValue: rest[1]) else {
+                preconditionFailure("a finding kind is declared as \"id: severity, category\", not \"\(text)\"")
             }
+            (id, self.severity, self.category) = (String(parts[0]), severity, category)
         }
     }
 
@@ -289,9 +192,9 @@ extension Finding {
 
     /// A finding of `kind`, at its default severity unless `severity` raises (or lowers) it.
     public init(_ kind: Kind, severity: Severity? = nil, message: String, offset: UInt64? = nil, path: BoxPath? = nil) {
-        self.init(id: kind.rawValue, severity: severity ?? kind.defaultSeverity, message: message, offset: offset, path: path)
+        self.init(id: kind.id, severity: severity ?? kind.defaultSeverity, message: message, offset: offset, path: path)
     }
 
     /// The kind, for ids of the catalogue (nil for a finding decoded from elsewhere).
-    public var kind: Kind? { Kind(rawValue: id) }
+    public var kind: Kind? { Kind(id: id) }
 }
