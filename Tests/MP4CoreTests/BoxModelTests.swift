@@ -64,6 +64,16 @@ import MP4TestSupport
         Case(name: "clli", payload: [3, 232, 1, 144], model: AnyBoxModel(ContentLightLevelBox(maxContentLightLevel: 1000, maxPictureAverageLightLevel: 400)), fields: "maxContentLightLevel=1000 maxPictureAverageLightLevel=400"),
         Case(name: "avcC (summary, no writer)", payload: avcCPayload, model: AnyBoxModel(AVCConfigurationBox(configuration: .avc(profile: 0x64, compatibility: 0, level: 0x1F))), fields: "profile=100 compatibility=0 level=31"),
         Case(name: "dOps", payload: [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0], model: AnyBoxModel(OpusSpecificBox(configuration: .opus(outputChannelCount: 2, preSkip: 312, inputSampleRate: 48000))), fields: "outputChannelCount=2 preSkip=312 inputSampleRate=48000"),
+        Case(name: "trex", payload: [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0], model: AnyBoxModel(TrackExtendsBox(trackID: 1, defaultSampleDescriptionIndex: 1, defaultSampleDuration: 512, defaultSampleSize: 0, defaultSampleFlags: 0x10000)),
+             fields: "trackID=1 defaultSampleDescriptionIndex=1 defaultSampleDuration=512 defaultSampleSize=0 defaultSampleFlags=0x010000", flags: 0),
+        Case(name: "tfhd base-is-moof", payload: [0, 0, 0, 2, 0, 0, 4, 0, 0x01, 0x01, 0, 0], model: AnyBoxModel(TrackFragmentHeaderBox(trackID: 2, defaultSampleDuration: 1024, defaultSampleFlags: 0x1010000, defaultBaseIsMoof: true)),
+             fields: "trackID=2 defaultSampleDuration=1024 defaultSampleFlags=0x1010000 defaultBaseIsMoof=true", flags: 0x20028),
+        Case(name: "tfhd every field", payload: [0, 0, 0, 3] + [0, 0, 0, 0, 0, 0, 0x10, 0] + [0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 7, 0, 0, 0, 0],
+             model: AnyBoxModel(TrackFragmentHeaderBox(trackID: 3, baseDataOffset: 4096, sampleDescriptionIndex: 1, defaultSampleDuration: 9, defaultSampleSize: 7, defaultSampleFlags: 0, durationIsEmpty: true)),
+             fields: "trackID=3 baseDataOffset=4096 sampleDescriptionIndex=1 defaultSampleDuration=9 defaultSampleSize=7 defaultSampleFlags=0x000000 durationIsEmpty=true", flags: 0x1003B),
+        Case(name: "trun v1", payload: [0, 0, 0, 2, 0, 0, 0, 0x70, 0x02, 0, 0, 0] + [0, 0, 1, 0, 0xFF, 0xFF, 0xFC, 0x00, 0, 0, 2, 0, 0, 0, 0, 0],
+             model: AnyBoxModel(TrackRunBox(flags: 0xA05, version: 1, sampleCount: 2, dataOffset: 112, firstSampleFlags: 0x2000000, recordSize: 8, records: [0, 0, 1, 0, 0xFF, 0xFF, 0xFC, 0x00, 0, 0, 2, 0, 0, 0, 0, 0][...])),
+             fields: "sampleCount=2 dataOffset=112 firstSampleFlags=0x2000000", version: 1, flags: 0xA05),
         Case(name: "dac3 5.1", payload: [0x10, 0x3D, 0xC0], model: AnyBoxModel(AC3SpecificBox(configuration: .ac3(channelCount: 6, hasLFE: true, bitRateKbps: 384))), fields: "channelCount=6 lfe=true bitRateKbps=384"),
     ]
 
@@ -97,6 +107,8 @@ import MP4TestSupport
             #expect(parsed is any CodecConfigurationBoxModel, "\(c.name): only summaries lack a writer")
         }
         #expect(Self.dump(parsed.fields) == c.fields)
+        // A writer of a full box takes its flags from the model where they describe fields.
+        if let header = parsed as? TrackFragmentHeaderBox { #expect(header.flags == c.flags, "\(c.name): flags") }
     }
 
     @Test func truncatedPayloadsAreErrorsNotTraps() {
