@@ -74,6 +74,17 @@ import MP4TestSupport
         Case(name: "trun v1", payload: [0, 0, 0, 2, 0, 0, 0, 0x70, 0x02, 0, 0, 0] + [0, 0, 1, 0, 0xFF, 0xFF, 0xFC, 0x00, 0, 0, 2, 0, 0, 0, 0, 0],
              model: AnyBoxModel(TrackRunBox(flags: 0xA05, version: 1, sampleCount: 2, dataOffset: 112, firstSampleFlags: 0x2000000, recordSize: 8, records: [0, 0, 1, 0, 0xFF, 0xFF, 0xFC, 0x00, 0, 0, 2, 0, 0, 0, 0, 0][...])),
              fields: "sampleCount=2 dataOffset=112 firstSampleFlags=0x2000000", version: 1, flags: 0xA05),
+        Case(name: "sidx v0", payload: [0, 0, 0, 1, 0, 0, 0x03, 0xE8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2] + [0x00, 0x00, 0x10, 0x00, 0, 0, 0x07, 0xD0, 0x90, 0, 0, 0] + [0x80, 0x00, 0x00, 0x40, 0, 0, 0x07, 0xD0, 0x10, 0, 0, 5],
+             model: AnyBoxModel(SegmentIndexBox(referenceID: 1, timescale: 1000, earliestPresentationTime: 0, firstOffset: 0, references: [
+                .init(referencesIndex: false, referencedSize: 4096, subsegmentDuration: 2000, startsWithSAP: true, sapType: 1, sapDeltaTime: 0),
+                .init(referencesIndex: true, referencedSize: 64, subsegmentDuration: 2000, startsWithSAP: false, sapType: 1, sapDeltaTime: 5)])),
+             fields: "referenceID=1 timescale=1000 earliestPresentationTime=0 firstOffset=0 referenceCount=2"),
+        Case(name: "sidx v1", payload: [0, 0, 0, 2, 0, 0, 0x3A, 0x98] + [0, 0, 0, 1, 0, 0, 0, 0] + [0, 0, 0, 0, 0, 0, 0, 0x20] + [0, 0, 0, 0],
+             model: AnyBoxModel(SegmentIndexBox(referenceID: 2, timescale: 15000, earliestPresentationTime: 1 << 32, firstOffset: 32, references: [], isWide: true)),
+             fields: "referenceID=2 timescale=15000 earliestPresentationTime=4294967296 firstOffset=32 referenceCount=0", version: 1),
+        Case(name: "tfra v1 2-1-4", payload: [0, 0, 0, 1, 0, 0, 0, 0x13, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0x30, 0x39, 0, 0, 0, 1, 0, 0, 0, 0] + [0, 1, 1, 0, 0, 0, 2],
+             model: AnyBoxModel(TrackFragmentRandomAccessBox(trackID: 1, entries: [.init(time: 12345, moofOffset: 1 << 32, trafNumber: 1, trunNumber: 1, sampleNumber: 2)], isWide: true, numberSizes: (2, 1, 4))),
+             fields: "trackID=1 entryCount=1", version: 1),
         Case(name: "dac3 5.1", payload: [0x10, 0x3D, 0xC0], model: AnyBoxModel(AC3SpecificBox(configuration: .ac3(channelCount: 6, hasLFE: true, bitRateKbps: 384))), fields: "channelCount=6 lfe=true bitRateKbps=384"),
     ]
 

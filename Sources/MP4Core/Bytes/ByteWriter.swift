@@ -36,6 +36,9 @@ public struct ByteWriter: Sendable {
     /// 64 bits when `wide` (a version-1 full box), else the low 32: the inverse of
     /// ``ByteReader/readUInt(wide:)``.
     public mutating func uint(_ value: UInt64, wide: Bool) { append(value, width: wide ? 8 : 4) }
+    /// The low `width` bytes of `value` (0 to 8), most significant first: the inverse of
+    /// ``ByteReader/readUInt(width:)``.
+    public mutating func uint(_ value: UInt64, width: Int) { append(value, width: min(max(width, 0), 8)) }
     public mutating func i32(_ value: Int32) { u32(UInt32(bitPattern: value)) }
     public mutating func fourCC(_ code: FourCC) { u32(code.rawValue) }
     public mutating func append(_ more: some Sequence<UInt8>) { bytes.append(contentsOf: more) }
