@@ -26,6 +26,15 @@ import MP4TestSupport
     static let stszPayload: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 9]
     static let stz2Payload: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 3, 0xAB, 0xC0]
     static let co64Payload: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 8]
+    static let mvhd0Payload: [UInt8] = [0, 0, 0, 100, 0, 0, 0, 200, 0, 0, 3, 232, 255, 255, 255, 255, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3]
+    static let mvhd1Payload: [UInt8] = [0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 95, 144, 0, 0, 0, 0, 0, 13, 187, 160, 0, 0, 128, 0, 0, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    static let tkhd0Payload: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 19, 136, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 255, 255, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 5, 0, 0, 0, 2, 208, 128, 0]
+    static let mdhd0Payload: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 187, 128, 0, 1, 119, 0, 85, 196, 0, 0]
+    static let mdhdNoQualityPayload: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 88, 255, 255, 255, 255, 0, 0]
+    static let hdlrISOPayload: [UInt8] = [0, 0, 0, 0, 118, 105, 100, 101, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 86, 105, 100, 101, 111, 72, 97, 110, 100, 108, 101, 114, 0]
+    static let hdlrQuickTimePayload: [UInt8] = [109, 104, 108, 114, 115, 111, 117, 110, 97, 112, 112, 108, 0, 0, 0, 0, 0, 0, 0, 0, 5, 83, 111, 117, 110, 100]
+    static let elst0Payload: [UInt8] = [0, 0, 0, 2, 0, 0, 3, 232, 255, 255, 255, 255, 0, 1, 0, 0, 0, 0, 35, 40, 0, 0, 4, 0, 0, 1, 0, 0]
+    static let elst1Payload: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 128, 0]
     static let avcCPayload: [UInt8] = [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 2, 0x67, 0x64, 1, 0, 2, 0x68, 0xEE]
 
     static let cases: [Case] = [
@@ -85,6 +94,15 @@ import MP4TestSupport
         Case(name: "tfra v1 2-1-4", payload: [0, 0, 0, 1, 0, 0, 0, 0x13, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0x30, 0x39, 0, 0, 0, 1, 0, 0, 0, 0] + [0, 1, 1, 0, 0, 0, 2],
              model: AnyBoxModel(TrackFragmentRandomAccessBox(trackID: 1, entries: [.init(time: 12345, moofOffset: 1 << 32, trafNumber: 1, trunNumber: 1, sampleNumber: 2)], isWide: true, numberSizes: (2, 1, 4))),
              fields: "trackID=1 entryCount=1", version: 1),
+        Case(name: "mvhd v0", payload: mvhd0Payload, model: AnyBoxModel(MovieHeaderBox(creationTime: 100, modificationTime: 200, timescale: 1000, duration: .max, nextTrackID: 3)), fields: "timescale=1000 duration=null durationSeconds=null rate=1.0 volume=1.0 nextTrackID=3"),
+        Case(name: "mvhd v1", payload: mvhd1Payload, model: AnyBoxModel(MovieHeaderBox(creationTime: 1 << 33, modificationTime: 5, timescale: 90000, duration: 900_000, rate: 0.5, volume: 0.5, nextTrackID: 2, isWide: true)), fields: "timescale=90000 duration=900000 durationSeconds=10.0 rate=0.5 volume=0.5 nextTrackID=2", version: 1),
+        Case(name: "tkhd rotated", payload: tkhd0Payload, model: AnyBoxModel(TrackHeaderBox(flags: 7, creationTime: 1, modificationTime: 2, trackID: 7, duration: 5000, layer: -1, alternateGroup: 1, matrix: [0, 1, 0, -1, 0, 0, 0, 0, 1], width: 1280, height: 720.5)), fields: "trackID=7 enabled=true duration=5000 layer=-1 alternateGroup=1 volume=0.0 width=1280.0 height=720.5 rotation=90", flags: 7),
+        Case(name: "mdhd", payload: mdhd0Payload, model: AnyBoxModel(MediaHeaderBox(timescale: 48000, duration: 96000)), fields: "timescale=48000 duration=96000 durationSeconds=2.0 language=und"),
+        Case(name: "mdhd without quality", payload: mdhdNoQualityPayload, model: AnyBoxModel(MediaHeaderBox(timescale: 600, duration: .max, languageCode: 0, quality: nil)), fields: "timescale=600 duration=null durationSeconds=null language=eng"),
+        Case(name: "hdlr ISO", payload: hdlrISOPayload, model: AnyBoxModel(HandlerBox(handlerType: "vide", name: "VideoHandler")), fields: "handlerType=vide name=VideoHandler"),
+        Case(name: "hdlr QuickTime", payload: hdlrQuickTimePayload, model: AnyBoxModel(HandlerBox(componentType: "mhlr", handlerType: "soun", reserved: Array("appl".utf8) + [UInt8](repeating: 0, count: 8), name: "Sound", nameForm: .pascal)), fields: "handlerType=soun name=Sound"),
+        Case(name: "elst v0", payload: elst0Payload, model: AnyBoxModel(EditListBox(entries: [.init(segmentDuration: 1000, mediaTime: -1), .init(segmentDuration: 9000, mediaTime: 1024)])), fields: "entryCount=2"),
+        Case(name: "elst v1", payload: elst1Payload, model: AnyBoxModel(EditListBox(entries: [.init(segmentDuration: 1 << 32, mediaTime: -1, mediaRate: 0.5)], isWide: true)), fields: "entryCount=1", version: 1),
         Case(name: "dac3 5.1", payload: [0x10, 0x3D, 0xC0], model: AnyBoxModel(AC3SpecificBox(configuration: .ac3(channelCount: 6, hasLFE: true, bitRateKbps: 384))), fields: "channelCount=6 lfe=true bitRateKbps=384"),
     ]
 

@@ -1,5 +1,9 @@
-/// `elst`: edit list, ISO/IEC 14496-12 §8.6.6.
-public struct EditListBox: Sendable, Hashable, Codable {
+/// `elst` (ISO/IEC 14496-12 8.6.6): a track's edit list. Version 1 widens each edit to 64 bits.
+public struct EditListBox: WritableBoxModel, TabularBoxModel, Codable {
+    public static let type: FourCC = .elst
+    public static let specName = "EditListBox"
+    public static let isFullBox = true
+
     /// One edit.
     public struct Entry: Sendable, Hashable, Codable {
         /// Duration of the edit in the *movie* time scale.
@@ -11,13 +15,26 @@ public struct EditListBox: Sendable, Hashable, Codable {
 
         /// Whether this is an empty edit (no media, only time).
         public var isEmpty: Bool { mediaTime == -1 }
+
+        public init(segmentDuration: UInt64, mediaTime: Int64, mediaRate: Double = 1) {
+            self.segmentDuration = segmentDuration
+            self.mediaTime = mediaTime
+            self.mediaRate = mediaRate
+        }
     }
 
     /// The edits, in order.
     public var entries: [Entry]
+    /// Whether each edit is 64-bit (version 1).
+    public var isWide: Bool
 
-    /// Parses the payload after version and flags; the entry count is paid for in bytes.
-    public static func parse(_ reader: inout ByteReader, version: UInt8) throws -> EditListBox {
+    public init(entries: [Entry], isWide: Bool = false) {
+        self.entries = entries
+        self.isWide = isWide
+    }
+
+    /// The entry count is paid for in bytes before anything is allocated.
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> EditListBox {
         let declared = UInt64(try reader.readUInt32())
         let entrySize = version == 1 ? 20 : 12
         let count = try reader.requireEntries(declared, of: entrySize, "elst")
@@ -36,23 +53,29 @@ public struct EditListBox: Sendable, Hashable, Codable {
             let rate = Double(try reader.readInt32()) / 65536
             entries.append(Entry(segmentDuration: duration, mediaTime: mediaTime, mediaRate: rate))
         }
-        return EditListBox(entries: entries)
+        return EditListBox(entries: entries, isWide: version == 1)
     }
-}
 
-extension EditListBox: BoxModel {
-    public static let type: FourCC = .elst
-    public static let specName = "EditListBox"
-    public static let isFullBox = true
-    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> EditListBox { try parse(&reader, version: version) }
     public var fields: [(name: String, value: FieldValue)] { [("entryCount", .uint(UInt64(entries.count)))] }
-}
 
-extension EditListBox: TabularBoxModel {
     public static let entryFieldNames = ["segmentDuration", "mediaTime", "mediaRate"]
     public var entryCount: Int { entries.count }
     public func entryFields(at index: Int) -> [FieldValue] {
         let entry = entries[index]
         return [.uint(entry.segmentDuration), .int(entry.mediaTime), .double(entry.mediaRate)]
+    }
+
+    public func write(to writer: inout ByteWriter) {
+        writer.u32(UInt32(truncatingIfNeeded: entries.count))
+        for entry in entries {
+            if isWide {
+                writer.u64(entry.segmentDuration)
+                writer.u64(UInt64(bitPattern: entry.mediaTime))
+            } else {
+                writer.u32(UInt32(truncatingIfNeeded: entry.segmentDuration))
+                writer.i32(Int32(truncatingIfNeeded: entry.mediaTime))
+            }
+            writer.i32(Int32(clamping: Int64((entry.mediaRate * 65536).rounded())))
+        }
     }
 }
