@@ -35,15 +35,11 @@ public struct MediaHeaderBox: WritableBoxModel, Codable {
 
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MediaHeaderBox {
         let wide = version == 1
-        let creation = try reader.readUInt(wide: wide)
-        let modification = try reader.readUInt(wide: wide)
-        let timescale = try reader.readUInt32()
-        var duration = try reader.readUInt(wide: wide)
-        if !wide && duration == UInt64(UInt32.max) { duration = UInt64.max }
+        let times = try HeaderTimes.read(&reader, wide: wide)
         let packed = try reader.readUInt16()
         // pre_defined (QuickTime: quality); tolerated when missing.
         let quality = reader.remaining >= 2 ? try reader.readUInt16() : nil
-        return MediaHeaderBox(creationTime: creation, modificationTime: modification, timescale: timescale, duration: duration, languageCode: packed, quality: quality, isWide: wide)
+        return MediaHeaderBox(creationTime: times.creationTime, modificationTime: times.modificationTime, timescale: times.timescale, duration: times.duration, languageCode: packed, quality: quality, isWide: wide)
     }
 
     /// Decodes the packed 3×5-bit language, or a QuickTime Macintosh language code.
@@ -69,10 +65,7 @@ public struct MediaHeaderBox: WritableBoxModel, Codable {
     }
 
     public func write(to writer: inout ByteWriter) {
-        writer.uint(creationTime, wide: isWide)
-        writer.uint(modificationTime, wide: isWide)
-        writer.u32(timescale)
-        writer.uint(duration == .max && !isWide ? UInt64(UInt32.max) : duration, wide: isWide)
+        HeaderTimes(creationTime: creationTime, modificationTime: modificationTime, timescale: timescale, duration: duration).write(to: &writer, wide: isWide)
         writer.u16(languageCode)
         if let quality { writer.u16(quality) }
     }

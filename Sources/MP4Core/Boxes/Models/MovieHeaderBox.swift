@@ -40,18 +40,14 @@ public struct MovieHeaderBox: WritableBoxModel, Codable {
 
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> MovieHeaderBox {
         let wide = version == 1
-        let creation = try reader.readUInt(wide: wide)
-        let modification = try reader.readUInt(wide: wide)
-        let timescale = try reader.readUInt32()
-        var duration = try reader.readUInt(wide: wide)
-        if !wide && duration == UInt64(UInt32.max) { duration = UInt64.max }
+        let times = try HeaderTimes.read(&reader, wide: wide)
         let rate = Double(try reader.readInt32()) / 65536
         let volume = Double(try reader.readInt16()) / 256
         try reader.skip(10)  // reserved
         let matrix = try TrackHeaderBox.readMatrix(&reader)
         try reader.skip(24)  // pre_defined
         let next = try reader.readUInt32()
-        return MovieHeaderBox(creationTime: creation, modificationTime: modification, timescale: timescale, duration: duration, rate: rate, volume: volume, matrix: matrix, nextTrackID: next, isWide: wide)
+        return MovieHeaderBox(creationTime: times.creationTime, modificationTime: times.modificationTime, timescale: times.timescale, duration: times.duration, rate: rate, volume: volume, matrix: matrix, nextTrackID: next, isWide: wide)
     }
 
     /// The duration in seconds, or `nil` when unknown or the timescale is zero.
@@ -66,10 +62,7 @@ public struct MovieHeaderBox: WritableBoxModel, Codable {
 
     /// Reserved and pre-defined bytes are written as zeros.
     public func write(to writer: inout ByteWriter) {
-        writer.uint(creationTime, wide: isWide)
-        writer.uint(modificationTime, wide: isWide)
-        writer.u32(timescale)
-        writer.uint(duration == .max && !isWide ? UInt64(UInt32.max) : duration, wide: isWide)
+        HeaderTimes(creationTime: creationTime, modificationTime: modificationTime, timescale: timescale, duration: duration).write(to: &writer, wide: isWide)
         writer.i32(Int32(clamping: Int64((rate * 65536).rounded())))
         writer.u16(UInt16(bitPattern: Int16(clamping: Int64((volume * 256).rounded()))))
         writer.append([UInt8](repeating: 0, count: 10))
