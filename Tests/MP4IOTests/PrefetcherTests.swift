@@ -21,7 +21,7 @@ import MP4TestSupport
         await prefetcher.load()
         let file = try await MP4File.open(try FileSource(path: path))
         let mdat = try #require(file.layout.boxes.first { $0.type == .mdat })
-        let probe = await prefetcher.ticket(), seek = await prefetcher.ticket()
+        let probe = prefetcher.ticket(), seek = prefetcher.ticket()
         await prefetcher.playerReads(at: mdat.offset + mdat.size * 3 / 4, ticket: seek)
         let afterSeek = await prefetcher.started
         #expect(!afterSeek.isEmpty, "the seek started no prefetch")

@@ -211,7 +211,7 @@ public struct MediaResource: ByteSource {
             await prefetcher.waitForMovie(timeout: movieWait)
             try Task.checkCancellation()   // the player left while `moov` loaded
         }
-        let start = position, ticket = await prefetcher.ticket()
+        let start = position, ticket = prefetcher.ticket()
         ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
         try await source.read(position..<range.upperBound, into: consume)
     }

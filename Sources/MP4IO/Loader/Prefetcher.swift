@@ -94,13 +94,17 @@ actor Prefetcher {
     }
 
     /// The order of player reads: each read takes a ticket in its own task, in the order the
-    /// reads come, before its prefetch is started in the background.
-    private var issued: UInt64 = 0
+    /// reads come, before its prefetch is started in the background. Under a lock, not on the
+    /// actor: a player's read takes one and must not wait for the actor (a hop to the shared
+    /// pool, where the actor may be planning a prefetch or the pool be held).
+    private let issued = Locked<UInt64>(0)
     private var handled: UInt64 = 0
 
-    func ticket() -> UInt64 {
-        issued += 1
-        return issued
+    nonisolated func ticket() -> UInt64 {
+        issued.withLock { count in
+            count += 1
+            return count
+        }
     }
 
     /// A player reads from `offset` of the served resource: when that is in the media, fetch
