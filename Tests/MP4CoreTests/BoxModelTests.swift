@@ -140,6 +140,23 @@ import MP4TestSupport
         if let header = parsed as? TrackFragmentHeaderBox { #expect(header.flags == c.flags, "\(c.name): flags") }
     }
 
+    /// Fixed-point fields written from any Double (a caller's model, not only a parsed one)
+    /// never trap: NaN is 0, out-of-range values are clamped to the field (before, `Int64(NaN)`
+    /// trapped in the writer).
+    @Test func fixedPointWritersClampInsteadOfTrapping() throws {
+        var writer = ByteWriter()
+        MovieHeaderBox(timescale: 1, duration: 1, rate: .nan, volume: .infinity, matrix: [.nan, 1e300, -1e300, 0, 1, 0, 0, 0, 1], nextTrackID: 2).write(to: &writer)
+        TrackHeaderBox(trackID: 1, duration: 1, volume: -.infinity, width: -5, height: 1e300).write(to: &writer)
+        EditListBox(entries: [.init(segmentDuration: 1, mediaTime: 0, mediaRate: -.infinity)]).write(to: &writer)
+        var reader = ByteReader(writer.bytes)
+        let movie = try MovieHeaderBox.parse(&reader, version: 0, flags: 0)
+        #expect(movie.rate == 0 && movie.volume == Double(Int16.max) / 256 && movie.matrix[0] == 0 && movie.matrix[1] == Double(Int32.max) / 65536)
+        let track = try TrackHeaderBox.parse(&reader, version: 0, flags: 3)
+        #expect(track.width == 0 && track.height == Double(UInt32.max) / 65536 && track.volume == Double(Int16.min) / 256)
+        let edits = try EditListBox.parse(&reader, version: 0, flags: 0)
+        #expect(edits.entries.first?.mediaRate == Double(Int32.min) / 65536 && reader.remaining == 0)
+    }
+
     @Test func truncatedPayloadsAreErrorsNotTraps() {
         for c in Self.cases {
             let type = Swift.type(of: c.model.base)

@@ -75,7 +75,7 @@ public struct EditListBox: WritableBoxModel, TabularBoxModel, Codable {
                 writer.u32(UInt32(truncatingIfNeeded: entry.segmentDuration))
                 writer.i32(Int32(truncatingIfNeeded: entry.mediaTime))
             }
-            writer.i32(Int32(clamping: Int64((entry.mediaRate * 65536).rounded())))
+            writer.i32(Int32(clamping: CheckedMath.fixedPoint(entry.mediaRate, fractionBits: 16)))
         }
     }
 }

@@ -63,8 +63,8 @@ public struct MovieHeaderBox: WritableBoxModel, Codable {
     /// Reserved and pre-defined bytes are written as zeros.
     public func write(to writer: inout ByteWriter) {
         HeaderTimes(creationTime: creationTime, modificationTime: modificationTime, timescale: timescale, duration: duration).write(to: &writer, wide: isWide)
-        writer.i32(Int32(clamping: Int64((rate * 65536).rounded())))
-        writer.u16(UInt16(bitPattern: Int16(clamping: Int64((volume * 256).rounded()))))
+        writer.i32(Int32(clamping: CheckedMath.fixedPoint(rate, fractionBits: 16)))
+        writer.u16(UInt16(bitPattern: Int16(clamping: CheckedMath.fixedPoint(volume, fractionBits: 8))))
         writer.append([UInt8](repeating: 0, count: 10))
         TrackHeaderBox.writeMatrix(matrix, to: &writer)
         writer.append([UInt8](repeating: 0, count: 24))

@@ -78,7 +78,7 @@ public struct TrackHeaderBox: WritableBoxModel, Codable {
     /// The inverse of ``readMatrix(_:)`` (a matrix of another size is written as the identity).
     static func writeMatrix(_ matrix: [Double], to writer: inout ByteWriter) {
         for (index, value) in (matrix.count == 9 ? matrix : MovieHeaderBox.identityMatrix).enumerated() {
-            writer.i32(Int32(clamping: Int64((value * (index % 3 == 2 ? 1_073_741_824 : 65536)).rounded())))
+            writer.i32(Int32(clamping: CheckedMath.fixedPoint(value, fractionBits: index % 3 == 2 ? 30 : 16)))
         }
     }
 
@@ -112,10 +112,10 @@ public struct TrackHeaderBox: WritableBoxModel, Codable {
         writer.append([UInt8](repeating: 0, count: 8))
         writer.u16(UInt16(bitPattern: layer))
         writer.u16(UInt16(bitPattern: alternateGroup))
-        writer.u16(UInt16(bitPattern: Int16(clamping: Int64((volume * 256).rounded()))))
+        writer.u16(UInt16(bitPattern: Int16(clamping: CheckedMath.fixedPoint(volume, fractionBits: 8))))
         writer.u16(0)
         Self.writeMatrix(matrix, to: &writer)
-        writer.u32(UInt32(clamping: Int64((width * 65536).rounded())))
-        writer.u32(UInt32(clamping: Int64((height * 65536).rounded())))
+        writer.u32(UInt32(clamping: CheckedMath.fixedPoint(width, fractionBits: 16)))
+        writer.u32(UInt32(clamping: CheckedMath.fixedPoint(height, fractionBits: 16)))
     }
 }
