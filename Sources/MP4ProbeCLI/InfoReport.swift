@@ -77,7 +77,7 @@ enum InfoReport {
             ("channelCount", .optional(entry?.effectiveChannelCount) { .uint(UInt64($0)) }),
             // Where they come from when not the sample entry or its configuration: the first
             // frame header (MP3 channels; DTS core rate and channels).
-            ("audioFromFrameHeader", .bool(entry?.frameHeaderSampleRate != nil || entry?.frameHeaderChannelCount != nil)),
+            ("audioFromFrameHeader", .bool(entry?.audioFromFrameHeader ?? false)),
             ("timescale", .optional(track.timescale) { .uint(UInt64($0)) }),
             ("durationSeconds", .optional(track.durationSeconds, JSONValue.double)),
             ("sampleCount", .uint(track.sampleCount)),
@@ -283,7 +283,7 @@ enum InfoReport {
             if track.kind == .audio || entry.kind == .audio {
                 if let rate = entry.effectiveSampleRate { parts.append("\(Format.fixed(rate, 0)) Hz") }
                 if let channels = entry.effectiveChannelCount { parts.append("\(channels) ch") }
-                if entry.frameHeaderSampleRate != nil || entry.frameHeaderChannelCount != nil { parts.append("(frame header)") }
+                if entry.audioFromFrameHeader { parts.append("(frame header)") }
             }
         } else {
             parts.append("(no sample entry)")

@@ -53,6 +53,10 @@ public struct SampleEntry: Sendable, Hashable {
     /// For DTS: the core sample rate of the first frame header, when it was read (the sample
     /// entry's field may say otherwise: 48,000 where the frames are 24,000 Hz).
     public var frameHeaderSampleRate: UInt32?
+    /// Whether the rate or channels a decoder produces came from the first frame header
+    /// (``frameHeaderSampleRate``, ``frameHeaderChannelCount``) rather than the entry or its
+    /// configuration.
+    public var audioFromFrameHeader: Bool { frameHeaderSampleRate != nil || frameHeaderChannelCount != nil }
 
     /// Whether the entry carries DTS: `dtsc`, `dtsh`, `dtsl`, `dtse` entries, or `mp4a` with
     /// object type 0xA9 to 0xAC.
