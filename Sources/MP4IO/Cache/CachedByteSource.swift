@@ -142,14 +142,7 @@ public final class CachedByteSource: ByteSource {
                 // Used without asking: the first fetch checks that the origin is still this resource.
                 entryAttributes = try await entry.prepare(length: stored.length, validator: stored.validator, confirmedAt: nil)
                 (totalLength, entryValidator) = (stored.length, stored.validator)
-                // An HTTP origin takes the description as its own and checks it on each
-                // response (If-Range): the first missing byte costs one request, not a head
-                // request first.
-                if let http = upstream as? HTTPByteSource, http.presume(length: stored.length, validator: stored.validator) {
-                    fetchSource = upstream
-                } else {
-                    fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
-                }
+                fetchSource = CheckedOrigin(base: upstream, length: stored.length, validator: stored.validator)
             } else {
                 throw MP4Error(.internalError, "cache entry for \(upstream.name) is neither confirmed nor stored")
             }

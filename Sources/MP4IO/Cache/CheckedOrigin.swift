@@ -1,20 +1,32 @@
 import Foundation
 import MP4Core
 
+/// A source that can take a cache entry's length and validator as its own and check every
+/// response against them, so that no separate request confirms it (``HTTPByteSource``: `If-Range`).
+protocol PresumingSource: ByteSource {
+    /// Whether it took them (false: it asks as usual, and ``CheckedOrigin`` confirms first).
+    func presume(length: UInt64, validator: String?) -> Bool
+}
+
+extension HTTPByteSource: PresumingSource {}
+
 /// The origin of an entry that was opened without asking it (fresh or stale): before the first
 /// byte is taken from it, its length and validator must be the entry's, so a changed origin is
 /// never mixed into the entry. A mismatch is an error with cause ``MP4Error/Cause/sourceChanged``.
+/// An origin that checks each response itself (``PresumingSource``) is not asked first: the
+/// first missing byte costs one request, not a confirmation (a 64 KiB head) and then the fetch.
 final class CheckedOrigin: ByteSource, @unchecked Sendable {
     let base: any ByteSource
     let expectedLength: UInt64
     let expectedValidator: String?
     private let lock = NSLock()
-    private var confirmed = false
+    private var confirmed: Bool
 
     init(base: any ByteSource, length: UInt64, validator: String?) {
         self.base = base
         self.expectedLength = length
         self.expectedValidator = validator
+        self.confirmed = (base as? any PresumingSource)?.presume(length: length, validator: validator) ?? false
     }
 
     var name: String { base.name }
