@@ -268,6 +268,7 @@ extension Preload {
 
         var name: String { source.name }
         var preferredReadSize: Int { source.preferredReadSize }
+        var isRemote: Bool { source.isRemote }
         func length() async throws -> UInt64 { try await source.length() }
         func validator() async throws -> String? { try await source.validator() }
         func attributes() async throws -> ResourceAttributes { try await source.attributes() }
