@@ -17,7 +17,7 @@ import Testing
         var reader = ByteReader(esds(asc))
         var entry = SampleEntry(format: "mp4a", kind: .audio, dataReferenceIndex: 1)
         entry.channelCount = 2
-        entry.configuration = try CodecConfiguration.parse("esds", &reader)
+        entry.configuration = CodecConfiguration(try ESDBox.parse(&reader, version: 0, flags: 0))
         return entry
     }
 

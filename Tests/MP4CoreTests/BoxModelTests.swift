@@ -64,15 +64,15 @@ import MP4TestSupport
         Case(name: "saio v1 typed", payload: Array("cenc".utf8) + [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0], model: AnyBoxModel(SampleAuxiliaryInformationOffsetsBox(auxInfoType: "cenc", auxInfoTypeParameter: 0, isWide: true, entryCount: 1, entryBytes: [0, 0, 0, 1, 0, 0, 0, 0])), fields: "auxInfoType=cenc auxInfoTypeParameter=0 entryCount=1", version: 1, flags: 1),
         Case(name: "iloc v1 extents", payload: [0x44, 0x00, 0, 1, 0, 7, 0, 0, 0, 0, 0, 1, 0, 0, 3, 232, 0, 0, 0, 16], model: AnyBoxModel(ItemLocationBox(version: 1, offsetSize: 4, lengthSize: 4, baseOffsetSize: 0, indexSize: 0, items: [.init(itemID: 7, constructionMethod: 0, dataReferenceIndex: 0, baseOffset: 0, baseOffsetPosition: 10, extentCount: 1, extents: [.init(index: 0, offset: 1000, length: 16, offsetPosition: 12)])])), fields: "offsetSize=4 lengthSize=4 baseOffsetSize=0 itemCount=1", version: 1),
         Case(name: "iloc v2 base", payload: [0x04, 0x80, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0, 5], model: AnyBoxModel(ItemLocationBox(version: 2, offsetSize: 0, lengthSize: 4, baseOffsetSize: 8, indexSize: 0, items: [.init(itemID: 9, constructionMethod: 0, dataReferenceIndex: 0, baseOffset: 0x1000, baseOffsetPosition: 14, extentCount: 1, extents: [.init(index: 0, offset: 0, length: 5, offsetPosition: 24)])])), fields: "offsetSize=0 lengthSize=4 baseOffsetSize=8 itemCount=1", version: 2),
-        Case(name: "dmlp 7.1 48 kHz", payload: [0, 23, 128, 79, 24, 106, 0, 0, 0, 0], model: AnyBoxModel(MLPSpecificBox(configuration: .trueHD(sampleRate: 48000, channelCount: 8, peakDataRate: 3125))), fields: "sampleRate=48000 channelCount=8 peakDataRate=3125"),
-        Case(name: "iacb Opus", payload: [1, 31, 0xF8, 6] + Array("iamf".utf8) + [0, 0, 0, 0x15, 0xC8, 1] + Array("Opus".utf8) + [0xC0, 7, 0xFF, 0xFC, 1, 2, 1, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0], model: AnyBoxModel(IAConfigurationBox(configuration: .iamf(primaryProfile: 0, additionalProfile: 0, codecID: "Opus", sampleRate: 48000))), fields: "primaryProfile=0 additionalProfile=0 codecID=Opus sampleRate=48000"),
+        Case(name: "dmlp 7.1 48 kHz", payload: [0, 23, 128, 79, 24, 106, 0, 0, 0, 0], model: AnyBoxModel(MLPSpecificBox(sampleRate: 48000, channelCount: 8, peakDataRate: 3125)), fields: "sampleRate=48000 channelCount=8 peakDataRate=3125"),
+        Case(name: "iacb Opus", payload: [1, 31, 0xF8, 6] + Array("iamf".utf8) + [0, 0, 0, 0x15, 0xC8, 1] + Array("Opus".utf8) + [0xC0, 7, 0xFF, 0xFC, 1, 2, 1, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0], model: AnyBoxModel(IAConfigurationBox(primaryProfile: 0, additionalProfile: 0, codecID: "Opus", sampleRate: 48000)), fields: "primaryProfile=0 additionalProfile=0 codecID=Opus sampleRate=48000"),
         Case(name: "data UTF-8", payload: [0, 0, 0, 1, 0, 0, 0, 0] + Array("Lavf".utf8), model: AnyBoxModel(MetadataValueBox(typeIndicator: 1, locale: 0, value: ArraySlice("Lavf".utf8))), fields: "dataType=1 value=Lavf"),
         Case(name: "keys", payload: [0, 0, 0, 1, 0, 0, 0, 12] + Array("mdtamake".utf8), model: AnyBoxModel(MetadataKeysBox(keys: [.init(namespace: "mdta", name: "make")])), fields: "keys=[make]"),
         Case(name: "chpl v1", payload: [0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0] + [2] + Array("Go".utf8), model: AnyBoxModel(NeroChapterListBox(reserved: 0, chapters: [.init(start: 0, title: "Go")])), fields: "chapterCount=1", version: 1),
         Case(name: "fiel tt", payload: [2, 1], model: AnyBoxModel(FieldHandlingBox(fieldCount: 2, fieldOrdering: 1)), fields: "fieldCount=2 fieldOrdering=1 fieldOrder=tt"),
         Case(name: "clli", payload: [3, 232, 1, 144], model: AnyBoxModel(ContentLightLevelBox(maxContentLightLevel: 1000, maxPictureAverageLightLevel: 400)), fields: "maxContentLightLevel=1000 maxPictureAverageLightLevel=400"),
-        Case(name: "avcC (summary, no writer)", payload: avcCPayload, model: AnyBoxModel(AVCConfigurationBox(configuration: .avc(profile: 0x64, compatibility: 0, level: 0x1F))), fields: "profile=100 compatibility=0 level=31"),
-        Case(name: "dOps", payload: [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0], model: AnyBoxModel(OpusSpecificBox(configuration: .opus(outputChannelCount: 2, preSkip: 312, inputSampleRate: 48000))), fields: "outputChannelCount=2 preSkip=312 inputSampleRate=48000"),
+        Case(name: "avcC (summary, no writer)", payload: avcCPayload, model: AnyBoxModel(AVCConfigurationBox(profile: 0x64, compatibility: 0, level: 0x1F)), fields: "profile=100 compatibility=0 level=31"),
+        Case(name: "dOps", payload: [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0], model: AnyBoxModel(OpusSpecificBox(outputChannelCount: 2, preSkip: 312, inputSampleRate: 48000)), fields: "outputChannelCount=2 preSkip=312 inputSampleRate=48000"),
         Case(name: "trex", payload: [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0], model: AnyBoxModel(TrackExtendsBox(trackID: 1, defaultSampleDescriptionIndex: 1, defaultSampleDuration: 512, defaultSampleSize: 0, defaultSampleFlags: 0x10000)),
              fields: "trackID=1 defaultSampleDescriptionIndex=1 defaultSampleDuration=512 defaultSampleSize=0 defaultSampleFlags=0x010000", flags: 0),
         Case(name: "tfhd base-is-moof", payload: [0, 0, 0, 2, 0, 0, 4, 0, 0x01, 0x01, 0, 0], model: AnyBoxModel(TrackFragmentHeaderBox(trackID: 2, defaultSampleDuration: 1024, defaultSampleFlags: 0x1010000, defaultBaseIsMoof: true)),
@@ -103,7 +103,7 @@ import MP4TestSupport
         Case(name: "hdlr QuickTime", payload: hdlrQuickTimePayload, model: AnyBoxModel(HandlerBox(componentType: "mhlr", handlerType: "soun", reserved: Array("appl".utf8) + [UInt8](repeating: 0, count: 8), name: "Sound", nameForm: .pascal)), fields: "handlerType=soun name=Sound"),
         Case(name: "elst v0", payload: elst0Payload, model: AnyBoxModel(EditListBox(entries: [.init(segmentDuration: 1000, mediaTime: -1), .init(segmentDuration: 9000, mediaTime: 1024)])), fields: "entryCount=2"),
         Case(name: "elst v1", payload: elst1Payload, model: AnyBoxModel(EditListBox(entries: [.init(segmentDuration: 1 << 32, mediaTime: -1, mediaRate: 0.5)], isWide: true)), fields: "entryCount=1", version: 1),
-        Case(name: "dac3 5.1", payload: [0x10, 0x3D, 0xC0], model: AnyBoxModel(AC3SpecificBox(configuration: .ac3(channelCount: 6, hasLFE: true, bitRateKbps: 384))), fields: "channelCount=6 lfe=true bitRateKbps=384"),
+        Case(name: "dac3 5.1", payload: [0x10, 0x3D, 0xC0], model: AnyBoxModel(AC3SpecificBox(channelCount: 6, hasLFE: true, bitRateKbps: 384)), fields: "channelCount=6 lfe=true bitRateKbps=384"),
     ]
 
     static func dump(_ fields: [(name: String, value: FieldValue)]) -> String {
@@ -231,15 +231,15 @@ import MP4TestSupport
     /// the sample entry's placeholder says 2), unknown with dependent substreams.
     @Test func eac3ChannelsFromDec3() throws {
         let word: UInt16 = 640 << 3  // 640 kb/s, one independent substream
-        func parse(acmod: UInt8, lfe: UInt8, dependent: UInt8, location: UInt16 = 0) throws -> CodecConfiguration? {
+        func parse(acmod: UInt8, lfe: UInt8, dependent: UInt8, location: UInt16 = 0) throws -> EC3SpecificBox {
             var reader = ByteReader([UInt8(word >> 8), UInt8(word & 0xFF), 16 << 1, acmod << 1 | lfe, dependent << 1 | UInt8(location >> 8), UInt8(location & 0xFF)])
-            return try CodecConfiguration.parse("dec3", &reader)
+            return try EC3SpecificBox.parse(&reader, version: 0, flags: 0)
         }
-        #expect(try parse(acmod: 7, lfe: 1, dependent: 0) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 6))
-        #expect(try parse(acmod: 2, lfe: 0, dependent: 0) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 2))
+        #expect(try parse(acmod: 7, lfe: 1, dependent: 0) == EC3SpecificBox(dataRateKbps: 640, independentSubstreams: 1, channelCount: 6))
+        #expect(try parse(acmod: 2, lfe: 0, dependent: 0) == EC3SpecificBox(dataRateKbps: 640, independentSubstreams: 1, channelCount: 2))
         // A dependent substream adding the rear pair (chan_loc Lrs/Rrs): 7.1.
-        #expect(try parse(acmod: 7, lfe: 1, dependent: 1, location: 0b0_1000_0000) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 8))
+        #expect(try parse(acmod: 7, lfe: 1, dependent: 1, location: 0b0_1000_0000) == EC3SpecificBox(dataRateKbps: 640, independentSubstreams: 1, channelCount: 8))
         // Lc/Rc and LFE2 (the first and last chan_loc bits).
-        #expect(try parse(acmod: 7, lfe: 1, dependent: 1, location: 0b1_0000_0001) == .eac3(dataRateKbps: 640, independentSubstreams: 1, channelCount: 9))
+        #expect(try parse(acmod: 7, lfe: 1, dependent: 1, location: 0b1_0000_0001) == EC3SpecificBox(dataRateKbps: 640, independentSubstreams: 1, channelCount: 9))
     }
 }

@@ -62,16 +62,14 @@ public struct SampleEntry: Sendable, Hashable {
     /// object type 0xA9 to 0xAC.
     public var isDTS: Bool {
         if ["dtsc", "dtsh", "dtsl", "dtse"].contains(codingFormat.description) { return true }
-        if case .mpeg4(let oti, _, _, _, _, _, _)? = configuration { return (0xA9...0xAC).contains(oti) }
-        return false
+        return configuration?.as(ESDBox.self)?.isDTS ?? false
     }
 
     /// Whether the entry carries MPEG-1/2 audio (MP3, MP2): `.mp3`/`mp3 ` entries, or `mp4a`
     /// with object type 0x69 or 0x6B.
     public var isMPEGAudio: Bool {
         if codingFormat == ".mp3" || codingFormat == "mp3 " { return true }
-        if case .mpeg4(let oti, _, _, _, _, _, _)? = configuration { return oti == 0x69 || oti == 0x6B }
-        return false
+        return configuration?.as(ESDBox.self)?.isMPEGAudio ?? false
     }
 
     /// The channel count a decoder produces: from the codec configuration when it says
@@ -79,20 +77,10 @@ public struct SampleEntry: Sendable, Hashable {
     /// which ISO writers often leave at the placeholder 2.
     public var effectiveChannelCount: UInt32? {
         if let frameHeaderChannelCount { return frameHeaderChannelCount }
-        switch configuration {
-        case .mpeg4(_, _, 1?, _, _, _, true): return 2   // parametric stereo, signalled in the config
-        case .mpeg4(_, _, let channels?, _, _, _, _) where channels > 0 && channels < 8: return UInt32(channels == 7 ? 8 : channels)
-        case .opus(let channels, _, _)?: return UInt32(channels)
-        case .ac3(let channels, _, _)?: return UInt32(channels)
-        case .eac3(_, _, let channels?)?: return UInt32(channels)
-        case .alac(_, let channels, _)?: return UInt32(channels)
-        case .flac(_, let channels, _)?: return UInt32(channels)
-        case .trueHD(_, let channels, _)? where channels > 0: return UInt32(channels)
-        default:
-            // AMR is mono by definition; the field is often the placeholder 2.
-            if codingFormat == "samr" || codingFormat == "sawb" { return 1 }
-            return channelCount
-        }
+        if let channels = configuration?.box.decoderChannelCount { return channels }
+        // AMR is mono by definition; the field is often the placeholder 2.
+        if codingFormat == "samr" || codingFormat == "sawb" { return 1 }
+        return channelCount
     }
 
     /// The sample rate a decoder produces: the first frame header's for DTS when it was read,
@@ -102,13 +90,13 @@ public struct SampleEntry: Sendable, Hashable {
     /// entry's field. `nil` when unknown (an IAMF entry's 0).
     public var effectiveSampleRate: Double? {
         if let frameHeaderSampleRate { return Double(frameHeaderSampleRate) }
-        switch (codingFormat, configuration) {
-        case (.opus, _): return 48000
-        case ("samr", _): return 8000
-        case ("sawb", _): return 16000
-        case (_, .trueHD(let rate, _, _)?), (_, .iamf(_, _, _, let rate)?): return rate.map(Double.init)
-        case ("iamf", _), ("mlpa", _): return nil
-        default: return sampleRate
+        switch codingFormat {
+        case .opus: return 48000
+        case "samr": return 8000
+        case "sawb": return 16000
+        default:
+            if let rate = configuration?.box.decoderSampleRate { return Double(rate) }
+            return codingFormat == "iamf" || codingFormat == "mlpa" ? nil : sampleRate
         }
     }
 

@@ -54,7 +54,7 @@ public struct DecoderNeeds: Sendable, Hashable {
             needs.needsFollowingSample = true
         case "mp4a":
             // MPEG-1/2 audio carried as mp4a (object types 0x69, 0x6B) is parsed like .mp3.
-            if case .mpeg4(let objectType, _, _, _, _, _, _)? = entry.configuration, objectType == 0x69 || objectType == 0x6B {
+            if entry.configuration?.as(ESDBox.self)?.isMPEGAudio == true {
                 needs.needsFollowingSample = true
             }
         default:

@@ -75,7 +75,7 @@ public struct BoxNode: Sendable, Hashable {
 
     /// This box's decoder configuration, when it is a parsed ``CodecConfigurationBoxModel``.
     public var codecConfiguration: CodecConfiguration? {
-        if case .model(let model) = content { return model.base.asCodecConfigurationBox?.configuration }
+        if case .model(let model) = content { return model.base.asCodecConfigurationBox.map(CodecConfiguration.init) }
         return nil
     }
 

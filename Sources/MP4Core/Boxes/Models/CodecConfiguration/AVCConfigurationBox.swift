@@ -1,0 +1,33 @@
+/// `avcC` (ISO/IEC 14496-15 §5.3.3): the H.264 profile, compatibility and level; the
+/// parameter sets after them are skipped.
+public struct AVCConfigurationBox: CodecConfigurationBoxModel {
+    public static let type: FourCC = "avcC"
+    public static let specName = "AVCConfigurationBox"
+    public static let isFullBox = false
+
+    public var profile: UInt8
+    public var compatibility: UInt8
+    public var level: UInt8
+
+    public init(profile: UInt8, compatibility: UInt8, level: UInt8) {
+        self.profile = profile
+        self.compatibility = compatibility
+        self.level = level
+    }
+
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> AVCConfigurationBox {
+        try reader.skip(1)  // configurationVersion
+        let box = AVCConfigurationBox(profile: try reader.readUInt8(), compatibility: try reader.readUInt8(), level: try reader.readUInt8())
+        try reader.skip(reader.remaining)
+        return box
+    }
+
+    public var fields: [(name: String, value: FieldValue)] {
+        [("profile", .uint(UInt64(profile))), ("compatibility", .uint(UInt64(compatibility))), ("level", .uint(UInt64(level)))]
+    }
+
+    /// `avc1.64001F`: profile, compatibility and level in hex.
+    public func codecString(format: FourCC) -> String {
+        "\(format).\(CodecString.hex2(profile))\(CodecString.hex2(compatibility))\(CodecString.hex2(level))"
+    }
+}

@@ -1,0 +1,53 @@
+/// `hvcC` (ISO/IEC 14496-15 §8.3.3): the H.265 profile, tier, compatibility and constraint
+/// flags and level; the parameter set arrays after them are skipped.
+public struct HEVCConfigurationBox: CodecConfigurationBoxModel {
+    public static let type: FourCC = "hvcC"
+    public static let specName = "HEVCConfigurationBox"
+    public static let isFullBox = false
+
+    public var profileSpace: UInt8
+    public var tierFlag: Bool
+    public var profile: UInt8
+    public var compatibilityFlags: UInt32
+    /// The six bytes of general constraint indicator flags.
+    public var constraintFlags: [UInt8]
+    public var level: UInt8
+
+    public init(profileSpace: UInt8, tierFlag: Bool, profile: UInt8, compatibilityFlags: UInt32, constraintFlags: [UInt8], level: UInt8) {
+        self.profileSpace = profileSpace
+        self.tierFlag = tierFlag
+        self.profile = profile
+        self.compatibilityFlags = compatibilityFlags
+        self.constraintFlags = constraintFlags
+        self.level = level
+    }
+
+    public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> HEVCConfigurationBox {
+        try reader.skip(1)  // configurationVersion
+        let b = try reader.readUInt8()
+        let compatibility = try reader.readUInt32()
+        let constraints = Array(try reader.readBytes(6))
+        let level = try reader.readUInt8()
+        try reader.skip(reader.remaining)
+        return HEVCConfigurationBox(profileSpace: b >> 6, tierFlag: b & 0x20 != 0, profile: b & 0x1F, compatibilityFlags: compatibility, constraintFlags: constraints, level: level)
+    }
+
+    public var fields: [(name: String, value: FieldValue)] {
+        [("profileSpace", .uint(UInt64(profileSpace))), ("tier", .string(tierFlag ? "high" : "main")), ("profile", .uint(UInt64(profile))),
+         ("compatibilityFlags", .uint(UInt64(compatibilityFlags))), ("level", .uint(UInt64(level)))]
+    }
+
+    /// `hvc1.1.6.L93.B0` (ISO/IEC 14496-15 Annex E.3): profile space letter and profile, the
+    /// compatibility flags bit-reversed in hex, tier and level, the constraint bytes without
+    /// trailing zeros.
+    public func codecString(format: FourCC) -> String {
+        let spaceLetter = ["", "A", "B", "C"][Int(profileSpace & 3)]
+        var reversed: UInt32 = 0
+        for bit in 0..<32 where compatibilityFlags & (1 << bit) != 0 { reversed |= 1 << (31 - bit) }
+        var text = "\(format).\(spaceLetter)\(profile).\(String(reversed, radix: 16, uppercase: true)).\(tierFlag ? "H" : "L")\(level)"
+        var trimmed = constraintFlags
+        while let last = trimmed.last, last == 0 { trimmed.removeLast() }
+        for byte in trimmed { text += "." + String(byte, radix: 16, uppercase: true) }
+        return text
+    }
+}
