@@ -114,23 +114,16 @@ extension MP4File {
     }
 
     /// The duration, when neither `mvhd` nor `mehd` gives one, is what the segment index
-    /// (`sidx`) declares. One read of the index (none when the scan followed it).
+    /// (`sidx`) declares: the first top-level index of the main track (or the first index),
+    /// whose subsegment durations cover the presentation wherever their bytes are (an init
+    /// segment's index points into other files). Each index is read once: those the scan
+    /// followed are in the layout; those read here are kept there for a seek.
     private mutating func completeDuration(loader: inout SourceLoader) async throws {
-        guard var movie, isFragmented, (movie.durationSeconds ?? 0) == 0, layout.boxes.contains(where: { $0.type == .sidx }) else { return }
-        // The scan already read the index when it followed it.
-        if let indexed = layout.indexedRanges.first, indexed.timescale > 0 {
-            movie.indexedDurationSeconds = Double(indexed.duration) / Double(indexed.timescale)
-            self.movie = movie
-            return
-        }
+        guard var movie, isFragmented, (movie.durationSeconds ?? 0) == 0 else { return }
         let main = movie.mainTrack
-        var parser = BoxTreeParser(limits: loader.limits)
-        // The first top-level index of the main track (or the first index): its subsegment
-        // durations cover the presentation, wherever their bytes are (an init segment's index
-        // points into other files).
         var chosen: SegmentIndexBox?
         for box in layout.boxes where box.type == .sidx {
-            guard let sidx = try await loader.loadBox(box.offset..<box.availableEnd, path: .top(.sidx), what: "the index boxes (sidx)", parser: &parser).model(SegmentIndexBox.self), sidx.timescale > 0 else { continue }
+            guard let sidx = try await layout.segmentIndex(box, loader: &loader) else { continue }
             if chosen == nil || sidx.referenceID == main?.trackID { chosen = sidx }
             if sidx.referenceID == main?.trackID { break }
         }

@@ -63,6 +63,10 @@ public struct FileLayout: Sendable, Hashable {
     /// boxes are not in ``boxes``. Empty unless the file was opened with
     /// ``MP4File/Options/followsSegmentIndex``.
     public var indexedRanges: [IndexedRange] = []
+    /// The top-level segment indexes (`sidx`) read so far, by offset: each is read once per
+    /// open, by the scan when it followed the index (``indexedRanges``), else by the first
+    /// fact that needs it (the duration); a seek's ``FragmentLocator`` takes them from here.
+    public var segmentIndexes: [UInt64: SegmentIndexBox] = [:]
 
     /// Creates a layout.
     public init(fileSize: UInt64, boxes: [TopLevelBox], findings: [Finding], unparsedTailByteCount: UInt64) {
@@ -106,5 +110,18 @@ public struct FileLayout: Sendable, Hashable {
     /// Total bytes of `mdat` payload present in the file.
     public var mediaDataByteCount: UInt64 {
         mediaDataBoxes.reduce(0) { $0 + ($1.availableSize - min($1.availableSize, UInt64($1.header.headerSize))) }
+    }
+}
+
+extension FileLayout {
+    /// The top-level `sidx` in `box`: the one already read (``segmentIndexes``), else read
+    /// whole through `loader` (charged to its budget) and kept. `nil` when it has no time
+    /// scale.
+    mutating func segmentIndex(_ box: TopLevelBox, loader: inout SourceLoader) async throws -> SegmentIndexBox? {
+        if let read = segmentIndexes[box.offset] { return read }
+        var parser = BoxTreeParser(limits: loader.limits)
+        guard let sidx = try await loader.loadBox(box.offset..<box.availableEnd, path: .top(.sidx), what: "the index boxes (sidx)", parser: &parser).model(SegmentIndexBox.self), sidx.timescale > 0 else { return nil }
+        segmentIndexes[box.offset] = sidx
+        return sidx
     }
 }

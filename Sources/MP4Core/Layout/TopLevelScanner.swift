@@ -33,6 +33,7 @@ public enum TopLevelScanner {
         var offset: UInt64 = range.lowerBound
         var tail: UInt64 = 0
         var indexed: [IndexedRange] = []
+        var segmentIndexes: [UInt64: SegmentIndexBox] = [:]
         while offset < fileSize {
             let remaining = fileSize - offset
             let bytes = try await window.peek(offset, count: BoxHeader.maximumSize)
@@ -81,23 +82,33 @@ public enum TopLevelScanner {
             // A segment index whose references follow it: take the fragments from it instead
             // of walking their headers one by one.
             if followsSegmentIndex, header.type == .sidx, !box.isTruncated, box.availableSize <= limits.maxOtherBoxSize,
-               let ranged = try await Self.indexedRange(box, window: &window, limits: limits, fileSize: fileSize), ranged.range.lowerBound == offset {
-                indexed.append(ranged)
-                offset = ranged.range.upperBound
+               let sidx = try await Self.segmentIndex(box, window: &window, limits: limits) {
+                segmentIndexes[box.offset] = sidx
+                if let ranged = Self.indexedRange(sidx, of: box, fileSize: fileSize), ranged.range.lowerBound == offset {
+                    indexed.append(ranged)
+                    offset = ranged.range.upperBound
+                }
             }
         }
         var layout = FileLayout(fileSize: fileSize, boxes: boxes, findings: findings + observations(boxes), unparsedTailByteCount: tail)
         layout.indexedRanges = indexed
+        layout.segmentIndexes = segmentIndexes
         return layout
     }
 
-    /// The fragments a top-level `sidx` describes, when it references media only (not other
-    /// indexes), at least two subsegments, and bytes inside the file.
-    static func indexedRange(_ box: TopLevelBox, window: inout ReadWindow, limits: ParseLimits, fileSize: UInt64) async throws -> IndexedRange? {
+    /// The top-level `sidx` in `box`, read through the window, or `nil` when it does not parse
+    /// or has no time scale.
+    static func segmentIndex(_ box: TopLevelBox, window: inout ReadWindow, limits: ParseLimits) async throws -> SegmentIndexBox? {
         let bytes = try await window.load(box.offset..<box.availableEnd)
         var parser = BoxTreeParser(limits: limits)
-        guard let sidx = try? parser.parse(bytes, at: box.offset, path: .top(.sidx)).model(SegmentIndexBox.self), sidx.timescale > 0,
-              sidx.references.count >= 2, !sidx.references.contains(where: \.referencesIndex) else { return nil }
+        guard let sidx = try? parser.parse(bytes, at: box.offset, path: .top(.sidx)).model(SegmentIndexBox.self), sidx.timescale > 0 else { return nil }
+        return sidx
+    }
+
+    /// The fragments the top-level `sidx` in `box` describes, when it references media only
+    /// (not other indexes), at least two subsegments, and bytes inside the file.
+    static func indexedRange(_ sidx: SegmentIndexBox, of box: TopLevelBox, fileSize: UInt64) -> IndexedRange? {
+        guard sidx.references.count >= 2, !sidx.references.contains(where: \.referencesIndex) else { return nil }
         let (start, overflow) = box.availableEnd.addingReportingOverflow(sidx.firstOffset)
         guard !overflow, start <= fileSize else { return nil }
         var subsegments: [Range<UInt64>] = []

@@ -44,8 +44,9 @@ public struct FragmentLocator: Sendable, Hashable {
         var reader = IndexReader(loader: loader)
         defer { loader = reader.loader }
         var fromIndex: [FragmentLocator] = []
+        var layout = file.layout
         for box in file.layout.boxes where box.type == .sidx {
-            guard let sidx = try await reader.load(box.offset..<box.availableEnd, path: .top(.sidx)).model(SegmentIndexBox.self), sidx.timescale > 0 else { continue }
+            guard let sidx = try await layout.segmentIndex(box, loader: &reader.loader) else { continue }
             var entries: [Entry] = []
             try await expand(sidx, end: box.availableEnd, rootTimescale: sidx.timescale, length: file.layout.fileSize, reader: &reader, depth: 0, into: &entries)
             if !entries.isEmpty { fromIndex.append(FragmentLocator(origin: .segmentIndex, trackID: sidx.referenceID, timescale: sidx.timescale, entries: entries)) }
