@@ -78,6 +78,7 @@ enum InfoReport {
             // Where they come from when not the sample entry or its configuration: the first
             // frame header (MP3 channels; DTS core rate and channels).
             ("audioFromFrameHeader", .bool(entry?.audioFromFrameHeader ?? false)),
+            ("sizeFromParameterSet", .bool(entry?.sizeFromParameterSet ?? false)),
             ("timescale", .optional(track.timescale) { .uint(UInt64($0)) }),
             ("durationSeconds", .optional(track.durationSeconds, JSONValue.double)),
             ("sampleCount", .uint(track.sampleCount)),
@@ -268,8 +269,9 @@ enum InfoReport {
             if entry.originalFormat != nil { codec = "\(entry.format)→\(codec)" + (entry.protectionScheme.map { " (\($0))" } ?? "") }
             parts.append(codec)
             parts.append(entry.codecString)
-            if let w = entry.width, let h = entry.height, track.kind == .video || entry.kind == .video {
+            if let w = entry.pictureWidth, let h = entry.pictureHeight, track.kind == .video || entry.kind == .video {
                 var size = "\(w)x\(h)"
+                if entry.sizeFromParameterSet, let ew = entry.width, let eh = entry.height { size += " (parameter set; entry \(ew)x\(eh))" }
                 if let header = track.header, header.width > 0, Int(header.width.rounded()) != Int(w) || Int(header.height.rounded()) != Int(h) {
                     size += " (display \(Int(header.width.rounded()))x\(Int(header.height.rounded())))"
                 }

@@ -1,5 +1,6 @@
 import Testing
 @testable import MP4Core
+import MP4TestSupport
 
 /// Each codec configuration box parses itself and answers its codec string and what it says
 /// of the decoded audio (issue 34: one dispatch, in the box's own type). Payloads are after the
@@ -71,5 +72,60 @@ import Testing
         #expect(!ESDBox(objectTypeIndication: 0x40, averageBitRate: 0, maxBitRate: 0).isDTS)
         #expect(ESDBox(objectTypeIndication: 0x20, averageBitRate: 0, maxBitRate: 0).codecString(format: .mp4v) == "mp4v.20")
         #expect(ESDBox(objectTypeIndication: 0x6B, averageBitRate: 0, maxBitRate: 0).codecString(format: .mp4a) == "mp4a.6B")
+    }
+}
+
+/// The picture size of H.264 and H.265 parameter sets (issue 34: an entry said 12x10 where
+/// ffprobe, decoding, said 10x12).
+@Suite struct ParameterSetSizeTests {
+    /// Every H.264/H.265 stream ffprobe measured (Tests/Goldens/ffprobe-facts.tsv: SampleMedia,
+    /// and the corpus when it is beside the package): the first SPS gives ffprobe's size.
+    @Test func parameterSetsGiveFFprobesSize() async throws {
+        let table = try String(contentsOfFile: Fixtures.packageRoot + "/Tests/Goldens/ffprobe-facts.tsv", encoding: .utf8)
+        var checked = 0, unparsed: [String] = []
+        for line in table.split(separator: "\n").dropFirst() {
+            let row = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard row.count > 6, ["avc1", "avc3", "hvc1", "hev1"].contains(row[3]), let id = UInt32(row[2]), let width = UInt32(row[5]), let height = UInt32(row[6]) else { continue }
+            let path = row[0].hasPrefix("SampleMedia/") ? Fixtures.packageRoot + "/" + row[0] : Fixtures.packageRoot + "/../shared/" + row[0]
+            guard let bytes = FileSystem.read(path), let file = try? await MP4File.open(MemorySource(bytes), options: .init(facts: .structure)),
+                  let entry = file.movie?.tracks.first(where: { $0.trackID == id })?.sampleEntries.first else { continue }
+            guard let size = entry.parameterSetSize else { unparsed.append(row[0]); continue }
+            #expect(size == PictureSize(width: width, height: height), "\(row[0]) track \(id)")
+            checked += 1
+        }
+        #expect(checked >= (Fixtures.hasCorpus ? 40 : 8), "checked \(checked); no size from \(unparsed)")
+        #expect(unparsed.count <= 2, "\(unparsed)")
+    }
+
+    /// An entry that says 12x10 for 10x12 pictures: the track is 10x12, and says why.
+    @Test func theParameterSetWinsOverTheEntry() async throws {
+        let bytes = try #require(FileSystem.read(Fixtures.sample("faststart.mp4")))
+        var patched = bytes
+        let file = try await MP4File.open(MemorySource(bytes))
+        let entry = try #require(file.movie?.tracks.first { $0.kind == .video }?.sampleEntries.first)
+        #expect(entry.parameterSetSize == PictureSize(width: 320, height: 240) && !entry.sizeFromParameterSet)
+        // The visual sample entry's width and height follow its 8-byte header, 8 bytes of
+        // reserved and data reference index, and 16 of pre-defined and reserved.
+        let avc1 = try #require(Self.find(Array("avc1".utf8), in: bytes, after: 40))
+        let at = avc1 + 4 + 24
+        #expect(bytes[at..<(at + 4)] == [1, 0x40, 0, 0xF0])
+        patched[at..<(at + 4)] = [0, 0xF0, 1, 0x40]
+        let swapped = try await MP4File.open(MemorySource(patched))
+        let track = try #require(swapped.movie?.tracks.first { $0.kind == .video })
+        #expect(track.width == 320 && track.height == 240)
+        #expect(track.sampleEntries.first?.sizeFromParameterSet == true)
+    }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8], after start: Int) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        return (start...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+
+    /// Emulation prevention bytes are removed; a set cut short gives no size.
+    @Test func hostileParameterSetsGiveNoSize() {
+        #expect(SequenceParameterSet.rbsp([0, 0, 3, 1, 0, 0, 3]) == [0, 0, 1, 0, 0])
+        #expect(SequenceParameterSet.avcPictureSize([0x67, 0x64, 0, 0x1F]) == nil)
+        #expect(SequenceParameterSet.avcPictureSize([0x67, 0x64, 0, 0x1F] + [UInt8](repeating: 0, count: 64)) == nil)
+        #expect(SequenceParameterSet.hevcPictureSize([0x42, 0x01] + [UInt8](repeating: 0xFF, count: 40)) == nil)
     }
 }

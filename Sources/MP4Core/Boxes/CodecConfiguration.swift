@@ -15,12 +15,16 @@ public protocol CodecConfigurationBoxModel: BoxModel {
     /// The sample rate a decoder produces, for the configurations whose entry holds a
     /// placeholder rate (TrueHD, IAMF).
     var decoderSampleRate: UInt32? { get }
+    /// The picture size a decoder outputs, when the configuration's parameter sets say
+    /// (H.264, H.265).
+    var codedPictureSize: PictureSize? { get }
 }
 
 extension CodecConfigurationBoxModel {
     public var asCodecConfigurationBox: (any CodecConfigurationBoxModel)? { self }
     public var decoderChannelCount: UInt32? { nil }
     public var decoderSampleRate: UInt32? { nil }
+    public var codedPictureSize: PictureSize? { nil }
 }
 
 /// The decoder configuration of a sample entry (``SampleEntry/configuration``): the parsed

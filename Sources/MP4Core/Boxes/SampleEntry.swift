@@ -58,6 +58,20 @@ public struct SampleEntry: Sendable, Hashable {
     /// configuration.
     public var audioFromFrameHeader: Bool { frameHeaderSampleRate != nil || frameHeaderChannelCount != nil }
 
+    /// The picture size the codec configuration's first parameter set gives (H.264, H.265),
+    /// when it parses: what a decoder outputs and ffprobe reports.
+    public var parameterSetSize: PictureSize? { configuration?.box.codedPictureSize }
+    /// Whether the parameter set's picture size differs from the entry's ``width`` and
+    /// ``height`` (a writer put another size there): ``pictureWidth`` is then the parameter set's.
+    public var sizeFromParameterSet: Bool {
+        guard let size = parameterSetSize else { return false }
+        return width.map(UInt32.init) != size.width || height.map(UInt32.init) != size.height
+    }
+    /// The picture width a decoder outputs: the parameter set's, else the entry's.
+    public var pictureWidth: UInt16? { parameterSetSize.map { UInt16($0.width) } ?? width }
+    /// The picture height a decoder outputs (see ``pictureWidth``).
+    public var pictureHeight: UInt16? { parameterSetSize.map { UInt16($0.height) } ?? height }
+
     /// Whether the entry carries DTS: `dtsc`, `dtsh`, `dtsl`, `dtse` entries, or `mp4a` with
     /// object type 0xA9 to 0xAC.
     public var isDTS: Bool {

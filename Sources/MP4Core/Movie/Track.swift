@@ -65,11 +65,12 @@ public struct Track: Sendable, Hashable {
     /// Media time scale.
     public var timescale: UInt32? { mediaHeader?.timescale }
 
-    /// The picture width in pixels: the first sample entry's coded width; for a subtitle or
-    /// text track without one (VobSub's `mp4s`), the track header's, as ffmpeg reports it.
-    public var width: UInt16? { sampleEntries.first?.width ?? headerSize?.width }
+    /// The picture width in pixels: the first sample entry's (its parameter set's when that
+    /// says, ``SampleEntry/pictureWidth``); for a subtitle or text track without one (VobSub's
+    /// `mp4s`), the track header's, as ffmpeg reports it.
+    public var width: UInt16? { sampleEntries.first?.pictureWidth ?? headerSize?.width }
     /// The picture height in pixels (see ``width``).
-    public var height: UInt16? { sampleEntries.first?.height ?? headerSize?.height }
+    public var height: UInt16? { sampleEntries.first?.pictureHeight ?? headerSize?.height }
 
     private var headerSize: (width: UInt16, height: UInt16)? {
         guard kind == .subtitle || kind == .text, let header, header.width >= 1, header.height >= 1,

@@ -1,5 +1,5 @@
-/// `avcC` (ISO/IEC 14496-15 §5.3.3): the H.264 profile, compatibility and level; the
-/// parameter sets after them are skipped.
+/// `avcC` (ISO/IEC 14496-15 §5.3.3): the H.264 profile, compatibility and level, and the
+/// picture size of its first sequence parameter set; the rest is skipped.
 public struct AVCConfigurationBox: CodecConfigurationBoxModel {
     public static let type: FourCC = "avcC"
     public static let specName = "AVCConfigurationBox"
@@ -8,16 +8,27 @@ public struct AVCConfigurationBox: CodecConfigurationBoxModel {
     public var profile: UInt8
     public var compatibility: UInt8
     public var level: UInt8
+    /// The size the first SPS gives, after cropping (``codedPictureSize``).
+    public var pictureSize: PictureSize?
 
-    public init(profile: UInt8, compatibility: UInt8, level: UInt8) {
+    public init(profile: UInt8, compatibility: UInt8, level: UInt8, pictureSize: PictureSize? = nil) {
         self.profile = profile
         self.compatibility = compatibility
         self.level = level
+        self.pictureSize = pictureSize
     }
 
     public static func parse(_ reader: inout ByteReader, version: UInt8, flags: UInt32) throws -> AVCConfigurationBox {
         try reader.skip(1)  // configurationVersion
-        let box = AVCConfigurationBox(profile: try reader.readUInt8(), compatibility: try reader.readUInt8(), level: try reader.readUInt8())
+        var box = AVCConfigurationBox(profile: try reader.readUInt8(), compatibility: try reader.readUInt8(), level: try reader.readUInt8())
+        // lengthSizeMinusOne, numOfSequenceParameterSets, then each set with a 16-bit length.
+        if reader.remaining >= 4 {
+            try reader.skip(1)
+            if try reader.readUInt8() & 0x1F > 0 {
+                let length = Int(try reader.readUInt16())
+                if length <= reader.remaining { box.pictureSize = SequenceParameterSet.avcPictureSize(try reader.readBytes(length)) }
+            }
+        }
         try reader.skip(reader.remaining)
         return box
     }
@@ -25,6 +36,8 @@ public struct AVCConfigurationBox: CodecConfigurationBoxModel {
     public var fields: [(name: String, value: FieldValue)] {
         [("profile", .uint(UInt64(profile))), ("compatibility", .uint(UInt64(compatibility))), ("level", .uint(UInt64(level)))]
     }
+
+    public var codedPictureSize: PictureSize? { pictureSize }
 
     /// `avc1.64001F`: profile, compatibility and level in hex.
     public func codecString(format: FourCC) -> String {

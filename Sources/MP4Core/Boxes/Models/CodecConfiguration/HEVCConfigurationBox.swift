@@ -1,5 +1,5 @@
 /// `hvcC` (ISO/IEC 14496-15 §8.3.3): the H.265 profile, tier, compatibility and constraint
-/// flags and level; the parameter set arrays after them are skipped.
+/// flags and level, and the picture size of its first sequence parameter set.
 public struct HEVCConfigurationBox: CodecConfigurationBoxModel {
     public static let type: FourCC = "hvcC"
     public static let specName = "HEVCConfigurationBox"
@@ -12,8 +12,11 @@ public struct HEVCConfigurationBox: CodecConfigurationBoxModel {
     /// The six bytes of general constraint indicator flags.
     public var constraintFlags: [UInt8]
     public var level: UInt8
+    /// The size the first SPS gives, after its conformance window (``codedPictureSize``).
+    public var pictureSize: PictureSize?
 
-    public init(profileSpace: UInt8, tierFlag: Bool, profile: UInt8, compatibilityFlags: UInt32, constraintFlags: [UInt8], level: UInt8) {
+    public init(profileSpace: UInt8, tierFlag: Bool, profile: UInt8, compatibilityFlags: UInt32, constraintFlags: [UInt8], level: UInt8, pictureSize: PictureSize? = nil) {
+        self.pictureSize = pictureSize
         self.profileSpace = profileSpace
         self.tierFlag = tierFlag
         self.profile = profile
@@ -28,14 +31,39 @@ public struct HEVCConfigurationBox: CodecConfigurationBoxModel {
         let compatibility = try reader.readUInt32()
         let constraints = Array(try reader.readBytes(6))
         let level = try reader.readUInt8()
+        let size = try firstSequenceParameterSet(&reader).flatMap(SequenceParameterSet.hevcPictureSize)
         try reader.skip(reader.remaining)
-        return HEVCConfigurationBox(profileSpace: b >> 6, tierFlag: b & 0x20 != 0, profile: b & 0x1F, compatibilityFlags: compatibility, constraintFlags: constraints, level: level)
+        return HEVCConfigurationBox(profileSpace: b >> 6, tierFlag: b & 0x20 != 0, profile: b & 0x1F, compatibilityFlags: compatibility, constraintFlags: constraints, level: level, pictureSize: size)
+    }
+
+    /// The first SPS (NAL unit type 33) of the arrays after the level, when they hold one.
+    private static func firstSequenceParameterSet(_ reader: inout ByteReader) throws -> ArraySlice<UInt8>? {
+        // min_spatial_segmentation_idc (2), parallelismType, chromaFormat, the two bit depths,
+        // avgFrameRate (2), the frame rate and length size byte: 9 bytes, then numOfArrays.
+        guard reader.remaining >= 10 else { return nil }
+        try reader.skip(9)
+        let arrays = try reader.readUInt8()
+        for _ in 0..<arrays {
+            guard reader.remaining >= 3 else { return nil }
+            let type = try reader.readUInt8() & 0x3F
+            let count = try reader.readUInt16()
+            for _ in 0..<count {
+                guard reader.remaining >= 2 else { return nil }
+                let length = Int(try reader.readUInt16())
+                guard length <= reader.remaining else { return nil }
+                let nal = try reader.readBytes(length)
+                if type == 33 { return nal }
+            }
+        }
+        return nil
     }
 
     public var fields: [(name: String, value: FieldValue)] {
         [("profileSpace", .uint(UInt64(profileSpace))), ("tier", .string(tierFlag ? "high" : "main")), ("profile", .uint(UInt64(profile))),
          ("compatibilityFlags", .uint(UInt64(compatibilityFlags))), ("level", .uint(UInt64(level)))]
     }
+
+    public var codedPictureSize: PictureSize? { pictureSize }
 
     /// `hvc1.1.6.L93.B0` (ISO/IEC 14496-15 Annex E.3): profile space letter and profile, the
     /// compatibility flags bit-reversed in hex, tier and level, the constraint bytes without
