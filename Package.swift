@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "MP4Core", targets: ["MP4Core"]),
         .library(name: "MP4IO", targets: ["MP4IO"]),
+        .library(name: "MP4Report", targets: ["MP4Report"]),
         // The AVPlayer adapter (AVAssetResourceLoaderDelegate over MediaLoader): Apple only.
         .library(name: "MP4ProbeAVFoundation", targets: ["MP4ProbeAVFoundation"]),
         .executable(name: "mp4probe", targets: ["mp4probe"]),
@@ -15,17 +16,20 @@ let package = Package(
     targets: [
         // Standard library only: boxes, sample tables, layout, seek and rewrite planning.
         .target(name: "MP4Core"),
+        // Renderings for people, without I/O: number and size formats, the faststart verdict,
+        // and the inspector page (one self-contained HTML file of a file's facts).
+        .target(name: "MP4Report", dependencies: ["MP4Core"]),
         // Our own wrappers for system calls Glibc's overlay lacks (copy_file_range, SEEK_DATA,
         // record locks, sockets). Named for this package: target names are global in an app's
         // dependency graph, and apple/swift-system has a target named CSystem.
         .target(name: "MP4ProbeSystem"),
         // Byte sources (local files, HTTP, the sparse cache) and the file writers.
-        .target(name: "MP4IO", dependencies: ["MP4Core", "MP4ProbeSystem"]),
+        .target(name: "MP4IO", dependencies: ["MP4Core", "MP4Report", "MP4ProbeSystem"]),
         // CachingResourceLoader: AVFoundation's shell over MP4IO's ResourceLoading; its one
         // file is `#if canImport(AVFoundation)`, an empty module elsewhere.
         .target(name: "MP4ProbeAVFoundation", dependencies: ["MP4IO"]),
         // Commands, argument scanning, text and JSON rendering, exit codes.
-        .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO"]),
+        .target(name: "MP4ProbeCLI", dependencies: ["MP4Core", "MP4IO", "MP4Report"]),
         // libcurl loaded on first use (https), so that commands that never need it start
         // without loading it (Linux; see Sources/CurlLazy/curllazy.c).
         .target(name: "CurlLazy"),
@@ -39,7 +43,7 @@ let package = Package(
         .executableTarget(name: "SeekBenchmark", dependencies: ["MP4Core", "MP4IO"], path: "Tests/Benchmarks/SeekBenchmark"),
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),
         .testTarget(name: "MP4IOTests", dependencies: ["MP4Core", "MP4IO", "MP4TestSupport"]),
-        .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4TestSupport"], exclude: ["Goldens"]),
+        .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4IO", "MP4Report", "MP4TestSupport"], exclude: ["Goldens"]),
         // The Swift examples of docs/ and README.md, compiled (and the local ones run).
         .testTarget(name: "DocExamplesTests", dependencies: ["MP4Core", "MP4IO"]),
     ],

@@ -1,4 +1,5 @@
 import MP4Core
+import MP4Report
 
 /// `mp4probe boxes`: the box tree with offsets, sizes, version/flags and key fields.
 enum BoxesReport {

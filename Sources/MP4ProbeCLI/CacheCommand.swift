@@ -1,6 +1,7 @@
 import Foundation
 import MP4Core
 import MP4IO
+import MP4Report
 
 /// `mp4probe cache ls|stat|evict|export DIR ...`.
 enum CacheCommand: Command {

@@ -1,4 +1,5 @@
 import MP4Core
+import MP4Report
 
 /// The output formats of `mp4probe check`: text, JSON (one document or one line per file),
 /// JUnit XML and GitHub Actions annotations.

@@ -1,6 +1,7 @@
 import Foundation
 import MP4Core
 import MP4IO
+import MP4Report
 
 /// `mp4probe faststart IN OUT` / `mp4probe faststart --in-place FILE`: moves `moov` in front
 /// of the media (see docs/faststart.md).

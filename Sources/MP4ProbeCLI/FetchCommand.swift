@@ -1,6 +1,7 @@
 import Foundation
 import MP4Core
 import MP4IO
+import MP4Report
 
 /// `mp4probe fetch URL --cache DIR [--time T [--duration D] | --all]`: fills the cache with
 /// `moov` and exactly the byte ranges a seek needs (or the whole resource).

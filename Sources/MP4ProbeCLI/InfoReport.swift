@@ -1,4 +1,5 @@
 import MP4Core
+import MP4Report
 
 /// `mp4probe info`: the summary of a file, as text for people and as JSON (schema in
 /// `docs/json-schema.md`).
@@ -171,7 +172,7 @@ enum InfoReport {
         } else if file.isFragmented {
             row("Duration:", "not in moov (the samples are in movie fragments; `mp4probe samples FILE` reads them)")
         }
-        row("Faststart:", verdict(file))
+        row("Faststart:", file.faststartVerdict)
         if let tracks = file.movie?.tracks, !tracks.isEmpty {
             lines.append("Tracks:")
             // Columns line up whatever the ids and kinds ("#1 video", "#12 subtitle").
@@ -224,28 +225,6 @@ enum InfoReport {
     }
 
     /// The one-line faststart verdict.
-    static func verdict(_ file: MP4File) -> String {
-        let layout = file.layout
-        switch layout.moviePlacement {
-        case .beforeMediaData:
-            if let moov = layout.movieBox, layout.firstMediaDataBox == nil, let fragments = layout.indexedRanges.first {
-                return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before the fragments at \(Format.grouped(fragments.range.lowerBound)); playback can start after \(Format.bytes(moov.availableEnd))"
-            }
-            guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "yes" }
-            return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before mdat at \(Format.grouped(mdat.offset)); playback can start after \(Format.bytes(moov.availableEnd))"
-        case .afterMediaData:
-            guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "NO" }
-            let end = moov.availableEnd
-            let whole = end >= layout.fileSize ? "the whole \(Format.bytes(layout.fileSize))" : "\(Format.bytes(end)) of \(Format.bytes(layout.fileSize)) (up to the end of moov)"
-            let place = end >= layout.fileSize ? "moov at end (offset \(Format.grouped(moov.offset)), \(Format.bytes(moov.size)))" : "moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), after mdat at \(Format.grouped(mdat.offset))"
-            return "NO — \(place); a progressive player must download \(whole) before playback"
-        case .noMediaData:
-            return file.kind == .initSegment ? "n/a — init segment, no media data" : "n/a — moov without media data"
-        case .noMovie:
-            return file.kind == .mediaSegment ? "n/a — media segment, no moov" : "NO — no moov box"
-        }
-    }
-
     /// Colour, field order and HDR of a video track, when its sample entry says.
     static func pictureLine(_ track: Track) -> String? {
         guard let entry = track.sampleEntries.first else { return nil }

@@ -1,6 +1,7 @@
 import Foundation
 import MP4Core
 import MP4IO
+import MP4Report
 
 /// The `mp4probe` command: parses arguments, runs a subcommand, writes to the given outputs
 /// and returns the exit code. The executable's `main` only calls ``start()``.

@@ -1,4 +1,5 @@
 import MP4Core
+import MP4Report
 
 /// `mp4probe samples FILE [--track N] [--json]`: every sample with the facts
 /// `ffprobe -show_packets` gives (index, dts, pts, duration, offset, size, sync, chunk).

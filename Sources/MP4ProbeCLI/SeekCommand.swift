@@ -1,4 +1,5 @@
 import MP4Core
+import MP4Report
 
 /// `mp4probe seek FILE TIME [--duration D] [--align previous|next|exact] [--json]`.
 enum SeekCommand: Command {
