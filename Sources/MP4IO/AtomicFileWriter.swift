@@ -170,3 +170,19 @@ final class AtomicFileWriter {
         }
     }
 }
+
+extension TemporaryFiles {
+    /// Writes `bytes` to `path` so that it only ever holds the old file or all of the new one
+    /// (a temporary file beside it, flushed, renamed over it), with `permissions`.
+    /// - Throws: ``MP4Error`` of kind `.io` when it cannot; `path` is then untouched.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, permissions: UInt32 = 0o644) throws {
+        let writer = try AtomicFileWriter(destination: path, permissions: permissions)
+        do {
+            try writer.write(bytes, at: 0)
+            try writer.commit()
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+}

@@ -28,6 +28,7 @@ struct ArgumentScanner {
                 name = String(name[..<equals])
             }
             if name == "h" { name = "help" }
+            if name == "o" && allowedOptions.contains("output") { name = "output" }
             if allowedFlags.contains(name) {
                 if inlineValue != nil { throw UsageError(description: "option --\(name) takes no value") }
                 flags.insert(name)

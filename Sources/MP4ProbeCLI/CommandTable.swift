@@ -88,7 +88,7 @@ enum CommandTable {
 
     /// Every command, in the order the general help lists them. A new command is one file
     /// (an enum conforming to ``Command``) and one entry here.
-    static var all: [any Command.Type] { [InfoCommand.self, BoxesCommand.self, SamplesCommand.self, SeekCommand.self, FaststartCommand.self, CheckCommand.self, FetchCommand.self, CacheCommand.self, ServeCommand.self] }
+    static var all: [any Command.Type] { [InfoCommand.self, BoxesCommand.self, SamplesCommand.self, SeekCommand.self, InspectCommand.self, FaststartCommand.self, CheckCommand.self, FetchCommand.self, CacheCommand.self, ServeCommand.self] }
 
     static func named(_ name: String) -> (any Command.Type)? { all.first { $0.spec.name == name } }
 }

@@ -10,6 +10,8 @@ public struct CacheStatus: Sendable, Equatable {
     public var length: UInt64
     /// Bytes present.
     public var cachedBytes: UInt64
+    /// The byte ranges present, in order (what an inspector page draws).
+    public var cachedRanges: [Range<UInt64>] = []
     /// Whether the headers and `moov` are present (without them nothing plays).
     public var movieIsCached: Bool
     /// What plays from the bytes present (``PlayableTime``): the prefix from 0 in seconds, and
@@ -29,6 +31,7 @@ public struct CacheStatus: Sendable, Equatable {
         guard let snapshot = CacheSnapshot(directory: directory, resource: resource) else { return nil }
         var status = CacheStatus(resource: resource, length: snapshot.table.length, cachedBytes: snapshot.table.rangeSet.byteCount,
                                  movieIsCached: false, playable: .none)
+        status.cachedRanges = snapshot.table.rangeSet.ranges
         let key = MovieIndexes.Key(resource: resource, length: snapshot.table.length, validator: snapshot.table.validator)
         let planner: SeekPlanner
         if let known = await indexes?.planner(for: key) {

@@ -96,6 +96,8 @@ enum ProxyControl {
             "url": url,
             "length": cache.map { NSNumber(value: $0.length) } ?? NSNull(),
             "cachedBytes": NSNumber(value: cache?.cachedBytes ?? 0),
+            // At most 1,000 ranges: a hostile or long-lived entry may hold many more.
+            "cachedRanges": (cache?.cachedRanges ?? []).prefix(1000).map { [NSNumber(value: $0.lowerBound), NSNumber(value: $0.upperBound)] },
             "movieCached": cache?.movieIsCached ?? false,
             "playableSeconds": rounded(cache?.playable.prefixSeconds ?? 0),
             "cachedTimeRanges": (cache?.playable.ranges ?? []).map { [rounded($0.lowerBound), rounded($0.upperBound)] },

@@ -1,0 +1,278 @@
+/// The inspector page's script: it reads the embedded facts (``InspectorData``) and draws the
+/// views. Written here, no library; it makes no request except, on a live page, the status
+/// polls and the video of the server that sent it. Any error it meets is shown at the top of
+/// the page (and `data-errors` on `<body>` counts them), so a headless check sees it.
+enum InspectorScript {
+    static let javaScript = #"""
+    "use strict";
+    (function () {
+      const started = performance.now();
+      const errors = [];
+      function report(message) {
+        errors.push(String(message));
+        document.body.dataset.errors = String(errors.length);
+        let box = document.getElementById("errors");
+        if (!box) { box = document.createElement("pre"); box.id = "errors"; box.className = "errors"; document.body.prepend(box); }
+        box.textContent = "Errors on this page:\n" + errors.join("\n");
+      }
+      window.addEventListener("error", (event) => report(event.message));
+      window.addEventListener("unhandledrejection", (event) => report(event.reason));
+      const consoleError = console.error.bind(console);
+      console.error = (...args) => { report(args.join(" ")); consoleError(...args); };
+
+      const NS = "http://www.w3.org/2000/svg"; // the SVG namespace name, not a resource
+      function el(tag, attributes, ...children) {
+        const node = document.createElement(tag);
+        return fill(node, attributes, children);
+      }
+      function svg(tag, attributes, ...children) {
+        const node = document.createElementNS(NS, tag);
+        return fill(node, attributes, children);
+      }
+      function fill(node, attributes, children) {
+        for (const [name, value] of Object.entries(attributes || {})) {
+          if (value === undefined || value === null) continue;
+          if (name === "text") node.textContent = value; else node.setAttribute(name, value);
+        }
+        for (const child of children) {
+          if (child === null || child === undefined) continue;
+          node.append(child instanceof Node ? child : String(child));
+        }
+        return node;
+      }
+      function grouped(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+      function bytes(n) {
+        if (n < 1024) return n + " B";
+        const units = ["KiB", "MiB", "GiB", "TiB"];
+        let amount = n / 1024, unit = 0;
+        while (amount >= 1024 && unit < units.length - 1) { amount /= 1024; unit += 1; }
+        return amount.toFixed(1) + " " + units[unit];
+      }
+      function clock(seconds) {
+        if (!isFinite(seconds) || seconds < 0) return "?";
+        const ms = Math.round(seconds * 1000);
+        const pad = (v, w) => String(v).padStart(w, "0");
+        return pad(Math.floor(ms / 3600000), 2) + ":" + pad(Math.floor(ms / 60000) % 60, 2) + ":" + pad(Math.floor(ms / 1000) % 60, 2) + "." + pad(ms % 1000, 3);
+      }
+      function rate(bitsPerSecond) {
+        if (bitsPerSecond === null || bitsPerSecond === undefined) return "";
+        if (bitsPerSecond >= 10000000) return (bitsPerSecond / 1000000).toFixed(1) + " Mb/s";
+        if (bitsPerSecond < 1000) return bitsPerSecond + " b/s";
+        return grouped(Math.round(bitsPerSecond / 1000)) + " kb/s";
+      }
+
+      const D = JSON.parse(document.getElementById("facts").textContent);
+      const app = document.getElementById("app");
+      app.textContent = "";
+      const size = Math.max(1, D.size);
+      const X = (offset) => offset / size * 1000;
+      const W = (count) => Math.max(0.4, count / size * 1000);
+      const boxColours = { ftyp: "#7d8796", styp: "#7d8796", moov: "#c0392b", mdat: "#3d7be0", moof: "#e69a28", fragments: "#f0c060",
+        free: "#b8bfc9", skip: "#b8bfc9", wide: "#b8bfc9", sidx: "#8e44ad", mfra: "#16a085", meta: "#a93226", uuid: "#5d6d7e" };
+      const colourOf = (type) => boxColours[type] || "#95a5a6";
+      const trackColours = { video: "#3d7be0", audio: "#27ae60", subtitle: "#e67e22", text: "#e67e22", timecode: "#7f8c8d" };
+      const trackColour = (kind) => trackColours[kind] || "#8e44ad";
+      // Overlays redrawn by the seek explorer and the live status.
+      const planLayers = [];
+      const cacheLayers = [];
+
+      // The verdict, as info states it.
+      const good = D.placement === "moov-before-mdat";
+      const bad = D.placement === "moov-after-mdat" || D.verdict.startsWith("NO");
+      app.append(el("h1", { text: D.name }));
+      app.append(el("div", { class: "muted" }, grouped(D.size) + " bytes (" + bytes(D.size) + ") · " + D.kind +
+        (D.duration !== null ? " · " + clock(D.duration) : "") + " · " + D.tracks.length + (D.tracks.length === 1 ? " track" : " tracks")));
+      app.append(el("div", { class: "verdict " + (good ? "ok" : bad ? "bad" : ""), id: "verdict" },
+        el("b", { text: "Faststart: " }), D.verdict));
+
+      // The byte map: top-level boxes in proportion, the bytes before playback, seek plans and
+      // the cache drawn over them.
+      app.append(el("h2", { text: "Byte map" }));
+      const map = svg("svg", { viewBox: "0 0 1000 70", preserveAspectRatio: "none", class: "map", role: "img", "aria-label": "byte map", height: "70" });
+      for (const [type, offset, count] of D.layout) {
+        const rect = svg("rect", { x: X(offset), y: 14, width: W(count), height: 34, fill: colourOf(type) },
+          svg("title", { text: type + " @" + grouped(offset) + ", " + grouped(count) + " bytes (" + bytes(count) + ")" }));
+        map.append(rect);
+      }
+      const planOnMap = svg("g", {});
+      const cacheOnMap = svg("g", {});
+      map.append(planOnMap, cacheOnMap);
+      planLayers.push({ group: planOnMap, y: 2, height: 10 });
+      cacheLayers.push({ group: cacheOnMap, y: 52, height: 8 });
+      if (D.startupBytes !== null) {
+        const x = Math.min(999.5, X(D.startupBytes));
+        map.append(svg("line", { x1: x, x2: x, y1: 0, y2: 70, stroke: "#111", "stroke-width": 2, "vector-effect": "non-scaling-stroke" },
+          svg("title", { text: "a progressive player can start after " + grouped(D.startupBytes) + " bytes" })));
+      }
+      // The map and the interleaving rows share one column, so an offset lines up in both.
+      app.append(el("div", { class: "rows" }, el("div", { class: "row" }, el("span", { class: "label", text: "file (" + bytes(D.size) + ")" }), map)));
+      const legend = el("div", { class: "legend" });
+      const types = [...new Set(D.layout.map((row) => row[0]))];
+      for (const type of types) {
+        const rows = D.layout.filter((row) => row[0] === type);
+        const total = rows.reduce((sum, row) => sum + row[2], 0);
+        legend.append(el("span", {}, el("span", { class: "swatch", style: "background:" + colourOf(type) }), type + " ×" + rows.length + " (" + bytes(total) + ")"));
+      }
+      legend.append(el("span", {}, el("span", { class: "swatch", style: "background:#111" }), "bytes before playback: " + (D.startupBytes === null ? "n/a" : bytes(D.startupBytes))));
+      legend.append(el("span", {}, el("span", { class: "swatch", style: "background:var(--plan)" }), "seek plan"));
+      if (D.cached || D.live) legend.append(el("span", {}, el("span", { class: "swatch", style: "background:var(--cache)" }), "cached"));
+      app.append(legend);
+      const topLevel = el("table", { id: "top-level" }, el("tr", {}, el("th", { text: "box" }), el("th", { class: "num", text: "offset" }), el("th", { class: "num", text: "size" })));
+      D.layout.slice(0, 400).forEach(([type, offset, count]) =>
+        topLevel.append(el("tr", {}, el("td", {}, el("code", { text: type })), el("td", { class: "num", text: grouped(offset) }), el("td", { class: "num", text: grouped(count) }))));
+      if (D.layout.length > 400) topLevel.append(el("tr", {}, el("td", { colspan: 3, class: "muted", text: "… " + grouped(D.layout.length - 400) + " more top-level boxes (the box tree lists them all)" })));
+      app.append(el("details", {}, el("summary", { text: "Top-level boxes (" + D.layout.length + ")" }), topLevel));
+
+      // Tracks, tags and chapters.
+      app.append(el("h2", { text: "Tracks" }));
+      const tracks = el("table", { id: "tracks" });
+      tracks.append(el("tr", {}, ...["#", "kind", "codec", "codec string", "size / rate", "duration", "samples", "bit rate", "language"].map((t) => el("th", { text: t }))));
+      for (const t of D.tracks) {
+        const shape = t.width !== null && t.height !== null ? t.width + "x" + t.height : t.rate !== null ? grouped(t.rate) + " Hz" + (t.channels !== null ? " · " + t.channels + " ch" : "") : "";
+        tracks.append(el("tr", {}, el("td", { text: t.id }), el("td", {}, el("span", { class: "swatch", style: "background:" + trackColour(t.kind) }), t.kind),
+          el("td", {}, el("code", { text: t.codec || "" })), el("td", {}, el("code", { text: t.codecString || "" })), el("td", { text: shape }),
+          el("td", { text: t.duration !== null ? clock(t.duration) : "" }), el("td", { class: "num", text: grouped(t.samples) }),
+          el("td", { class: "num", text: rate(t.bitRate) }), el("td", { text: t.language || "" })));
+      }
+      app.append(tracks);
+      if (D.tags.length) {
+        app.append(el("h2", { text: "Tags" }));
+        const tags = el("table", { id: "tags" });
+        for (const [key, value] of D.tags) tags.append(el("tr", {}, el("th", { text: key }), el("td", { text: value })));
+        app.append(tags);
+      }
+      if (D.chapters.length) {
+        app.append(el("h2", { text: "Chapters" }));
+        const chapters = el("table", { id: "chapters" });
+        for (const [start, title] of D.chapters) chapters.append(el("tr", {}, el("td", { class: "mono", text: clock(start) }), el("td", { text: title })));
+        app.append(chapters);
+      }
+
+      // Interleaving: each track's chunks along the file offset.
+      app.append(el("h2", { text: "Interleaving" }));
+      if (!D.chunks.length) {
+        app.append(el("p", { class: "muted", text: "No sample index: the tracks' chunks are not known (a remote fragmented file is not walked)." }));
+      } else {
+        app.append(el("p", { class: "muted", text: "Each track's chunks along the file, left to right as on the byte map; a player reading front to back wants every track's chunks side by side." }));
+        const rows = el("div", { class: "rows", id: "interleaving" });
+        for (const track of D.chunks) {
+          const row = svg("svg", { viewBox: "0 0 1000 18", preserveAspectRatio: "none", height: "18", class: "map" });
+          const s = track.spans;
+          for (let i = 0; i + 4 < s.length; i += 5) {
+            row.append(svg("rect", { x: X(s[i]), y: 3, width: W(s[i + 1] - s[i]), height: 12, fill: trackColour(track.kind) },
+              svg("title", { text: "track " + track.id + ": " + grouped(s[i + 4]) + (s[i + 4] === 1 ? " chunk" : " chunks") + ", bytes " + grouped(s[i]) + "–" + grouped(s[i + 1]) + ", " + clock(s[i + 2]) + "–" + clock(s[i + 3]) })));
+          }
+          const overlay = svg("g", {});
+          row.append(overlay);
+          planLayers.push({ group: overlay, y: 0, height: 3 });
+          rows.append(el("div", { class: "row" }, el("span", { class: "label" }, el("span", { class: "swatch", style: "background:" + trackColour(track.kind) }), "#" + track.id + " " + track.kind), row));
+        }
+        app.append(rows);
+      }
+
+      // The seek explorer: a time, its keyframe, and the byte ranges its plan reads.
+      app.append(el("h2", { text: "Seek explorer" }));
+      const plans = D.plans;
+      const end = D.duration || (plans.length ? plans[plans.length - 1].t : 0);
+      const planText = el("div", { class: "plan", id: "plan" });
+      if (!plans.length) {
+        app.append(el("p", { class: "muted", text: "No seek plans: the file has no sample index here." }));
+      } else {
+        const slider = el("input", { type: "range", min: 0, max: end, step: "any", value: 0, "aria-label": "seek time" });
+        const number = el("input", { type: "number", min: 0, max: end, step: "0.1", value: 0, "aria-label": "seek time in seconds" });
+        app.append(el("div", { class: "seek" }, el("span", { text: "Seek to" }), slider, number, el("span", { class: "muted", text: "of " + clock(end) })));
+        app.append(planText);
+        const show = (time) => {
+          let plan = plans[0];
+          for (const candidate of plans) { if (candidate.t <= time + 1e-9) plan = candidate; else break; }
+          const ranges = [];
+          for (let i = 0; i + 1 < plan.r.length; i += 2) ranges.push([plan.r[i], plan.r[i + 1]]);
+          for (const layer of planLayers) {
+            layer.group.textContent = "";
+            for (const [a, b] of ranges) layer.group.append(svg("rect", { x: X(a), y: layer.y, width: W(b - a), height: layer.height, fill: "var(--plan)" },
+              svg("title", { text: "seek plan: bytes " + grouped(a) + "–" + grouped(b) })));
+          }
+          planText.textContent = "";
+          planText.append(el("div", {}, "At ", el("b", { text: clock(time) }), ": keyframe at ", el("b", { text: clock(plan.k) }),
+            " (track " + plan.track + "); the first " + D.planSeconds + " s from there reads " + bytes(plan.bytes) + " in " + ranges.length + (ranges.length === 1 ? " range" : " ranges") + ":"));
+          planText.append(el("div", { class: "mono", text: ranges.slice(0, 12).map(([a, b]) => grouped(a) + "–" + grouped(b)).join(", ") + (ranges.length > 12 ? ", …" : "") }));
+        };
+        slider.addEventListener("input", () => { number.value = Number(slider.value).toFixed(1); show(Number(slider.value)); });
+        number.addEventListener("change", () => { slider.value = number.value; show(Number(number.value)); });
+        show(0);
+      }
+
+      // The box tree; a box's children are drawn when it is first opened.
+      app.append(el("h2", { text: "Boxes" }));
+      const tree = el("div", { class: "tree", id: "tree" });
+      function boxLine(box) {
+        const line = [el("span", { class: "box", text: box.t }), " @" + grouped(box.o) + " size " + grouped(box.s)];
+        if (box.n) line.push(el("span", { class: "muted", text: " " + box.n }));
+        if (box.v !== undefined) line.push(el("span", { class: "muted", text: " v" + box.v + " flags " + box.fl }));
+        if (box.x) line.push(el("span", { class: "finding error", text: " (truncated)" }));
+        if (box.f) line.push(el("div", { class: "fields", text: box.f.map(([name, value]) => name + "=" + value).join("  ") }));
+        return line;
+      }
+      function boxNode(box, open) {
+        if (!box.c || !box.c.length) return el("div", { class: "leaf" }, ...boxLine(box));
+        const details = el("details", {}, el("summary", {}, ...boxLine(box)));
+        let drawn = false;
+        const draw = () => {
+          if (drawn) return;
+          drawn = true;
+          for (const child of box.c) details.append(boxNode(child, false));
+          if (box.more) details.append(el("div", { class: "muted", text: "… " + grouped(box.more) + " more boxes (mp4probe boxes lists them all)" }));
+        };
+        details.addEventListener("toggle", draw);
+        if (open) { details.open = true; draw(); }
+        return details;
+      }
+      for (const box of D.boxes) tree.append(boxNode(box, box.t === "moov"));
+      app.append(tree);
+
+      if (D.findings.length) {
+        app.append(el("h2", { text: "Findings" }));
+        const list = el("ul", { id: "findings" });
+        for (const [severity, id, message, offset] of D.findings) {
+          list.append(el("li", { class: "finding " + severity }, el("b", { text: severity + " " }), el("code", { text: id }), offset !== null ? " @" + grouped(offset) : "", ": " + message));
+        }
+        app.append(list);
+      }
+
+      // The cache: ranges drawn under the byte map; on a live page, refreshed from the server.
+      function drawCache(ranges) {
+        for (const layer of cacheLayers) {
+          layer.group.textContent = "";
+          for (let i = 0; i + 1 < ranges.length; i += 2) layer.group.append(svg("rect", { x: X(ranges[i]), y: layer.y, width: W(ranges[i + 1] - ranges[i]), height: layer.height, fill: "var(--cache)" },
+            svg("title", { text: "cached: bytes " + grouped(ranges[i]) + "–" + grouped(ranges[i + 1]) })));
+        }
+      }
+      if (D.cached) drawCache(D.cached);
+      if (D.live) {
+        app.append(el("h2", { text: "Playing through the proxy" }));
+        const status = el("div", { class: "muted", id: "cache-status", text: "…" });
+        const video = el("video", { controls: "", preload: "metadata", src: D.live.video });
+        app.append(video, status);
+        const poll = async () => {
+          try {
+            const response = await fetch(D.live.status, { cache: "no-store" });
+            const s = await response.json();
+            drawCache((s.cachedRanges || []).flat());
+            status.textContent = "cached " + grouped(s.cachedBytes) + " of " + (s.length === null ? "?" : grouped(s.length)) + " bytes; plays " +
+              (s.playableSeconds || 0).toFixed(1) + " s from the start" + (s.movieCached ? "" : " (moov not cached yet)");
+            document.body.dataset.polls = String(Number(document.body.dataset.polls || 0) + 1);
+          } catch (error) {
+            status.textContent = "status unavailable: " + error;
+          }
+          setTimeout(poll, 1000);
+        };
+        poll();
+      }
+
+      const took = performance.now() - started;
+      app.append(el("footer", {}, "mp4probe inspect · drawn in " + took.toFixed(0) + " ms · nothing on this page was loaded from the network" + (D.live ? " except this proxy's status and video" : "")));
+      document.body.dataset.renderMs = took.toFixed(0);
+      document.body.dataset.rendered = "1";
+    })();
+    """#
+}
