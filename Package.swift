@@ -42,7 +42,8 @@ let package = Package(
         // Benchmarks are executables, run by scripts in Tests/Benchmarks, never timed in tests.
         .executableTarget(name: "SeekBenchmark", dependencies: ["MP4Core", "MP4IO"], path: "Tests/Benchmarks/SeekBenchmark"),
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),
-        .testTarget(name: "MP4IOTests", dependencies: ["MP4Core", "MP4IO", "MP4TestSupport"]),
+        .testTarget(name: "MP4IOTests", dependencies: ["MP4Core", "MP4IO", "MP4Report", "MP4TestSupport"]),
+        .testTarget(name: "MP4ReportTests", dependencies: ["MP4Report", "MP4Core", "MP4TestSupport"]),
         .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4IO", "MP4Report", "MP4TestSupport"], exclude: ["Goldens"]),
         // The Swift examples of docs/ and README.md, compiled (and the local ones run).
         .testTarget(name: "DocExamplesTests", dependencies: ["MP4Core", "MP4IO"]),

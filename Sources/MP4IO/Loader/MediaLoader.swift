@@ -169,6 +169,9 @@ public struct MediaResource: ByteSource {
 
     public var name: String { source.name }
     public var preferredReadSize: Int { source.preferredReadSize }
+    /// Whether its origin is remote: an `MP4File` opened over it then does not walk every
+    /// `moof` (a request each) unless asked.
+    public var isRemote: Bool { source.isRemote }
     public func length() async throws -> UInt64 { try await source.length() }
     public func validator() async throws -> String? { try await source.validator() }
 

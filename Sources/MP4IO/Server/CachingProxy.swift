@@ -1,5 +1,6 @@
 import Foundation
 import MP4Core
+import MP4Report
 
 /// A loopback caching proxy for players (`mp4probe serve`): a resource is asked for as
 /// `BASE + NAME + "?url=" + percent-encoded origin URL`, answered from the on-disk cache and
@@ -80,11 +81,20 @@ public final class CachingProxy: @unchecked Sendable {
     /// The URL a player is given for `origin`; `name` (any, e.g. `movie.mp4`) is what players
     /// that look at the extension see.
     public func url(for origin: String, name: String = "media.mp4", faststart: Bool = false) -> String {
+        baseURL + Self.encoded(name.isEmpty ? "media.mp4" : name) + "?url=" + Self.encoded(origin) + (faststart ? "&faststart=1" : "")
+    }
+
+    /// `text` percent-encoded for a path segment or a query value.
+    static func encoded(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        let encoded = origin.addingPercentEncoding(withAllowedCharacters: allowed) ?? origin
-        let safeName = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? "media.mp4"
-        return baseURL + safeName + "?url=" + encoded + (faststart ? "&faststart=1" : "")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    /// The path and query of `url` (`http://host:port/PATH?QUERY` → `/PATH?QUERY`).
+    static func path(of url: String) -> String {
+        guard let scheme = url.range(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url }
+        return String(url[slash...])
     }
 
     private func respond(_ request: HTTPServerRequest) async -> HTTPServerResponse {
@@ -124,6 +134,23 @@ public final class CachingProxy: @unchecked Sendable {
         case .status(let url):
             let (cache, preloading, failure) = await loader.status(of: url)
             return ProxyControl.status(url: url, cache: cache, isPreloading: preloading, preloadFailure: failure)
+        case .inspect(let url):
+            // The page of what a player gets: the origin read through the loader (its moov is
+            // cached by this), the cached ranges, and this proxy's URLs for the video and the
+            // status the page polls (paths: the page works under any host name of the server).
+            do {
+                let resource = try await loader.resource(for: url)
+                var opening = MP4File.Options()
+                opening.followsSegmentIndex = true
+                let file = try await MP4File.open(resource, options: opening)
+                let (cache, _, _) = await loader.status(of: url)
+                let video = self.url(for: url, name: (file.name as NSString).lastPathComponent)
+                let live = InspectorData.Live(statusURL: "/\(secret)/_/status?url=" + Self.encoded(url), videoURL: Self.path(of: video))
+                let data = await InspectorData.gather(file, from: resource, cachedRanges: cache?.cachedRanges, live: live)
+                return ProxyControl.page(InspectorPage.html(data))
+            } catch {
+                return ServingFailure.response(for: error, subject: url)
+            }
         }
     }
 }

@@ -8,6 +8,8 @@ import MP4Core
 /// - `POST {BASE}_/preload` with `{"urls": ["https://..."], "seconds": N, "faststart": false}`:
 ///   preload each URL's `moov` and first N seconds in the background; answered 202 at once.
 /// - `GET {BASE}_/status?url=ENC`: what the cache holds of one origin, in bytes and seconds.
+/// - `GET {BASE}_/inspect?url=ENC`: the inspector page of one origin (docs/inspect.md), live:
+///   its cached ranges refreshed from `_/status`, and a `<video>` playing through the proxy.
 enum ProxyControl {
     /// The most URLs one preload request may name.
     static let maxURLs = 100
@@ -19,6 +21,7 @@ enum ProxyControl {
     enum Request: Equatable {
         case preload(urls: [String], seconds: Double, faststart: Bool)
         case status(url: String)
+        case inspect(url: String)
     }
 
     /// The control request `request` makes, given the part of its path after `{BASE}_/`; an
@@ -32,8 +35,12 @@ enum ProxyControl {
             guard request.method == "GET" || request.method == "HEAD" else { return .failure(Refusal(405, "GET _/status?url=ORIGIN", allow: "GET, HEAD")) }
             guard let url = request.query["url"], isOrigin(url) else { return .failure(Refusal(400, "missing or unsupported ?url=ORIGIN (http or https)")) }
             return .success(.status(url: url))
+        case "inspect":
+            guard request.method == "GET" || request.method == "HEAD" else { return .failure(Refusal(405, "GET _/inspect?url=ORIGIN", allow: "GET, HEAD")) }
+            guard let url = request.query["url"], isOrigin(url) else { return .failure(Refusal(400, "missing or unsupported ?url=ORIGIN (http or https)")) }
+            return .success(.inspect(url: url))
         default:
-            return .failure(Refusal(404, "no control request _/\(path) (there are _/preload and _/status)"))
+            return .failure(Refusal(404, "no control request _/\(path) (there are _/preload, _/status and _/inspect)"))
         }
     }
 
@@ -106,6 +113,13 @@ enum ProxyControl {
             "cached": cache != nil,
         ]
         return json(200, object)
+    }
+
+    /// The answer to an inspect request: the page, which its own policy keeps from loading
+    /// anything but this server's status and video.
+    static func page(_ html: String) -> HTTPServerResponse {
+        HTTPServerResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")],
+                           body: .bytes(Array(html.utf8)))
     }
 
     private static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }

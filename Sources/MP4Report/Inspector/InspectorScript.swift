@@ -17,6 +17,14 @@ enum InspectorScript {
       }
       window.addEventListener("error", (event) => report(event.message));
       window.addEventListener("unhandledrejection", (event) => report(event.reason));
+      document.addEventListener("securitypolicyviolation", (event) => report("blocked by the page's policy: " + event.blockedURI + " (" + event.violatedDirective + ")"));
+      // What the page loaded (none for a file page; a live page's status and video): counted
+      // on <body> for a headless check.
+      function recordResources() {
+        const entries = performance.getEntriesByType("resource");
+        document.body.dataset.resources = String(entries.length);
+        document.body.dataset.resourceOrigins = [...new Set(entries.map((entry) => new URL(entry.name).origin))].join(" ");
+      }
       const consoleError = console.error.bind(console);
       console.error = (...args) => { report(args.join(" ")); consoleError(...args); };
 
@@ -67,6 +75,8 @@ enum InspectorScript {
       const size = Math.max(1, D.size);
       const X = (offset) => offset / size * 1000;
       const W = (count) => Math.max(0.4, count / size * 1000);
+      // Seek plans and cached ranges stay visible however small they are against the file.
+      const Wmark = (count) => Math.max(2, count / size * 1000);
       const boxColours = { ftyp: "#7d8796", styp: "#7d8796", moov: "#c0392b", mdat: "#3d7be0", moof: "#e69a28", fragments: "#f0c060",
         free: "#b8bfc9", skip: "#b8bfc9", wide: "#b8bfc9", sidx: "#8e44ad", mfra: "#16a085", meta: "#a93226", uuid: "#5d6d7e" };
       const colourOf = (type) => boxColours[type] || "#95a5a6";
@@ -189,7 +199,7 @@ enum InspectorScript {
           for (let i = 0; i + 1 < plan.r.length; i += 2) ranges.push([plan.r[i], plan.r[i + 1]]);
           for (const layer of planLayers) {
             layer.group.textContent = "";
-            for (const [a, b] of ranges) layer.group.append(svg("rect", { x: X(a), y: layer.y, width: W(b - a), height: layer.height, fill: "var(--plan)" },
+            for (const [a, b] of ranges) layer.group.append(svg("rect", { x: X(a), y: layer.y, width: Wmark(b - a), height: layer.height, fill: "var(--plan)" },
               svg("title", { text: "seek plan: bytes " + grouped(a) + "–" + grouped(b) })));
           }
           planText.textContent = "";
@@ -243,7 +253,7 @@ enum InspectorScript {
       function drawCache(ranges) {
         for (const layer of cacheLayers) {
           layer.group.textContent = "";
-          for (let i = 0; i + 1 < ranges.length; i += 2) layer.group.append(svg("rect", { x: X(ranges[i]), y: layer.y, width: W(ranges[i + 1] - ranges[i]), height: layer.height, fill: "var(--cache)" },
+          for (let i = 0; i + 1 < ranges.length; i += 2) layer.group.append(svg("rect", { x: X(ranges[i]), y: layer.y, width: Wmark(ranges[i + 1] - ranges[i]), height: layer.height, fill: "var(--cache)" },
             svg("title", { text: "cached: bytes " + grouped(ranges[i]) + "–" + grouped(ranges[i + 1]) })));
         }
       }
@@ -261,6 +271,7 @@ enum InspectorScript {
             status.textContent = "cached " + grouped(s.cachedBytes) + " of " + (s.length === null ? "?" : grouped(s.length)) + " bytes; plays " +
               (s.playableSeconds || 0).toFixed(1) + " s from the start" + (s.movieCached ? "" : " (moov not cached yet)");
             document.body.dataset.polls = String(Number(document.body.dataset.polls || 0) + 1);
+            recordResources();
           } catch (error) {
             status.textContent = "status unavailable: " + error;
           }
@@ -272,6 +283,7 @@ enum InspectorScript {
       const took = performance.now() - started;
       app.append(el("footer", {}, "mp4probe inspect · drawn in " + took.toFixed(0) + " ms · nothing on this page was loaded from the network" + (D.live ? " except this proxy's status and video" : "")));
       document.body.dataset.renderMs = took.toFixed(0);
+      recordResources();
       document.body.dataset.rendered = "1";
     })();
     """#

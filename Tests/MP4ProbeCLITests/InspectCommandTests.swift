@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import MP4ProbeCLI
+import MP4Core
+import MP4IO
+import MP4Report
+import MP4TestSupport
+
+/// `mp4probe inspect` (issue 35): the page it writes, rendered by headless Chromium, shows
+/// every top-level box with its offset, every track's codec string and the verdict, draws its
+/// maps as SVG, meets no error, and loads nothing; a screenshot of each kind is left in
+/// ``HeadlessChromium/screenshotDirectory`` for a person to look at.
+@Suite(.serialized) struct InspectCommandTests {
+    /// A two-hour film (216,000 video and 338,400 audio samples, moov at the end, 42 MB): ten
+    /// seconds encoded once, copied 720 times (about 3 s).
+    static func longFilm() async -> String? { await Executables.offPool { madeLongFilm } }
+    private static let madeLongFilm: String? = {
+        guard let ffmpeg = Executables.find("ffmpeg") else { return nil }
+        let root = FileSystem.temporaryDirectory("mp4probe-inspect-long")
+        _ = Executables.run(ffmpeg, ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x64:r=30:d=10", "-f", "lavfi", "-i", "sine=f=440:r=48000:d=10",
+                                     "-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "ultrafast", "-g", "60", "-b:v", "20k", "-c:a", "aac", "-b:a", "16k", "-ac", "1",
+                                     "-f", "mpegts", root + "/part.ts"])
+        FileSystem.write(Array(String(repeating: "file 'part.ts'\n", count: 720).utf8), to: root + "/list.txt")
+        _ = Executables.run(ffmpeg, ["-v", "error", "-nostdin", "-y", "-f", "concat", "-safe", "0", "-i", root + "/list.txt", "-c", "copy", "-bsf:a", "aac_adtstoasc", root + "/long.mp4"])
+        return FileSystem.exists(root + "/long.mp4") ? root + "/long.mp4" : nil
+    }()
+
+    static let kinds = ["moov-at-end", "faststart", "fragmented", "long"]
+
+    @Test(.requires("chromium", "ffmpeg"), .timeLimit(.minutes(5)), arguments: kinds)
+    func thePageShowsTheFile(kind: String) async throws {
+        let path = kind == "long" ? try #require(await Self.longFilm()) : Fixtures.sample(kind + ".mp4")
+        let directory = FileSystem.temporaryDirectory("mp4probe-inspect")
+        defer { FileSystem.removeDirectory(directory) }
+        let page = directory + "/\(kind).html"
+        let started = Date()
+        let result = await CommandTests.run(["inspect", path, "-o", page])
+        let writing = Date().timeIntervalSince(started)
+        #expect(result.code == 0, "\(result.err)")
+        #expect(result.out == page + "\n")
+        let html = try #require(FileSystem.read(page))
+        // Facts as the library has them: what the page must show.
+        let file = try await MP4File.open(try FileSource(path: path))
+        let dom = await HeadlessChromium.dumpDOM("file://" + page, profile: directory + "/profile")
+        #expect(HeadlessChromium.bodyData("rendered", in: dom) == "1", "the script did not finish: \(dom.prefix(2000))")
+        #expect(HeadlessChromium.bodyData("errors", in: dom) == nil, "errors: \(dom.prefix(3000))")
+        #expect(HeadlessChromium.bodyData("resources", in: dom) == "0", "the page loaded something")
+        let text = HeadlessChromium.visibleText(dom)
+        #expect(text.contains(file.faststartVerdict), "no verdict")
+        for box in file.layout.boxes {
+            #expect(text.contains("\(box.type) @\(Format.grouped(box.offset)) size \(Format.grouped(box.header.size))"), "\(kind): no \(box.type) at \(box.offset)")
+        }
+        for track in file.movie?.tracks ?? [] {
+            #expect(text.contains(try #require(track.sampleEntries.first?.codecString)), "\(kind): no codec string of track \(track.trackID)")
+        }
+        #expect(dom.contains("<svg"), "no SVG")
+        #expect(dom.contains("seek plan: bytes"), "\(kind): no seek plan drawn")
+        let shot = HeadlessChromium.screenshotDirectory + "/inspect-\(kind).png"
+        #expect(await HeadlessChromium.screenshot("file://" + page, to: shot, profile: directory + "/profile"))
+        let render = HeadlessChromium.bodyData("render-ms", in: dom) ?? "?"
+        print("inspect \(kind): page \(html.count) bytes, written in \(Int(writing * 1000)) ms (debug build), drawn in \(render) ms; screenshot \(shot)")
+        if kind == "long" {
+            #expect(file.movie?.tracks.reduce(0) { $0 + $1.sampleCount } ?? 0 > 550_000)
+            #expect(html.count < 4 << 20, "a two-hour film's page is \(html.count) bytes")
+            #expect(Int(render) ?? .max < 1000, "drawn in \(render) ms")
+        }
+    }
+
+    /// The page names no resource to load: its policy allows none, and no `src`, `href` or
+    /// CSS `url()` holds an address (the SVG namespace name is not loaded).
+    @Test func thePageNamesNothingToLoad() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-inspect")
+        defer { FileSystem.removeDirectory(directory) }
+        let result = await CommandTests.run(["inspect", Fixtures.sample("fragmented.mp4"), "-o", directory + "/page.html"])
+        #expect(result.code == 0)
+        let html = String(decoding: try #require(FileSystem.read(directory + "/page.html")), as: UTF8.self)
+        #expect(html.contains("content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; media-src 'none'; connect-src 'none'\""))
+        for pattern in ["(src|href|action)\\s*=\\s*[\"']?[a-z]+:", "url\\(\\s*[\"']?[a-z]+:", "@import", "fetch\\(\"http", "XMLHttpRequest"] {
+            #expect(html.range(of: pattern, options: [.regularExpression, .caseInsensitive]) == nil, "the page names a resource: \(pattern)")
+        }
+        #expect(html.components(separatedBy: "://").count - 1 == 1, "only the SVG namespace name holds an address")
+    }
+
+    /// Without -o the page goes to a temporary file whose path is printed.
+    @Test func withoutOutputThePageGoesToATemporaryFile() async throws {
+        let result = await CommandTests.run(["inspect", Fixtures.sample("faststart.mp4")])
+        #expect(result.code == 0)
+        let path = result.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(path.hasPrefix(NSTemporaryDirectory()) && path.hasSuffix(".html"), "\(path)")
+        #expect(String(decoding: try #require(FileSystem.read(path)), as: UTF8.self).contains("<script type=\"application/json\" id=\"facts\">"))
+    }
+}

@@ -1,0 +1,55 @@
+import Testing
+@testable import MP4Report
+import MP4Core
+import MP4TestSupport
+
+/// The inspector's data: what a hostile file puts in it cannot end its `<script>`, and every
+/// list it draws is bounded.
+@Suite struct InspectorDataTests {
+    @Test func stringsCannotEndTheScriptElement() {
+        var out = ""
+        PageJSON.escape("</script><script>alert(1)</script>\u{2028}\u{1B}\"\\", into: &out)
+        #expect(!out.contains("<") && !out.contains(">"))
+        #expect(out == #""\u003C/script\u003E\u003Cscript\u003Ealert(1)\u003C/script\u003E\u2028\u001B\"\\""#)
+        // Non-ASCII text stays as it is.
+        var text = ""
+        PageJSON.escape("été — 映画", into: &text)
+        #expect(text == "\"été — 映画\"")
+    }
+
+    @Test func numbersJSONCannotHoldAreNull() {
+        var json = PageJSON()
+        json.array { $0.number(Double.nan); $0.number(Double.infinity); $0.number(2.5); $0.number(3.0); $0.number(UInt64.max) }
+        #expect(json.text == "[null,null,2.5,3,18446744073709551615]")
+    }
+
+    @Test func seekRangesAreMergedAtTheSmallestGaps() {
+        let ranges: [Range<UInt64>] = [0..<10, 12..<20, 100..<110, 111..<120, 500..<510]
+        #expect(InspectorData.merged(ranges, to: 3) == [0..<20, 100..<120, 500..<510])
+        #expect(InspectorData.merged(ranges, to: 1) == [0..<510])
+        #expect(InspectorData.merged(ranges, to: 10) == ranges)
+        // 100,000 ranges: bounded, in one pass (a quadratic merge took minutes).
+        let many: [Range<UInt64>] = (0..<UInt64(100_000)).map { (index: UInt64) -> Range<UInt64> in (index * 10)..<(index * 10 + 5) }
+        #expect(InspectorData.merged(many, to: InspectorData.maxRangesPerPlan).count == InspectorData.maxRangesPerPlan)
+    }
+
+    @Test func chartSpansAreBounded() {
+        typealias Span = (range: Range<UInt64>, first: Double, last: Double, chunks: Int)
+        let spans: [Span] = (0..<UInt64(10_000)).map { (index: UInt64) -> Span in ((index * 100)..<(index * 100 + 50), Double(index), Double(index), 1) }
+        let coarse = InspectorData.coarsened(spans, to: InspectorData.maxSpansPerTrack)
+        #expect(coarse.count <= InspectorData.maxSpansPerTrack)
+        #expect(coarse.reduce(0) { $0 + $1.chunks } == 10_000)
+        #expect(coarse.first?.range.lowerBound == 0 && coarse.last?.range.upperBound == 999_950)
+    }
+
+    /// A file of many boxes: the tree stops at its budget and says how many it left out.
+    @Test func theTreeIsBounded() async throws {
+        var children: [UInt8] = []
+        for _ in 0..<30_000 { children += BoxBuilder.box("free", []) }
+        let bytes = BoxBuilder.ftyp + BoxBuilder.box("moov", children: [BoxBuilder.box("udta", children)])
+        let file = try await MP4File.open(MemorySource(bytes))
+        let json = InspectorData(file: file, planner: nil).json()
+        #expect(json.components(separatedBy: "\"t\":").count - 1 <= InspectorData.maxTreeNodes)
+        #expect(json.contains("\"more\":"))
+    }
+}
