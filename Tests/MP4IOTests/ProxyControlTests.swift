@@ -47,7 +47,8 @@ import Testing
         #expect(ProxyControl.parse(Self.request("GET"), path: "status").refused == 400)
         #expect(ProxyControl.parse(Self.request("GET", query: ["url": "ftp://x/y"]), path: "status").refused == 400)
         #expect(ProxyControl.parse(Self.request("GET", query: ["url": "https://o/v.mp4"]), path: "status") == .success(.status(url: "https://o/v.mp4")))
-        #expect(ProxyControl.parse(Self.request("GET"), path: "inspect").refused == 404)
+        #expect(ProxyControl.parse(Self.request("GET"), path: "inspect").refused == 400)
+        #expect(ProxyControl.parse(Self.request("GET"), path: "unknown").refused == 404)
     }
 
     @Test func statusAnswersInSecondsAndBytes() throws {

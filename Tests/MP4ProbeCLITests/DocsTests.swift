@@ -191,6 +191,19 @@ import MP4TestSupport
     }
 
     /// Every `mp4probe` line in a block names a real command and options it has.
+    /// Every command of the table has a section in docs/cli.md and a row in the README's
+    /// command table (a new command fails here until both say what it does).
+    @Test func everyCommandIsDocumented() throws {
+        let cli = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/docs/cli.md")), as: UTF8.self)
+        let readme = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/README.md")), as: UTF8.self)
+        for type in CommandTable.all {
+            let command = type.spec.name
+            #expect(cli.contains("## `mp4probe \(command)") || cli.contains("`mp4probe \(command)` and") || cli.contains("and `mp4probe \(command)`"), "docs/cli.md has no section for \(command)")
+            let rows = readme.split(separator: "\n").filter { $0.hasPrefix("| ") }
+            #expect(rows.contains { $0.contains("`mp4probe \(command)") }, "the README's command table lacks \(command)")
+        }
+    }
+
     @Test func commandLinesUseRealOptions() {
         var checked = 0
         for block in Self.blocks() where block.info != "swift" && block.info != "json" {
