@@ -91,3 +91,24 @@ import MP4TestSupport
         #expect(String(decoding: try #require(FileSystem.read(path)), as: UTF8.self).contains("<script type=\"application/json\" id=\"facts\">"))
     }
 }
+
+extension InspectCommandTests {
+    /// A URL: the page of a remote moov-at-end file costs what `info` costs (its head and its
+    /// moov), and a remote fragmented file's fragments are not walked (no chunk rows).
+    @Test(.requires("nginx")) func aURLIsInspectedWithoutWalkingItsFragments() async throws {
+        let nginx = try #require(NginxServer.sampleMedia)
+        let directory = FileSystem.temporaryDirectory("mp4probe-inspect-url")
+        defer { FileSystem.removeDirectory(directory) }
+        let marker = "url=\(UInt64.random(in: 0...UInt64.max))"
+        let moovAtEnd = await CommandTests.run(["inspect", nginx.baseURL + "/moov-at-end.mp4?" + marker, "-o", directory + "/a.html"])
+        #expect(moovAtEnd.code == 0, "\(moovAtEnd.err)")
+        let page = String(decoding: try #require(FileSystem.read(directory + "/a.html")), as: UTF8.self)
+        #expect(page.contains("NO — moov at end (offset 79,297, 2.8 KiB)"))
+        #expect((1...2).contains(nginx.requests(containing: marker).count), "\(nginx.requests(containing: marker))")
+        let fragmented = await CommandTests.run(["inspect", nginx.baseURL + "/fragmented.mp4?" + marker + "f", "-o", directory + "/f.html"])
+        #expect(fragmented.code == 0, "\(fragmented.err)")
+        let fragmentedPage = String(decoding: try #require(FileSystem.read(directory + "/f.html")), as: UTF8.self)
+        #expect(fragmentedPage.contains("\"chunks\":[]") && fragmentedPage.contains("\"plans\":[]"))
+        #expect((1...3).contains(nginx.requests(containing: marker + "f").count), "\(nginx.requests(containing: marker + "f"))")
+    }
+}
