@@ -54,6 +54,11 @@ public enum Executables {
 }
 
 extension Executables {
+    /// Whether this run is the AddressSanitizer one of `.ci/run` (`MP4PROBE_UNDER_ASAN=1`):
+    /// tests whose time goes to an external browser, not to our code, run in the plain run
+    /// only (CI's time limit).
+    public static let underSanitizer = ProcessInfo.processInfo.environment["MP4PROBE_UNDER_ASAN"] != nil
+
     /// Chromium under any of its usual names, or `nil`.
     public static let chromium: String? = find("chromium") ?? find("chromium-browser") ?? find("google-chrome")
 

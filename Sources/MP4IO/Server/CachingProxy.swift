@@ -144,7 +144,9 @@ public final class CachingProxy: @unchecked Sendable {
                 opening.followsSegmentIndex = true
                 let file = try await MP4File.open(resource, options: opening)
                 let (cache, _, _) = await loader.status(of: url)
-                let video = self.url(for: url, name: (file.name as NSString).lastPathComponent)
+                // The origin's file name without its query, so a player sees the extension.
+                let name = URL(string: url).map(\.lastPathComponent).flatMap { $0.isEmpty || $0 == "/" ? nil : $0 } ?? "media.mp4"
+                let video = self.url(for: url, name: name)
                 let live = InspectorData.Live(statusURL: "/\(secret)/_/status?url=" + Self.encoded(url), videoURL: Self.path(of: video))
                 let data = await InspectorData.gather(file, from: resource, cachedRanges: cache?.cachedRanges, live: live)
                 return ProxyControl.page(InspectorPage.html(data))
