@@ -1,3 +1,4 @@
+import MP4Report
 /// A JSON value with ordered object keys, rendered deterministically: the output of every
 /// `--json` report is stable byte for byte for the same input.
 indirect enum JSONValue: Sendable, Equatable {
@@ -83,24 +84,7 @@ indirect enum JSONValue: Sendable, Equatable {
     }
 
     private static func escape(_ text: String, into out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        JSONString.append(text, to: &out)
     }
 }
 

@@ -10,7 +10,7 @@ import MP4TestSupport
         var out = ""
         PageJSON.escape("</script><script>alert(1)</script>\u{2028}\u{1B}\"\\", into: &out)
         #expect(!out.contains("<") && !out.contains(">"))
-        #expect(out == #""\u003C/script\u003E\u003Cscript\u003Ealert(1)\u003C/script\u003E\u2028\u001B\"\\""#)
+        #expect(out == #""\u003c/script\u003e\u003cscript\u003ealert(1)\u003c/script\u003e\u2028\u001b\"\\""#)
         // Non-ASCII text stays as it is.
         var text = ""
         PageJSON.escape("été — 映画", into: &text)

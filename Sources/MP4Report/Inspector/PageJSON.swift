@@ -1,7 +1,7 @@
 /// JSON text written straight into a string, for the inspector's data: arrays of numbers
 /// (chunk spans, seek ranges) run to tens of thousands of values, so nothing is built as a
 /// tree first. Every string is escaped for JSON and for an HTML `<script>` element (`<` is
-/// written `\u003C`, so no `</script>` can end it early).
+/// written `\u003c`, so no `</script>` can end it early: ``JSONString``).
 struct PageJSON {
     private(set) var text = ""
     /// Whether the next value in the current array or object needs a comma first.
@@ -86,24 +86,6 @@ struct PageJSON {
     }
 
     static func escape(_ value: String, into out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "<", ">", "&", "\u{2028}", "\u{2029}":
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16, uppercase: true)
-            default:
-                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                    out += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        JSONString.append(value, to: &out, forHTML: true)
     }
 }
