@@ -287,6 +287,25 @@ final class FlakyUpstream: ByteSource, @unchecked Sendable {
         #expect(try CacheTable.load(directory + "/t.ranges")?.blockChecksums == [1: 42])
     }
 
+    /// A table file larger than any table could be is corrupt and is not read: a 1 GiB sparse
+    /// file used to be read whole into memory before the decoder refused it.
+    @Test func anOversizedTableIsNotRead() throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-cache")
+        defer { FileSystem.removeDirectory(directory) }
+        let path = directory + "/t.ranges"
+        var good = CacheTable(resource: "r", length: 3 << 20, validator: "v", rangeSet: ByteRangeSet([0..<(2 << 20)]))
+        try good.write(to: path)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 1 << 30)  // sparse: nothing is written
+        try handle.close()
+        let started = Date()
+        #expect(throws: MP4Error.self) { _ = try CacheTable.load(path) }
+        #expect(Date().timeIntervalSince(started) < 0.5, "the file was read")
+        good.generation = "second"
+        try good.write(to: path)
+        #expect(try CacheTable.load(path)?.generation == good.generation)
+    }
+
     /// The origin's type and date are part of the checksummed table: they round-trip, a
     /// changed one fails the checksum, and a table written before they existed still loads.
     @Test func theOriginsTypeAndDateAreRecordedInTheTable() throws {

@@ -97,9 +97,18 @@ struct CacheTable: Equatable {
     /// Reads the table at `path`. `nil` when there is none; throws when it exists but is torn,
     /// corrupt, from another format, or inconsistent (ranges outside the length, overlapping).
     static func load(_ path: String) throws -> CacheTable? {
+        // A table file is input too: one larger than any table could be (a 1 TB resource in
+        // 1 MiB blocks lists a million checksums, about 40 MB) is corrupt, and is not read.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.uint64Value > maxFileSize {
+            throw MP4Error(.malformed, "cache table \(path) is \(size.uint64Value) bytes, more than a table can be (\(maxFileSize))")
+        }
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard data.count <= maxFileSize else { throw MP4Error(.malformed, "cache table \(path) grew past \(maxFileSize) bytes while it was read") }
         return try decode(data, path: path)
     }
+
+    /// The largest table file read.
+    static let maxFileSize: UInt64 = 64 << 20
 
     /// The table encoded in `data` (read from `path`); with `checksummed` false the checksum is
     /// not required to match (the fuzz target's way past it to the checks behind it).
