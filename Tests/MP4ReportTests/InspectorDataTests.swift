@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MP4Report
 import MP4Core
@@ -51,5 +52,36 @@ import MP4TestSupport
         let json = InspectorData(file: file, planner: nil).json()
         #expect(json.components(separatedBy: "\"t\":").count - 1 <= InspectorData.maxTreeNodes)
         #expect(json.contains("\"more\":"))
+    }
+}
+
+/// Every file here, malformed ones included, gives a page whose data is valid JSON and
+/// bounded: hostile input is normal input for the inspector too.
+@Suite struct InspectorCorpusTests {
+    static var files: [String] {
+        var paths = Fixtures.sampleFiles.map(Fixtures.sample) + Fixtures.malformedSampleFiles.map { Fixtures.sample("malformed/" + $0) }
+        if let corpus = Fixtures.sharedCorpus {
+            for folder in ["valid", "malformed"] { paths += FileSystem.list(corpus + "/" + folder).sorted().map { corpus + "/" + folder + "/" + $0 } }
+        }
+        return paths
+    }
+
+    @Test(.timeLimit(.minutes(3))) func everyFileGivesABoundedPage() async throws {
+        var pages = 0, largest = 0
+        for path in Self.files {
+            guard let bytes = FileSystem.read(path) else { continue }
+            let source = MemorySource(bytes, name: path)
+            guard let file = try? await MP4File.open(source, options: MP4File.Options(loadsAllBoxes: true)) else { continue }
+            let data = await InspectorData.gather(file, from: source)
+            let html = InspectorPage.html(data)
+            let json = data.json()
+            #expect((try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, "\(path): the data is not JSON")
+            #expect(!json.contains("</"), "\(path): the data could end its script element")
+            #expect(html.utf8.count < 4 << 20, "\(path): \(html.utf8.count) bytes")
+            pages += 1
+            largest = max(largest, html.utf8.count)
+        }
+        #expect(pages >= (Fixtures.hasCorpus ? 150 : 20), "only \(pages) pages")
+        print("inspector pages of \(pages) files: the largest \(largest) bytes")
     }
 }
