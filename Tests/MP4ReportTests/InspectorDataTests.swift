@@ -20,8 +20,9 @@ import MP4TestSupport
 
     @Test func numbersJSONCannotHoldAreNull() {
         var json = PageJSON()
-        json.array { $0.number(Double.nan); $0.number(Double.infinity); $0.number(2.5); $0.number(3.0); $0.number(UInt64.max) }
-        #expect(json.text == "[null,null,2.5,3,18446744073709551615]")
+        json.array { $0.number(Double.nan); $0.number(Double.infinity); $0.number(2.5); $0.number(3.0); $0.number(UInt64.max); $0.number(1.7e308) }
+        #expect(json.text == "[null,null,2.5,3,18446744073709551615,1.7e+308]")
+        #expect((try? JSONSerialization.jsonObject(with: Data(json.text.utf8))) != nil)
     }
 
     @Test func seekRangesAreMergedAtTheSmallestGaps() {
@@ -52,6 +53,12 @@ import MP4TestSupport
         let json = InspectorData(file: file, planner: nil).json()
         #expect(json.components(separatedBy: "\"t\":").count - 1 <= InspectorData.maxTreeNodes)
         #expect(json.contains("\"more\":"))
+        // Nested: 200 containers of 200 boxes each. The budget counts children's children
+        // (the first bound took each level's share before its children spent it: 20,199 boxes).
+        let nested = [[UInt8]](repeating: BoxBuilder.box("udta", children: [[UInt8]](repeating: BoxBuilder.box("free", []), count: 200)), count: 200)
+        let deep = try await MP4File.open(MemorySource(BoxBuilder.ftyp + BoxBuilder.box("moov", children: nested)))
+        let deepJSON = InspectorData(file: deep, planner: nil).json()
+        #expect(deepJSON.components(separatedBy: "\"t\":").count - 1 <= InspectorData.maxTreeNodes)
     }
 }
 
@@ -83,5 +90,36 @@ import MP4TestSupport
         }
         #expect(pages >= (Fixtures.hasCorpus ? 150 : 20), "only \(pages) pages")
         print("inspector pages of \(pages) files: the largest \(largest) bytes")
+    }
+}
+
+/// Durations, counts and sizes a hostile file states reach the page only through bounds.
+@Suite struct InspectorHostileTests {
+    /// A movie that claims 2^64 - 2 seconds (mvhd v1, time scale 1) and has no samples: the
+    /// plans are spread over a bounded count (converting the duration to a count trapped).
+    @Test func aHugeDurationDoesNotTrap() async throws {
+        typealias B = BoxBuilder
+        let matrix = [B.u32(0x10000), B.u32(0), B.u32(0), B.u32(0), B.u32(0x10000), B.u32(0), B.u32(0), B.u32(0), B.u32(0x4000_0000)].flatMap { $0 }
+        let mvhd = B.fullBox("mvhd", version: 1, B.u64(0) + B.u64(0) + B.u32(1) + B.u64(UInt64.max - 1) + B.u32(0x10000) + B.u16(0x100) + [UInt8](repeating: 0, count: 10) + matrix + [UInt8](repeating: 0, count: 24) + B.u32(2))
+        let file = try await MP4File.open(MemorySource(B.ftyp + B.box("moov", children: [mvhd])))
+        #expect((file.movie?.durationSeconds ?? 0) > 1e18)
+        let data = InspectorData(file: file, planner: SeekPlanner(file: file))
+        let json = data.json()
+        #expect((try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil)
+    }
+
+    /// A million top-level boxes (the scan's limit) give at most ``InspectorData/maxLayoutRows``
+    /// rows, the last standing for the rest.
+    @Test func theByteMapRowsAreBounded() async throws {
+        let box = BoxBuilder.box("free", [])
+        let bytes = BoxBuilder.ftyp + BoxBuilder.box("moov", children: [BoxBuilder.box("udta")]) + [UInt8](repeating: 0, count: 0) + Array([[UInt8]](repeating: box, count: 60_000).joined())
+        let file = try await MP4File.open(MemorySource(bytes))
+        #expect(file.layout.boxes.count > 60_000)
+        let json = InspectorData(file: file, planner: nil).json()
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let rows = try #require(object["layout"] as? [[Any]])
+        #expect(rows.count == InspectorData.maxLayoutRows)
+        #expect(rows.last?.first as? String == "…")
+        #expect((rows.last?[1] as? Int ?? 0) + (rows.last?[2] as? Int ?? 0) == bytes.count, "the last row runs to the end of the file")
     }
 }

@@ -23,6 +23,7 @@ public struct InspectorData: Sendable {
     }
 
     public static let maxTreeNodes = 20_000
+    public static let maxLayoutRows = 20_000
     public static let maxSpansPerTrack = 1_500
     public static let maxPlans = 200
     public static let maxRangesPerPlan = 64
@@ -74,12 +75,20 @@ public struct InspectorData: Sendable {
 
     static func cut(_ text: String) -> String { text.count > 300 ? String(text.prefix(300)) + "…" : text }
 
-    /// The top-level boxes as flat rows `[type, offset, size]`, and the fragments the scan
-    /// took from an index as `sidx-range` rows.
+    /// The top-level boxes as rows `[type, offset, size]`, and the fragments the scan took
+    /// from an index as `fragments` rows.
     private func writeLayout(_ json: inout PageJSON) {
+        let boxes = file.layout.boxes
         json.array { rows in
-            for box in file.layout.boxes {
+            // At most maxLayoutRows rows (the scan allows a million boxes): the last stands
+            // for the rest of the file.
+            let shown = boxes.count > Self.maxLayoutRows ? Self.maxLayoutRows - 1 : boxes.count
+            for box in boxes.prefix(shown) {
                 rows.array { $0.string(box.type.description); $0.number(box.offset); $0.number(box.availableSize) }
+            }
+            if shown < boxes.count {
+                let start = boxes[shown].offset
+                rows.array { $0.string("…"); $0.number(start); $0.number(file.layout.fileSize - min(start, file.layout.fileSize)) }
             }
             for indexed in file.layout.indexedRanges {
                 rows.array { $0.string("fragments"); $0.number(indexed.range.lowerBound); $0.number(UInt64(indexed.range.count)) }
@@ -114,9 +123,17 @@ public struct InspectorData: Sendable {
                     }
                 }
                 if !node.children.isEmpty {
-                    let shown = node.children.prefix(max(0, budget))
-                    o.member("c") { json in json.array { list in for child in shown { write(child, &list) } } }
-                    if shown.count < node.children.count { o.member("more") { $0.number(node.children.count - shown.count) } }
+                    // The budget is spent as boxes are written, children's children included.
+                    var written = 0
+                    o.member("c") { json in
+                        json.array { list in
+                            for child in node.children where budget > 0 {
+                                write(child, &list)
+                                written += 1
+                            }
+                        }
+                    }
+                    if written < node.children.count { o.member("more") { $0.number(node.children.count - written) } }
                 }
             }
         }
@@ -189,7 +206,9 @@ public struct InspectorData: Sendable {
                     sample += count
                     if let last = spans.last, range.lowerBound >= last.range.upperBound, range.lowerBound - last.range.upperBound <= gap {
                         spans[spans.count - 1] = (last.range.lowerBound..<range.upperBound, last.first, time, last.chunks + 1)
-                    } else if spans.count < Self.maxSpansPerTrack * 4 {
+                    } else {
+                        // Memory stays bounded and every chunk stays counted: halved when full.
+                        if spans.count >= Self.maxSpansPerTrack * 4 { spans = Self.coarsened(spans, to: Self.maxSpansPerTrack * 2) }
                         spans.append((range, time, time, 1))
                     }
                 }
@@ -236,7 +255,8 @@ public struct InspectorData: Sendable {
     private func writePlans(_ json: inout PageJSON) {
         json.array { list in
             guard let planner, let end = planner.movieEnd ?? file.movie?.durationSeconds, end.isFinite, end > 0 else { return }
-            let count = min(Self.maxPlans, max(1, Int(end.rounded(.up))))
+            // A duration is input: bounded before it becomes a count (2^64 s trapped).
+            let count = max(1, Int(min(end, Double(Self.maxPlans)).rounded(.up)))
             var previous: SeekPlan?
             for step in 0..<count {
                 let time = end * Double(step) / Double(count)

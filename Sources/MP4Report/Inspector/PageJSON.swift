@@ -30,7 +30,9 @@ struct PageJSON {
     mutating func number(_ value: Double) {
         separate()
         guard value.isFinite else { text += "null"; return }
-        if value == value.rounded(), abs(value) < 9e15 {
+        if abs(value) >= 9e15 {
+            text += String(value)  // 1e+300: JSON, and never multiplied past infinity
+        } else if value == value.rounded() {
             text += String(Int64(value))
         } else {
             text += String((value * 1000).rounded() / 1000)
