@@ -42,3 +42,25 @@ struct SmallReads: ByteSource {
     func length() async throws -> UInt64 { try await base.length() }
     func read(_ range: Range<UInt64>) async throws -> [UInt8] { try await base.read(range) }
 }
+
+/// The moofs an open parsed whole (a box listing, the inspector: `loadsAllBoxes`) are not read
+/// again by the fragment index (the inspector read each moof three times: the tree, the
+/// fragment facts, its seek index).
+@Suite struct ParsedFragmentsReadOnceTests {
+    @Test func theIndexTakesTheParsedMoofs() async throws {
+        let bytes = try #require(FileSystem.read(Fixtures.sample("fragmented-short.mp4")))
+        let source = CountingSource(MemorySource(bytes))
+        let file = try await MP4File.open(source, options: MP4File.Options(loadsAllBoxes: true))
+        #expect(file.layout.boxes.filter { $0.type == .moof }.count > 5)
+        // The fragment facts of the open cost nothing more than the listing itself.
+        let listing = CountingSource(MemorySource(bytes))
+        _ = try await MP4File.open(listing, options: MP4File.Options(loadsAllBoxes: true, facts: .structure))
+        let listingReads = await listing.log.ranges.count
+        #expect(await source.log.ranges.count == listingReads)
+        let before = await source.log.ranges.count
+        let planner = try await SeekPlanner.index(file, from: source)
+        #expect(planner.tracks.allSatisfy { $0.samples.sampleCount > 0 })
+        let after = await source.log.ranges
+        #expect(after.count == before, "the index read again: \(after.dropFirst(before))")
+    }
+}

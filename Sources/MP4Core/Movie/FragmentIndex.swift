@@ -127,6 +127,11 @@ public struct FragmentIndex: Sendable {
         }
         var findings: [Finding] = []
         let length = file.layout.fileSize
+        // The moofs the open already parsed whole (``MP4File/Options/loadsAllBoxes``: a box
+        // listing, the inspector) are not read again.
+        for node in file.topLevelNodes where node.type == .moof && !node.children.isEmpty && !node.isTruncated && cache.moofs[node.header.offset] == nil {
+            cache.moofs[node.header.offset] = node
+        }
         for (number, moof) in allMoofs.enumerated() where byteRange?.contains(moof.offset) ?? true {
             let path = BoxPath.top(.moof, ordinalNumber: allMoofs.count > 1 ? number + 1 : nil)
             let node: BoxNode
