@@ -97,8 +97,9 @@ struct CacheTable: Equatable {
     /// Reads the table at `path`. `nil` when there is none; throws when it exists but is torn,
     /// corrupt, from another format, or inconsistent (ranges outside the length, overlapping).
     static func load(_ path: String) throws -> CacheTable? {
-        // A table file is input too: one larger than any table could be (a 1 TB resource in
-        // 1 MiB blocks lists a million checksums, about 40 MB) is corrupt, and is not read.
+        // A table file is input too: one larger than any table could be is corrupt, and is not
+        // read. (A 1 TiB resource in 1 MiB blocks lists 2^20 [index, checksum] pairs: 31.4 MB
+        // of JSON at the largest checksums, computed.)
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.uint64Value > maxFileSize {
             throw MP4Error(.malformed, "cache table \(path) is \(size.uint64Value) bytes, more than a table can be (\(maxFileSize))")
         }
