@@ -263,8 +263,14 @@ import MP4TestSupport
             resident.append(residentKiB())
         }
         print("4 x 1,000 aborted requests on a serve process: descriptors \(fdsBefore) → \(descriptors()), resident memory after each round \(resident) KiB")
+        // The bound is the plain run's. Under AddressSanitizer the allocator's own memory climbs
+        // for several rounds whether or not the proxy retains anything: ten rounds here gave
+        // +20, +11, +5, +9, +6, +5, +3, +4, -1 MiB (the plain build: within ±3 MiB throughout),
+        // and a loaded CI run's smallest growth of three was 33.7 MiB.
         let growth = (1..<resident.count).map { resident[$0] - resident[$0 - 1] }.min() ?? 0
-        #expect(growth < 32 << 10, "resident memory grew in each round of 1,000 requests: \(resident) KiB")
+        if !Executables.underSanitizer {
+            #expect(growth < 32 << 10, "resident memory grew in each round of 1,000 requests: \(resident) KiB")
+        }
         // Still serving.
         let player = try HTTPByteSource(url: url)
         #expect(try await player.read(0..<1000).count == 1000)
