@@ -28,4 +28,36 @@ import MP4TestSupport
         await prefetcher.playerReads(at: mdat.offset + 16, ticket: probe)
         #expect(await prefetcher.started == afterSeek, "the probe handled late replaced the seek's prefetch")
     }
+
+    /// The same two reads handled in order, the probe's prefetch slow on its way to the cache
+    /// (a hop to the pool and the entry's actor, which the seek's may overtake): the cache
+    /// must get the seek's last, or the probe's supersedes it (CI's ASan suite: the seek's
+    /// window was never fetched, `MediaLoaderTests.aSeekPrefetchesTheNextSecondsOfEveryTrack`).
+    @Test(.requires("ffmpeg")) func theCacheGetsPrefetchesInTheOrderTheyWerePlanned() async throws {
+        let path = try #require(await MediaLoaderTests.film())
+        let directory = FileSystem.temporaryDirectory("mp4probe-prefetcher")
+        defer { FileSystem.removeDirectory(directory) }
+        let cache = try await CachedByteSource(upstream: try FileSource(path: path), directory: directory)
+        var policy = ReadAheadPolicy()
+        policy.prefetchSeconds = 4
+        let arrived = Locked<[[Range<UInt64>]]>([]), calls = Locked(0)
+        let prefetcher = Prefetcher(cache: cache, view: nil, policy: policy) { ranges, _ in
+            // The first (the probe's) is slow to arrive.
+            if calls.withLock({ count in count += 1; return count }) == 1 { try? await Task.sleep(nanoseconds: 300_000_000) }
+            arrived.withLock { $0.append(ranges) }
+            return ranges
+        }
+        await prefetcher.load()
+        let file = try await MP4File.open(try FileSource(path: path))
+        let mdat = try #require(file.layout.boxes.first { $0.type == .mdat })
+        let probe = prefetcher.ticket(), seek = prefetcher.ticket()
+        let probing = Task { await prefetcher.playerReads(at: mdat.offset + 16, ticket: probe) }
+        while calls.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        await prefetcher.playerReads(at: mdat.offset + mdat.size * 3 / 4, ticket: seek)
+        await probing.value
+        let order = arrived.withLock { $0 }
+        #expect(order.count == 2)
+        #expect(order.last?.first.map { $0.lowerBound > mdat.offset + mdat.size / 2 } == true,
+                "the probe's prefetch reached the cache after the seek's and superseded it: \(order)")
+    }
 }

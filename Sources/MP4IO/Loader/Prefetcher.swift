@@ -37,12 +37,24 @@ actor Prefetcher {
     /// 256, so a long-running proxy does not grow it without bound).
     private(set) var started: [Range<UInt64>] = []
 
-    init(cache: CachedByteSource, view: FaststartView?, policy: ReadAheadPolicy) {
+    /// Hands planned ranges to the cache (``CachedByteSource/prefetch(_:maxRequests:)``; a
+    /// test may slow it down), which answers what it started.
+    typealias Issue = @Sendable (_ ranges: [Range<UInt64>], _ maxRequests: Int) async -> [Range<UInt64>]
+    private let issue: Issue
+    /// The prefetch last handed to the cache. The next one waits for it, so the cache gets
+    /// them in the order they were planned and the newest is the one that stands (a prefetch
+    /// supersedes the one before). Without it the two calls raced on their way to the cache:
+    /// a probe planned before a seek arrived after it, and the seek's window was never fetched
+    /// (seen in CI's ASan suite).
+    private var lastIssued: Task<[Range<UInt64>], Never>?
+
+    init(cache: CachedByteSource, view: FaststartView?, policy: ReadAheadPolicy, issue: Issue? = nil) {
         self.cache = cache
         self.view = view
         self.seconds = policy.prefetchSeconds
         self.maxBytes = policy.maxPrefetchBytes
         self.maxRequests = policy.maxPrefetchRequests
+        self.issue = issue ?? { ranges, maxRequests in await cache.prefetch(ranges, maxRequests: maxRequests) }
     }
 
     /// Loads the movie (through the cache, so its bytes are kept) and builds the map.
@@ -140,7 +152,15 @@ actor Prefetcher {
             ranges.append(range.lowerBound..<(range.lowerBound + count))
             budget -= count
         }
-        started += await cache.prefetch(ranges, maxRequests: maxRequests)
+        // Handed on in the order planned: nothing above suspended since this read's ticket
+        // was checked, so the chain's order is the tickets' order.
+        let previous = lastIssued, issue = self.issue, maxRequests = self.maxRequests
+        let handing = ServingTask.start { () -> [Range<UInt64>] in
+            _ = await previous?.value
+            return await issue(ranges, maxRequests)
+        }
+        lastIssued = handing
+        started += await handing.value
         if started.count > 256 { started.removeFirst(started.count - 256) }
     }
 }
