@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(name: "MP4ReportTests", dependencies: ["MP4Report", "MP4Core", "MP4TestSupport"]),
         .testTarget(name: "MP4ProbeCLITests", dependencies: ["MP4ProbeCLI", "MP4Core", "MP4IO", "MP4Report", "MP4TestSupport"], exclude: ["Goldens"]),
         // The Swift examples of docs/ and README.md, compiled (and the local ones run).
-        .testTarget(name: "DocExamplesTests", dependencies: ["MP4Core", "MP4IO"]),
+        .testTarget(name: "DocExamplesTests", dependencies: ["MP4Core", "MP4IO", "MP4Report"]),
     ],
     swiftLanguageModes: [.v6]
 )

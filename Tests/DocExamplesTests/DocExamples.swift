@@ -9,6 +9,7 @@ import FoundationNetworking
 #endif
 import MP4Core
 import MP4IO
+import MP4Report
 import Testing
 
 enum DocExamples {
@@ -191,6 +192,29 @@ enum DocExamples {
         _ = info
     }
 
+    // docs/library.md: feeds
+    static func feed(_ cachesDirectory: String, _ upcoming: [String]) async throws {
+        // docs:begin
+        let loader = MediaLoader(options: .init(cacheDirectory: cachesDirectory + "/media"))
+        for next in upcoming.prefix(5) {
+            Task { try await loader.preload(next, seconds: 3) }   // moov + first 3 s; yields to players
+        }
+        let (cache, isPreloading, failure) = await loader.status(of: upcoming[0])
+        print(cache?.movieIsCached ?? false, cache?.playable.prefixSeconds ?? 0, isPreloading, failure ?? "")
+        await loader.cancelPreload(upcoming[4])                   // scrolled away: what arrived stays
+        // docs:end
+    }
+
+    // docs/library.md: the inspector page
+    static func inspectorPage(_ source: some ByteSource) async throws -> (page: String, verdict: String) {
+        // docs:begin
+        let file = try await MP4File.open(source, options: .init(loadsAllBoxes: true))
+        let page = InspectorPage.html(await InspectorData.gather(file, from: source))
+        print(file.faststartVerdict)   // "NO — moov at end (offset 79,297, 2.8 KiB); ..."
+        // docs:end
+        return (page, file.faststartVerdict)
+    }
+
     // docs/cache.md
     static func cache(_ url: URL, _ cacheDirectory: String, _ t: Double) async throws {
         // docs:begin
@@ -235,5 +259,12 @@ struct BlobSource: ByteSource {
         try await DocExamples.limits(source)
         try await DocExamples.boxTree(source)
         try await DocExamples.headersOnly(source)
+    }
+
+    @Test func theInspectorExampleWritesAPageWithTheVerdict() async throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("SampleMedia/moov-at-end.mp4").path
+        let (page, verdict) = try await DocExamples.inspectorPage(try FileSource(path: path))
+        #expect(verdict.hasPrefix("NO — moov at end (offset 79,297, 2.8 KiB)"), "the comment in docs/library.md quotes this verdict: \(verdict)")
+        #expect(page.hasPrefix("<!DOCTYPE html>") && page.contains("moov-at-end.mp4"))
     }
 }

@@ -204,6 +204,23 @@ import MP4TestSupport
         }
     }
 
+    /// The package's library products are the ones docs/library.md and docs/apple.md list
+    /// (they listed two of four and three of four before MP4Report was checked).
+    @Test func everyLibraryProductIsDocumented() throws {
+        let manifest = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/Package.swift")), as: UTF8.self)
+        let products = manifest.components(separatedBy: ".library(name: \"").dropFirst().compactMap { $0.split(separator: "\"").first.map(String.init) }
+        #expect(products.count >= 4, "Package.swift's library products: \(products)")
+        // Where each page lists them, to its next heading.
+        for (page, start) in [("docs/library.md", "the products of `Package.swift`"), ("docs/apple.md", "The products are")] {
+            let text = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/" + page)), as: UTF8.self)
+            let from = try #require(text.range(of: start), "\(page) has no listing that starts '\(start)'")
+            let listing = text[from.lowerBound...].components(separatedBy: "\n#").first ?? ""
+            for product in products {
+                #expect(listing.contains("`\(product)`"), "\(page) does not list the product \(product) where it lists the products")
+            }
+        }
+    }
+
     @Test func commandLinesUseRealOptions() {
         var checked = 0
         for block in Self.blocks() where block.info != "swift" && block.info != "json" {
