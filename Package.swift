@@ -54,5 +54,5 @@ let package = Package(
 // The libFuzzer target exists only for Tests/Fuzz/run-fuzz.sh (MP4PROBE_FUZZ=1): it has no
 // `main` of its own (libFuzzer provides it), so a plain `swift build` must not see it.
 if ProcessInfo.processInfo.environment["MP4PROBE_FUZZ"] != nil {
-    package.targets.append(.executableTarget(name: "MP4Fuzz", dependencies: ["MP4Core", "MP4IO", "MP4ProbeCLI"], path: "Tests/Fuzz/MP4Fuzz"))
+    package.targets.append(.executableTarget(name: "MP4Fuzz", dependencies: ["MP4Core", "MP4IO", "MP4ProbeCLI", "MP4Report"], path: "Tests/Fuzz/MP4Fuzz"))
 }

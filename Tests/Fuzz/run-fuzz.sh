@@ -9,7 +9,7 @@
 # SampleMedia/malformed/ with a test.
 #
 # MP4PROBE_FUZZ_TARGET picks what is fuzzed (one binary, one target per run):
-#   mp4        the parse path and the CLI's output paths (the default)
+#   mp4        the parse path and the CLI's output paths, the inspector page's data included (the default)
 #   mp4-parse  the parse path alone (about 10x the inputs per second)
 #   http-head  HTTP heads as client and server parse them, framing, chunk sizes, queries
 #   range      Range and If-Range against SourceResponder (invariants on 200/206/416)

@@ -1,11 +1,12 @@
 // libFuzzer entry point for the parse path (top-level scan, moov parse, sample tables and
 // fragments, seek plans, the faststart plan and the check) and for the CLI's output paths
-// (every report, text and JSON, and the error renderer). Built only by
+// (every report, text and JSON, the error renderer, and the inspector page's data). Built only by
 // Tests/Fuzz/run-fuzz.sh (`--sanitize=fuzzer --sanitize=address`); libFuzzer provides `main`.
 import Dispatch
 import Foundation
 import MP4Core
 import MP4ProbeCLI
+import MP4Report
 
 /// Bounds tighter than the defaults, so that one input stays well under a second and a few
 /// hundred megabytes even when it claims huge tables. Coverage instrumentation (trace-cmp)
@@ -36,6 +37,18 @@ func exercise(_ bytes: [UInt8]) async {
     }
     _ = try? await FaststartPlan.make(file, source: source)
     _ = FileCheck.evaluate(file, policy: CheckPolicy(maxKeyframeInterval: 1, maxInterleave: 1), limits: fuzzLimits)
+    if fuzzTarget != "mp4-parse" { await exerciseInspector(file, source) }
+}
+
+/// The inspector page of the same file (`mp4probe inspect`, serve's `_/inspect`): its data
+/// is bounded whatever the file says (InspectorCorpusTests' bound: a page under 4 MiB) and
+/// cannot end the page's `<script>` element.
+func exerciseInspector(_ file: MP4File, _ source: MemorySource) async {
+    let data = await InspectorData.gather(file, from: source, limits: fuzzLimits)
+    let json = data.json()
+    precondition(!json.contains("</"), "the page data holds '</': it could end its script element")
+    let page = InspectorPage.html(data)
+    precondition(page.utf8.count < 4 << 20, "an inspector page of \(page.utf8.count) bytes for a \(file.layout.fileSize)-byte input")
 }
 
 /// Where the CLI's output goes: counted, never kept. A single write above 1 MiB means a report
