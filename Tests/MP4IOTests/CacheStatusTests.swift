@@ -27,4 +27,29 @@ import MP4TestSupport
         let parsed = try #require(await CacheStatus.of(key, in: directory, limits: .default, indexes: nil))
         #expect(!parsed.movieIsCached, "without the index the spoiled moov is seen: \(parsed)")
     }
+
+    /// A fragmented entry whose top-level headers are all cached (a scan through the cache
+    /// reads each one) but not every `moof` after the first fragments: what plays is the cached
+    /// prefix, not nothing (the sample index of the whole file cannot be built, and the status
+    /// said 0 s).
+    @Test func allHeadersCachedButALaterFragmentMissingPlaysThePrefix() async throws {
+        let film = try #require(FileSystem.read(Fixtures.sample("fragmented-short.mp4")))
+        let file = try await MP4File.open(MemorySource(film))
+        let moofs = file.layout.boxes.filter { $0.type == .moof }
+        #expect(moofs.count > 5)
+        let missing = moofs[3]
+        let directory = FileSystem.temporaryDirectory("mp4probe-status")
+        defer { FileSystem.removeDirectory(directory) }
+        let key = "memory://status-fragments"
+        let cached = try await CachedByteSource(upstream: MemorySource(film, name: key), directory: directory, key: key)
+        _ = try await cached.read(0..<(missing.offset + 64))
+        for box in file.layout.boxes where box.offset > missing.offset {
+            _ = try await cached.read(box.offset..<min(box.offset + 64, UInt64(film.count)))
+        }
+        let status = try #require(await CacheStatus.of(key, in: directory))
+        // Three fragments of 0.2 s are whole.
+        let prefix = try #require(try await MP4File.open(MemorySource(Array(film[..<Int(missing.offset)]))).movie?.durationSeconds)
+        #expect(status.movieIsCached)
+        #expect(status.playable.prefixSeconds > 0.3 && status.playable.prefixSeconds <= prefix + 0.01, "\(status.playable); the cached fragments hold \(prefix) s")
+    }
 }

@@ -38,16 +38,19 @@ public struct CacheStatus: Sendable, Equatable {
             planner = known
         } else {
             // Whatever is missing (a header, the moov, a fragment) leaves it at "nothing plays".
-            if let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits, facts: .structure)), file.movie != nil {
-                status.movieIsCached = true
-                guard let made = try? await SeekPlanner.index(file, from: snapshot, limits: limits) else { return status }
+            let file = try? await MP4File.open(snapshot, options: MP4File.Options(limits: limits, facts: .structure))
+            if let file, file.movie != nil, let made = try? await SeekPlanner.index(file, from: snapshot, limits: limits) {
                 planner = made
                 await indexes?.remember(made, for: key)
             } else if let partial = await fragmentedPrefix(snapshot, limits: limits) {
                 // A fragmented file preloaded from its start: its later fragments' headers are
-                // not cached (a preload does not scan them). Not remembered: it grows.
+                // not cached (a preload does not scan them). Or every top-level header is
+                // cached (a scan through the cache reads each one) but a later moof is not:
+                // the whole index cannot be built, and the status said 0 s where the first
+                // fragments were whole. Not remembered: it grows.
                 planner = partial
             } else {
+                status.movieIsCached = file?.movie != nil
                 return status
             }
         }
