@@ -52,12 +52,46 @@ import MP4TestSupport
         let mdat = try #require(file.layout.boxes.first { $0.type == .mdat })
         let probe = prefetcher.ticket(), seek = prefetcher.ticket()
         let probing = Task { await prefetcher.playerReads(at: mdat.offset + 16, ticket: probe) }
-        while calls.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        for _ in 0..<5_000 where calls.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try #require(calls.withLock { $0 } == 1, "the probe planned no prefetch")
         await prefetcher.playerReads(at: mdat.offset + mdat.size * 3 / 4, ticket: seek)
         await probing.value
         let order = arrived.withLock { $0 }
         #expect(order.count == 2)
         #expect(order.last?.first.map { $0.lowerBound > mdat.offset + mdat.size / 2 } == true,
                 "the probe's prefetch reached the cache after the seek's and superseded it: \(order)")
+    }
+
+    /// Three reads while the first one's prefetch is slow on its way: the second, which the
+    /// third follows before its turn comes, is not handed to the cache (it would start fetches
+    /// the third stops at once).
+    @Test(.requires("ffmpeg")) func aPlanOvertakenBeforeItsTurnIsNotHandedOn() async throws {
+        let path = try #require(await MediaLoaderTests.film())
+        let directory = FileSystem.temporaryDirectory("mp4probe-prefetcher")
+        defer { FileSystem.removeDirectory(directory) }
+        let cache = try await CachedByteSource(upstream: try FileSource(path: path), directory: directory)
+        var policy = ReadAheadPolicy()
+        policy.prefetchSeconds = 4
+        let arrived = Locked<[[Range<UInt64>]]>([]), calls = Locked(0)
+        let prefetcher = Prefetcher(cache: cache, view: nil, policy: policy) { ranges, _ in
+            if calls.withLock({ count in count += 1; return count }) == 1 { try? await Task.sleep(nanoseconds: 300_000_000) }
+            arrived.withLock { $0.append(ranges) }
+            return ranges
+        }
+        await prefetcher.load()
+        let file = try await MP4File.open(try FileSource(path: path))
+        let mdat = try #require(file.layout.boxes.first { $0.type == .mdat })
+        let reads = [mdat.offset + 16, mdat.offset + mdat.size / 2, mdat.offset + mdat.size * 3 / 4]
+        let tickets = reads.map { _ in prefetcher.ticket() }
+        let first = Task { await prefetcher.playerReads(at: reads[0], ticket: tickets[0]) }
+        for _ in 0..<5_000 where calls.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try #require(calls.withLock { $0 } == 1, "the first read planned no prefetch")
+        async let second: Void = prefetcher.playerReads(at: reads[1], ticket: tickets[1])
+        async let third: Void = prefetcher.playerReads(at: reads[2], ticket: tickets[2])
+        _ = await (second, third)
+        await first.value
+        let starts = arrived.withLock { $0 }.compactMap { $0.first?.lowerBound }
+        #expect(starts.count == 2, "\(starts.count) prefetches reached the cache: \(starts)")
+        #expect(starts.last.map { $0 > reads[2] - 1_000_000 } == true, "the newest was not the last: \(starts); reads \(reads)")
     }
 }

@@ -47,6 +47,11 @@ actor Prefetcher {
     /// a probe planned before a seek arrived after it, and the seek's window was never fetched
     /// (seen in CI's ASan suite).
     private var lastIssued: Task<[Range<UInt64>], Never>?
+    /// Prefetches planned so far: one that a newer plan follows by the time its turn comes is
+    /// not handed on (the newer would stop the fetches it started at once).
+    private var planned: UInt64 = 0
+
+    private func isNewest(_ plan: UInt64) -> Bool { plan == planned }
 
     init(cache: CachedByteSource, view: FaststartView?, policy: ReadAheadPolicy, issue: Issue? = nil) {
         self.cache = cache
@@ -154,9 +159,11 @@ actor Prefetcher {
         }
         // Handed on in the order planned: nothing above suspended since this read's ticket
         // was checked, so the chain's order is the tickets' order.
-        let previous = lastIssued, issue = self.issue, maxRequests = self.maxRequests
-        let handing = ServingTask.start { () -> [Range<UInt64>] in
+        planned += 1
+        let previous = lastIssued, issue = self.issue, maxRequests = self.maxRequests, number = planned
+        let handing = ServingTask.start { [weak self] () -> [Range<UInt64>] in
             _ = await previous?.value
+            guard await self?.isNewest(number) == true else { return [] }
             return await issue(ranges, maxRequests)
         }
         lastIssued = handing
