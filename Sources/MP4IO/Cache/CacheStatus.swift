@@ -42,12 +42,14 @@ public struct CacheStatus: Sendable, Equatable {
             if let file, file.movie != nil, let made = try? await SeekPlanner.index(file, from: snapshot, limits: limits) {
                 planner = made
                 await indexes?.remember(made, for: key)
-            } else if let partial = await fragmentedPrefix(snapshot, limits: limits, indexes: indexes, key: key) {
+            } else if file?.isFragmented ?? true, let partial = await fragmentedPrefix(snapshot, limits: limits, indexes: indexes, key: key) {
                 // A fragmented file preloaded from its start: its later fragments' headers are
                 // not cached (a preload does not scan them). Or every top-level header is
                 // cached (a scan through the cache reads each one) but a later moof is not:
                 // the whole index cannot be built, and the status said 0 s where the first
-                // fragments were whole. Remembered with the prefix's end: it grows.
+                // fragments were whole. Remembered with the prefix's end: it grows. (A
+                // progressive file whose moov is cached but gives no index has no prefix to
+                // play: it is not walked and parsed again at every poll.)
                 planner = partial
             } else {
                 status.movieIsCached = file?.movie != nil
@@ -71,7 +73,7 @@ extension CacheStatus {
     /// The index is taken from `indexes` when the prefix ends where it did at the last status:
     /// a `_/status` poll of a two-hour fragmented film with 1,800 of its 3,600 fragments
     /// cached takes 20 ms with it; a status built afresh (`cache stat`) takes 100 ms (release).
-    static func fragmentedPrefix(_ snapshot: CacheSnapshot, limits: ParseLimits, indexes: MovieIndexes? = nil, key: MovieIndexes.Key? = nil) async -> SeekPlanner? {
+    static func fragmentedPrefix(_ snapshot: CacheSnapshot, limits: ParseLimits, indexes: MovieIndexes?, key: MovieIndexes.Key) async -> SeekPlanner? {
         let present = snapshot.table.rangeSet, length = snapshot.table.length
         var end: UInt64 = 0
         for _ in 0..<limits.maxTopLevelBoxes where end < length {
@@ -84,11 +86,11 @@ extension CacheStatus {
             end = next
         }
         guard end > 0 else { return nil }
-        if let key, let known = await indexes?.prefix(for: key, end: end) { return known }
+        if let known = await indexes?.prefix(for: key, end: end) { return known }
         let prefix = PrefixSource(base: snapshot, length: end)
         guard let file = try? await MP4File.open(prefix, options: MP4File.Options(limits: limits, facts: .structure)), file.movie != nil, file.isFragmented,
               let made = try? await SeekPlanner.index(file, from: prefix, limits: limits) else { return nil }
-        if let key { await indexes?.remember(made, for: key, prefixEnd: end) }
+        await indexes?.remember(made, for: key, prefixEnd: end)
         return made
     }
 }
