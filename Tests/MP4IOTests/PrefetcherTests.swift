@@ -62,9 +62,10 @@ import MP4TestSupport
                 "the probe's prefetch reached the cache after the seek's and superseded it: \(order)")
     }
 
-    /// Three reads while the first one's prefetch is slow on its way: the second, which the
+    /// Three reads while the first one's prefetch is held on its way: the second, which the
     /// third follows before its turn comes, is not handed to the cache (it would start fetches
-    /// the third stops at once).
+    /// the third stops at once). The first is held until both others are planned (a fixed
+    /// delay was not enough under CI's ASan load).
     @Test(.requires("ffmpeg")) func aPlanOvertakenBeforeItsTurnIsNotHandedOn() async throws {
         let path = try #require(await MediaLoaderTests.film())
         let directory = FileSystem.temporaryDirectory("mp4probe-prefetcher")
@@ -72,9 +73,11 @@ import MP4TestSupport
         let cache = try await CachedByteSource(upstream: try FileSource(path: path), directory: directory)
         var policy = ReadAheadPolicy()
         policy.prefetchSeconds = 4
-        let arrived = Locked<[[Range<UInt64>]]>([]), calls = Locked(0)
+        let arrived = Locked<[[Range<UInt64>]]>([]), calls = Locked(0), released = Locked(false)
         let prefetcher = Prefetcher(cache: cache, view: nil, policy: policy) { ranges, _ in
-            if calls.withLock({ count in count += 1; return count }) == 1 { try? await Task.sleep(nanoseconds: 300_000_000) }
+            if calls.withLock({ count in count += 1; return count }) == 1 {
+                for _ in 0..<1_000 where !released.withLock({ $0 }) { try? await Task.sleep(nanoseconds: 10_000_000) }
+            }
             arrived.withLock { $0.append(ranges) }
             return ranges
         }
@@ -86,10 +89,13 @@ import MP4TestSupport
         let first = Task { await prefetcher.playerReads(at: reads[0], ticket: tickets[0]) }
         for _ in 0..<5_000 where calls.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
         try #require(calls.withLock { $0 } == 1, "the first read planned no prefetch")
-        async let second: Void = prefetcher.playerReads(at: reads[1], ticket: tickets[1])
-        async let third: Void = prefetcher.playerReads(at: reads[2], ticket: tickets[2])
-        _ = await (second, third)
-        await first.value
+        let second = Task { await prefetcher.playerReads(at: reads[1], ticket: tickets[1]) }
+        for _ in 0..<5_000 where await prefetcher.planned < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+        let third = Task { await prefetcher.playerReads(at: reads[2], ticket: tickets[2]) }
+        for _ in 0..<5_000 where await prefetcher.planned < 3 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try #require(await prefetcher.planned == 3, "the later reads planned no prefetch")
+        released.withLock { $0 = true }
+        _ = await (first.value, second.value, third.value)
         let starts = arrived.withLock { $0 }.compactMap { $0.first?.lowerBound }
         #expect(starts.count == 2, "\(starts.count) prefetches reached the cache: \(starts)")
         #expect(starts.last.map { $0 > reads[2] - 1_000_000 } == true, "the newest was not the last: \(starts); reads \(reads)")

@@ -49,7 +49,7 @@ actor Prefetcher {
     private var lastIssued: Task<[Range<UInt64>], Never>?
     /// Prefetches planned so far: one that a newer plan follows by the time its turn comes is
     /// not handed on (the newer would stop the fetches it started at once).
-    private var planned: UInt64 = 0
+    private(set) var planned: UInt64 = 0
 
     private func isNewest(_ plan: UInt64) -> Bool { plan == planned }
 
