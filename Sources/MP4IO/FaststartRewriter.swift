@@ -135,6 +135,22 @@ public enum FaststartRewriter {
             throw MP4Error(.unsupported, "an in-place rewrite writes to its input, not to \(requestedOutput)")
         }
         try refuseHardLinks(output, named: requestedOutput)
+        // An in-place replacement has one owner, as an in-place insertion has: another
+        // process's in-place run on the file is waited for, never raced. A file this user
+        // cannot open for writing (replaced through its directory) goes without the lock.
+        var owner: FileOwnerLock?
+        if options.inPlace {
+            do {
+                guard let taken = try FileOwnerLock.take(input, waitingUpTo: InPlaceFaststart.ownerWait) else {
+                    throw MP4Error(.io, "another process is rewriting \(input) in place; nothing was changed: try again when it has ended")
+                }
+                owner = taken
+            } catch let error as MP4Error where error.kind != .io || !error.message.hasPrefix("cannot open") {
+                throw error
+            } catch {}
+            _ = try owner.map { try InPlaceFaststart.recover($0, path: input) }
+        }
+        defer { owner?.release() }
         let (source, file, plan) = try await Self.opened(input: input, options: options)
         if plan.verdict == .rewrite && !options.inPlace && !options.dropsPadding && options.failsAfterBytes == nil && options.clones,
            let (cloned, verified) = try await rewriteByCloning(input: input, source: source, file: file, output: output, options: options) {

@@ -26,8 +26,13 @@ import Darwin
 /// the inserted space again (`FALLOC_FL_COLLAPSE_RANGE`): the original; in phase `finishing`
 /// it repeats step 5: the result.
 ///
-/// Readers that have the file open while it runs see its bytes move under them; the copy path
-/// (``FaststartRewriter`` with `--atomic`) is the one to use when a file is being served.
+/// One owner: the operation and every recovery hold the file's ``FileOwnerLock`` from before
+/// they read the journal until after they remove it. A command that finds a journal while the
+/// operation that wrote it is alive waits for it (bounded) instead of undoing it, and two
+/// recoveries of one crash run one after the other, the second finding nothing to do.
+///
+/// Readers that had the file open before it started see its bytes move under them; the copy
+/// path (``FaststartRewriter`` with `--atomic`) is the one to use when a file is being served.
 public enum InPlaceFaststart {
     /// How a run ended.
     public enum Outcome: Sendable {
@@ -117,9 +122,20 @@ public enum InPlaceFaststart {
         if let wanted = ProcessInfo.processInfo.environment["MP4PROBE_TEST_CRASH_AT"], wanted == step {
             kill(getpid(), SIGKILL)
         }
+        pausePoint(step)
         if let failing = failingStep.withLock({ $0 }), failing.step == step, failing.path == path {
             throw MP4Error(.io, "simulated failure at step \(step)")
         }
+    }
+
+    /// Test hook: `MP4PROBE_TEST_PAUSE_AT=STEP` holds the operation at that step for
+    /// `MP4PROBE_TEST_PAUSE_MS` milliseconds (default 2,000), as a slow disk would, so that
+    /// tests can run other commands beside a live operation.
+    static func pausePoint(_ step: String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["MP4PROBE_TEST_PAUSE_AT"] == step else { return }
+        let milliseconds = environment["MP4PROBE_TEST_PAUSE_MS"].flatMap { UInt32($0) } ?? 2000
+        usleep(min(milliseconds, 60_000) * 1000)
     }
 
     /// Tests only: the file (as resolved) and step at which ``run(path:limits:)`` throws.
@@ -153,13 +169,17 @@ public enum InPlaceFaststart {
         #if os(Linux)
         // A symbolic link is written through (the journal goes beside the file itself).
         let path = Platform.resolvedPath(given) ?? given
-        _ = try recover(path: path)
         // Another writer would write at offsets that move under it (asked before our own
         // read-write descriptor exists: the lease counts it too).
         if isOpenForWritingElsewhere(path) == true { return .unavailable("another process has \(path) open for writing") }
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        if fd < 0 { throw Platform.ioError("cannot open \(path) for writing") }
-        defer { Platform.closeFile(fd) }
+        // One owner: another in-place faststart or recovery of this file is waited for (they
+        // take well under a second), and then this one finds the file as it left it.
+        guard let owner = try FileOwnerLock.take(path, waitingUpTo: ownerWait) else {
+            return .unavailable("another process is rewriting \(path) in place")
+        }
+        defer { owner.release() }
+        let fd = owner.fd
+        _ = try recover(owner, path: path)
         let status = try Platform.status(fd, path: path)
         guard status.isRegularFile else { return .unavailable("\(path) is not a regular file") }
         let source = try FileSource(path: path)
@@ -211,10 +231,10 @@ public enum InPlaceFaststart {
             try crashPoint("tail", path: path)
         } catch {
             // A step failed (a full disk, an I/O error): the journal says how to go back or
-            // on; do it now rather than leave it to the next command. If that fails too, the
-            // journal stays for the next command, and the error says so.
+            // on; do it now (still the owner) rather than leave it to the next command. If that
+            // fails too, the journal stays for the next command, and the error says so.
             do {
-                try recover(path: path)
+                _ = try recover(owner, path: path)
             } catch let recovery as MP4Error {
                 throw MP4Error(.io, "\(path): in-place faststart failed (\(error)) and could not be undone (\(recovery.message)); the journal \(journalPath) stays, and the next mp4probe command that opens the file finishes or undoes it")
             }
@@ -257,21 +277,47 @@ public enum InPlaceFaststart {
         return true
     }
 
+    /// How long an owner waits for another owner of the same file (seconds).
+    static let ownerWait: Double = 30
+    /// How long a reader that finds a journal waits for the operation that wrote it to end
+    /// (seconds): an in-place faststart of a 4.6 GB film takes about 0.2 s.
+    public static let readerWait: Double = 10
+
     /// Finishes or undoes an in-place faststart of `path` that a crash interrupted; `nil` when
-    /// there is no journal.
+    /// there is no journal, or when the operation that wrote it was alive and ended within
+    /// `wait` seconds (it removed its journal). Only the owner of the file's lock
+    /// (``FileOwnerLock``) acts on a journal, so two recoveries of one crash, or a recovery and
+    /// the live operation, never both act: the second finds the journal gone.
     /// - Throws: ``MP4Error`` when the journal is damaged or does not describe the file as it
-    ///   is (then nothing is changed, and the message says what to check).
+    ///   is (then nothing is changed, and the message says what to check), and `.io` when
+    ///   another process still holds the file after `wait` seconds (an operation under way:
+    ///   left alone).
     @discardableResult
-    public static func recover(path given: String) throws -> Recovery? {
+    public static func recover(path given: String, waitingUpTo wait: Double = readerWait) throws -> Recovery? {
         let path = Platform.resolvedPath(given) ?? given
         let journalPath = journalPath(for: path)
         guard Platform.exists(journalPath) else { return nil }
+        guard let owner = try FileOwnerLock.take(path, waitingUpTo: wait) else {
+            throw MP4Error(.io, "an in-place faststart of \(path) is under way in another process (journal \(journalPath)); it was left alone: try again when it has ended")
+        }
+        defer { owner.release() }
+        return try recover(owner, path: path)
+    }
+
+    /// The recovery, by the owner of the file's lock. Every step is durable before the next
+    /// and the journal goes last, so a recovery interrupted anywhere is finished by the next
+    /// one, and recovering a recovered file changes nothing.
+    static func recover(_ owner: FileOwnerLock, path: String) throws -> Recovery? {
+        let journalPath = journalPath(for: path)
+        // Read under the lock: an owner that held it until now has removed its journal.
+        guard Platform.exists(journalPath) else { return nil }
         guard let journal = try Journal.read(journalPath) else { return nil }
         let directory = Platform.split(journalPath).directory
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        if fd < 0 { throw Platform.ioError("cannot open \(path) to recover an interrupted in-place faststart (journal \(journalPath))") }
-        defer { Platform.closeFile(fd) }
+        let fd = owner.fd
         let status = try Platform.status(fd, path: path)
+        guard status.isRegularFile else {
+            throw MP4Error(.io, "\(path) is not a regular file, but an in-place faststart journal (\(journalPath)) names it; nothing was changed")
+        }
         guard status.device == journal.device, status.inode == journal.inode else {
             throw MP4Error(.io, "the in-place faststart journal \(journalPath) describes another file than \(path) (it was replaced); nothing was changed: remove the journal if \(path) is intact")
         }

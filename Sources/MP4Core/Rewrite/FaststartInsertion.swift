@@ -86,7 +86,9 @@ public struct FaststartInsertion: Sendable {
         var placed: [FaststartPlan.PlacedBox] = []
         for _ in 0...(relocations.tables.count + 1) {
             movieSize = UInt64(inputMovie.count) + relocations.growth
-            inserted = (movieSize + 8 + blockSize - 1) / blockSize * blockSize
+            // The head (the leading boxes, moov, the free header) must fit in the space: the
+            // original bytes above it are what an undo gives back.
+            inserted = (leadingEnd + movieSize + 8 + blockSize - 1) / blockSize * blockSize
             placed = leading.map { FaststartPlan.PlacedBox(type: $0.type, inputOffset: $0.offset, outputOffset: $0.offset, size: $0.availableSize) }
             for box in layout.boxes[firstMedia...] where box.type != .moov {
                 placed.append(FaststartPlan.PlacedBox(type: box.type, inputOffset: box.offset, outputOffset: box.offset + inserted, size: box.availableSize))
@@ -96,7 +98,7 @@ public struct FaststartInsertion: Sendable {
             if try !relocations.promoteWhereNeeded(remap) { break }
         }
         let newMovie = try relocations.apply(remap: remap, explicitSize: moovBox.header.extendsToEnd)
-        guard UInt64(newMovie.count) == movieSize, inserted >= movieSize + 8 else {
+        guard UInt64(newMovie.count) == movieSize, inserted >= leadingEnd + movieSize + 8 else {
             throw MP4Error(.internalError, "internal size mismatch while rebuilding moov (\(newMovie.count) vs \(movieSize))", path: .top(.moov))
         }
         // The free box: from the end of the new moov to where the old leading boxes end (now
