@@ -74,15 +74,25 @@ public struct MP4File: Sendable {
     /// The parsed first `moov`.
     public var movieBox: BoxNode? { topLevelNodes.first { $0.type == .moov } }
 
-    /// Whether the movie is fragmented (`mvex` in `moov`, or fragment boxes at top level).
-    public var isFragmented: Bool { (movie?.hasMovieExtends ?? false) || layout.hasFragmentBoxes }
+    /// Whether the file holds movie fragments: `moof` boxes (or fragments a segment index
+    /// stands for) that a `moov` with `mvex` declares, or that stand alone (a media segment);
+    /// also an initialization segment (`mvex`, no media). Decided by what the boxes are, not
+    /// by index boxes: a `sidx`, `mfra` or `styp` appended to a progressive film does not make
+    /// it fragmented (it made a moov-at-end film pass the faststart gate), nor do `moof` boxes
+    /// a `moov` without `mvex` does not declare (players ignore them).
+    public var isFragmented: Bool { [.fragmented, .initSegment, .mediaSegment].contains(kind) }
+
+    /// Whether top-level `moof` boxes, or fragments a followed segment index stands for, are
+    /// present.
+    var hasMovieFragmentBoxes: Bool { !layout.indexedRanges.isEmpty || layout.boxes.contains { $0.type == .moof } }
 
     /// What the file is.
     public var kind: Kind {
-        let hasMoof = !layout.indexedRanges.isEmpty || layout.boxes.contains { $0.type == .moof }
-        guard let movie else { return hasMoof ? .mediaSegment : .unknown }
-        if movie.hasMovieExtends || hasMoof {
-            return hasMoof || layout.firstMediaDataBox != nil ? .fragmented : .initSegment
+        guard let movie else { return hasMovieFragmentBoxes ? .mediaSegment : .unknown }
+        if movie.hasMovieExtends {
+            if hasMovieFragmentBoxes { return .fragmented }
+            if layout.firstMediaDataBox == nil { return .initSegment }
+            // `mvex` and media but no fragment: the movie's own tables describe the media.
         }
         return layout.firstMediaDataBox == nil ? .headerOnly : .progressive
     }
