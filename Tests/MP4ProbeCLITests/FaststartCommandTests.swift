@@ -3,6 +3,7 @@ import Testing
 @testable import MP4ProbeCLI
 import MP4TestSupport
 import MP4IO
+import MP4Core
 
 /// `mp4probe faststart`: arguments, exit codes, dry run, JSON, and refusals.
 @Suite struct FaststartCommandTests {
@@ -81,5 +82,36 @@ import MP4IO
         let same = await CommandTests.run(["faststart", directory + "/cmov.mov", directory + "/cmov.mov"])
         #expect(same.code == 6 && same.err.contains("--in-place"))
         #expect(ExitCode.rewriteRefused.rawValue == 6)
+    }
+
+    /// moov-at-end.mp4 with the first `stco` entry of its first track set to `offset`.
+    static func withFirstChunk(at offset: UInt32) throws -> [UInt8] {
+        var bytes = try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4")))
+        let stco = Array("stco".utf8)
+        let at = try #require((0..<(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == stco })
+        // type, version and flags, entry count, then the first entry.
+        bytes.replaceSubrange((at + 12)..<(at + 16), with: ByteWriter.bigEndian(UInt64(offset), width: 4))
+        return bytes
+    }
+
+    /// A chunk that begins in the `free` box before `mdat`, or one that runs past the end of
+    /// the file (a truncated upload), is refused as invalid input (exit 3) with the reason, by
+    /// the copy, `--in-place` and `--verify` alike, and nothing is written. (The copy relocated
+    /// the first chunk onto moov's bytes and exited 0; `--verify` called the second "a bug in
+    /// the rewrite", exit 70.)
+    @Test(arguments: [("in free", UInt32(36)), ("past the end", UInt32(82_000))])
+    func chunksOutsideMediaDataAreRefused(_ name: String, _ offset: UInt32) async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let input = directory + "/in.mp4"
+        let bytes = try Self.withFirstChunk(at: offset)
+        FileSystem.write(bytes, to: input)
+        for arguments in [["faststart", input, directory + "/out.mp4"], ["faststart", "--verify", input, directory + "/out.mp4"], ["faststart", "--in-place", input]] {
+            let result = await CommandTests.run(arguments)
+            #expect(result.code == 3, "\(name), \(arguments): \(result)")
+            #expect(result.err.contains(offset == 36 ? "outside every mdat payload" : "past the end of the file"), "\(name): \(result.err)")
+            #expect(!FileSystem.exists(directory + "/out.mp4"))
+            #expect(FileSystem.read(input) == bytes, "\(name): the input changed")
+        }
     }
 }
