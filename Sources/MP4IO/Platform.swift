@@ -154,7 +154,8 @@ package enum Platform {
 
     /// The status of `path` when it exists.
     static func status(path: String) -> FileStatus? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Never waits at the open (a FIFO without a writer would block it forever).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { closeFile(fd) }
         return try? status(fd, path: path)
@@ -316,12 +317,13 @@ package enum Platform {
     }
 
     /// Sets the modification time of `path` to now (the cache's least-recently-used clock).
-    static func touch(_ path: String) { _ = utimes(path, nil) }
+    static func touch(_ path: String) { _ = lutimes(path, nil) }
 
     /// Modification time (seconds) and bytes allocated on disk of `path`.
+    /// (Of the name itself: a symbolic link is not followed, as in a cache directory.)
     package static func usage(_ path: String) -> (modified: Double, allocated: UInt64, size: UInt64)? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard lstat(path, &info) == 0 else { return nil }
         #if canImport(Darwin)
         let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
         #else
@@ -333,7 +335,7 @@ package enum Platform {
     /// The inode and size of `path` (one `stat`), when it exists.
     static func identity(_ path: String) -> (inode: UInt64, size: UInt64)? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard lstat(path, &info) == 0 else { return nil }
         return (UInt64(truncatingIfNeeded: info.st_ino), UInt64(max(0, info.st_size)))
     }
 

@@ -28,11 +28,22 @@ public enum CacheDirectory {
     /// The entries of `directory`, most recently used first.
     public static func entries(_ directory: String) -> [Entry] {
         var result: [Entry] = []
-        for name in Platform.list(directory) where name.hasSuffix(".data") {
-            let base = directory + "/" + String(name.dropLast(5))
+        // An entry is a data file or a table (a table whose data file was deleted is listed,
+        // as damaged).
+        let names = Platform.list(directory)
+        var keys = Set<String>()
+        for name in names where !name.hasPrefix(".") {
+            if name.hasSuffix(".data") { keys.insert(String(name.dropLast(5))) } else if name.hasSuffix(".ranges") { keys.insert(String(name.dropLast(7))) }
+        }
+        for key in keys {
+            let name = key + ".data"
+            let base = directory + "/" + key
             let usage = Platform.usage(base + ".data")
             let tableUsage = Platform.usage(base + ".ranges")
-            if let table = try? CacheTable.load(base + ".ranges") {
+            // The data file must be a regular file of ours as long as the resource: one cut
+            // short, deleted or replaced behind the table lists as damaged, not complete.
+            let dataUsable = CacheFiles.linkStatus(base + ".data").map { CacheFiles.trapDescription($0) == nil } ?? false
+            if let table = try? CacheTable.load(base + ".ranges"), dataUsable, usage?.size == table.length {
                 result.append(Entry(resource: table.resource, length: table.length, cachedBytes: table.rangeSet.byteCount, allocatedBytes: usage?.allocated ?? 0, lastUsed: tableUsage?.modified ?? 0, validator: table.validator, isDamaged: false,
                                     isPreloadedUnplayed: Platform.exists(preloadMarker(ofData: base + ".data"))))
             } else {
@@ -106,7 +117,7 @@ public enum CacheDirectory {
     /// Marks the entry of `resource` as preloaded and not yet played (``Preload``).
     static func markPreloaded(_ directory: String, resource: String) {
         let marker = preloadMarker(directory: directory, resource: resource)
-        if let fd = try? Platform.openForUpdate(marker) { Platform.closeFile(fd) }
+        if let fd = try? CacheFiles.open(marker, forUpdate: true, create: true) { Platform.closeFile(fd) }
     }
 
     /// A player read the entry of `resource`: it is watched, no longer a preload.
@@ -142,25 +153,61 @@ public enum CacheDirectory {
         guard let entry = entries(directory).first(where: { $0.resource == resource }) else {
             throw MP4Error(.io, "\(resource) is not in the cache \(directory)")
         }
-        guard entry.isComplete else {
-            throw MP4Error(.io, "\(resource) is only partly cached (\(entry.cachedBytes) of \(entry.length) bytes); fetch it with --all first")
+        guard !entry.isDamaged else {
+            throw MP4Error(.io, "\(resource): the cache entry is damaged (its table is unreadable, or its data file is missing, cut short or not a regular file); nothing was exported")
         }
-        let (data, _, lock) = paths(entry, directory)
+        let (data, table, lock) = paths(entry, directory)
         let lockFD = try EntryLocks.openAndLockTable(lock)
         defer { Platform.closeFile(lockFD) }
         defer { EntryLocks.unlockTable(lockFD) }
-        let input = try Platform.openForReading(data)
+        // What the table claims, read again under the lock, and the data it claims it of:
+        // every byte present, the data file as long as the resource, every block's checksum
+        // right. Anything else fails (exit 4) naming the ranges, and nothing is written.
+        guard let claimed = try CacheTable.load(table), claimed.resource == resource else {
+            throw MP4Error(.io, "\(resource): the cache table \(table) is missing or damaged; nothing was exported")
+        }
+        let missing = claimed.rangeSet.missing(in: 0..<claimed.length)
+        guard missing.isEmpty else {
+            throw MP4Error(.io, "\(resource) is only partly cached: missing \(describe(missing)); nothing was exported (fetch it with --all first)")
+        }
+        guard let input = try CacheFiles.open(data, forUpdate: false) else {
+            throw MP4Error(.io, "\(resource): the cache data file \(data) is missing; nothing was exported")
+        }
         defer { Platform.closeFile(input) }
+        let dataSize = try Platform.regularFileSize(input, path: data)
+        guard dataSize == claimed.length else {
+            throw MP4Error(.io, "\(resource): the cache data file \(data) is \(dataSize) bytes where the table claims \(claimed.length) (missing \(describe([min(dataSize, claimed.length)..<claimed.length]))); nothing was exported")
+        }
         AtomicFileWriter.removeStaleTemporaries(beside: destination)
         let writer = try AtomicFileWriter(destination: destination, permissions: 0o644)
         do {
-            try writer.setSize(entry.length)
-            var buffer: [UInt8] = []  // allocated only if the kernel cannot copy
-            try Platform.copy(input, 0..<entry.length, to: try writer.fd(), at: 0, buffer: &buffer, names: (data, destination)) { _ in }
+            try writer.setSize(claimed.length)
+            let output = try writer.fd()
+            var damaged: [Range<UInt64>] = []
+            var index: UInt64 = 0
+            while index * CacheTable.blockSize < claimed.length {
+                let block = claimed.block(index)
+                let bytes = try Platform.readFully(input, offset: block.lowerBound, count: Int(block.count), path: data)
+                if bytes.count != Int(block.count) || claimed.blockChecksums[index].map({ $0 != FNV1a.hashWords(bytes) }) ?? false {
+                    damaged.append(block)
+                } else if damaged.isEmpty {
+                    try Platform.writeFully(output, bytes, offset: block.lowerBound, path: writer.temporaryPath)
+                }
+                index += 1
+            }
+            guard damaged.isEmpty else {
+                throw MP4Error(.io, "\(resource): the cached bytes of \(describe(damaged)) fail their checksums (the data file was changed); nothing was exported (fetch them again)")
+            }
             try writer.commit()
         } catch {
             writer.abort()
             throw error
         }
+    }
+
+    /// Byte ranges for a message: the first three, and how many more.
+    static func describe(_ ranges: [Range<UInt64>]) -> String {
+        let shown = ranges.prefix(3).map { "bytes \($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ", ")
+        return ranges.count > 3 ? shown + " and \(ranges.count - 3) more range(s)" : shown
     }
 }

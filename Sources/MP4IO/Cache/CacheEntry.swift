@@ -25,6 +25,10 @@ actor CacheEntry {
     /// The cache directory (for ``DiskFullNotice``).
     private let directory: String
 
+    /// Traps found in place of the entry's files and removed since the last call
+    /// (``CacheFiles``): each reported once.
+    func takeTrapsRemoved() -> [String] { store.takeTrapsRemoved() }
+
     init(directory: String, resource: String, policy: ReadAheadPolicy) throws {
         self.directory = directory
         store = try EntryStore(directory: directory, resource: resource)

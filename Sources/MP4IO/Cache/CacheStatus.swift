@@ -148,7 +148,7 @@ actor MovieIndexes {
 }
 
 /// A cache entry's bytes as they are on disk, read without the origin: reads of bytes the
-/// table does not claim throw. (Block checksums are not checked: nothing read here is served.)
+/// table does not claim throw, and so do blocks that fail their checksums.
 final class CacheSnapshot: ByteSource, @unchecked Sendable {
     let table: CacheTable
     private let fd: Int32
@@ -157,7 +157,12 @@ final class CacheSnapshot: ByteSource, @unchecked Sendable {
     init?(directory: String, resource: String) {
         let paths = CachedByteSource.entryPaths(directory: directory, resource: resource)
         guard let loaded = try? CacheTable.load(paths.table), loaded.resource == resource,
-              let fd = try? Platform.openForReading(paths.data) else { return nil }
+              let fd = try? CacheFiles.open(paths.data, forUpdate: false) else { return nil }
+        // A data file cut short or grown behind the table holds none of what it claims.
+        guard (try? Platform.regularFileSize(fd, path: paths.data)) == loaded.length else {
+            Platform.closeFile(fd)
+            return nil
+        }
         table = loaded
         self.fd = fd
         dataPath = paths.data
@@ -179,6 +184,18 @@ final class CacheSnapshot: ByteSource, @unchecked Sendable {
         guard table.rangeSet.contains(range.lowerBound..<upper) else {
             throw MP4Error(.io, "\(name): bytes \(range.lowerBound)..<\(upper) are not cached", offset: range.lowerBound)
         }
-        return try Platform.readFully(fd, offset: range.lowerBound, count: Int(upper - range.lowerBound), path: dataPath)
+        let bytes = try Platform.readFully(fd, offset: range.lowerBound, count: Int(upper - range.lowerBound), path: dataPath)
+        // The blocks read are checked against their checksums, as a served read checks them.
+        if let blocks = table.blocks(touching: range.lowerBound..<upper) {
+            for index in blocks {
+                guard let expected = table.blockChecksums[index] else { continue }
+                let block = table.block(index)
+                let content = try Platform.readFully(fd, offset: block.lowerBound, count: Int(block.count), path: dataPath)
+                guard FNV1a.hashWords(content) == expected else {
+                    throw MP4Error(.io, "\(name): cached bytes \(block.lowerBound)..<\(block.upperBound) fail their checksum", offset: block.lowerBound)
+                }
+            }
+        }
+        return bytes
     }
 }

@@ -100,12 +100,10 @@ struct CacheTable: Equatable {
         // A table file is input too: one larger than any table could be is corrupt, and is not
         // read. (A 1 TiB resource in 1 MiB blocks lists 2^20 [index, checksum] pairs: 31.4 MB
         // of JSON at the largest checksums, computed.)
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.uint64Value > maxFileSize {
-            throw MP4Error(.malformed, "cache table \(path) is \(size.uint64Value) bytes, more than a table can be (\(maxFileSize))")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        guard data.count <= maxFileSize else { throw MP4Error(.malformed, "cache table \(path) grew past \(maxFileSize) bytes while it was read") }
-        return try decode(data, path: path)
+        // Opened as a trap could be there (``CacheFiles``): a link, FIFO or device is an error
+        // (the table is then treated as corrupt and replaced, never followed or waited on).
+        guard let bytes = try CacheFiles.read(path, limit: maxFileSize) else { return nil }
+        return try decode(Data(bytes), path: path)
     }
 
     /// The largest table file read.
@@ -154,7 +152,7 @@ struct CacheTable: Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(encoded)
-        let writer = try AtomicFileWriter(destination: path, permissions: 0o644)
+        let writer = try AtomicFileWriter(destination: path, permissions: 0o600)
         try writer.write(Array(data), at: 0)
         try writer.commit()
     }

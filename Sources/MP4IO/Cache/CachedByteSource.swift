@@ -115,10 +115,13 @@ public final class CachedByteSource: ByteSource {
         self.upstream = upstream
         self.options = options
         self.directory = directory
-        try Platform.makeDirectory(directory)
+        try CacheFiles.makeDirectory(directory)
         let entry = try CacheRegistry.shared.entry(directory: directory, resource: key ?? upstream.name, policy: options.readAhead)
         self.entry = entry
         let stored = try await entry.storedDescription()
+        for trap in await entry.takeTrapsRemoved() {
+            options.warn?("\(trap); it was removed and the entry started again")
+        }
         let now = Int64(Date().timeIntervalSince1970)
         do {
             // The origin's word, unless the entry is fresh or the origin cannot be asked (only the

@@ -85,7 +85,9 @@ enum EntryLocks {
     /// file that is no longer at `path` is dropped and taken again on the new one (bounded).
     static func openAndLockTable(_ path: String) throws -> Int32 {
         for _ in 0..<1000 {
-            let fd = try Platform.openForUpdate(path)
+            // A trap at the lock file's name is an error here (never followed or waited
+            // on); the entry that owns the name removes it (``EntryStore``).
+            guard let fd = try CacheFiles.open(path, forUpdate: true, create: true) else { throw MP4Error(.io, "cannot create \(path)") }
             do {
                 try lockTable(fd, path: path)
             } catch {

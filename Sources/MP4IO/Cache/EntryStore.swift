@@ -30,17 +30,45 @@ final class EntryStore {
     /// hold range locks) through them, and must never reach whatever file reuses the number.
     private var retiredDescriptors: [Int32] = []
 
+    /// Traps found in place of the entry's files (``CacheFiles``), removed: what to report.
+    private var trapsRemoved: [String] = []
+
+    /// The traps removed since the last call (each reported once).
+    func takeTrapsRemoved() -> [String] {
+        defer { trapsRemoved = [] }
+        return trapsRemoved
+    }
+
     init(directory: String, resource: String) throws {
         self.resource = resource
-        (dataPath, tablePath, lockPath) = CachedByteSource.entryPaths(directory: directory, resource: resource)
-        lockFD = try Platform.openForUpdate(lockPath)
+        let paths = CachedByteSource.entryPaths(directory: directory, resource: resource)
+        (dataPath, tablePath, lockPath) = paths
+        var traps: [String] = []
+        lockFD = try Self.openEntryFile(paths.lock, paths: paths, traps: &traps)
         do {
-            dataFD = try Platform.openForUpdate(dataPath)
+            dataFD = try Self.openEntryFile(paths.data, paths: paths, traps: &traps)
         } catch {
             Platform.closeFile(lockFD)
             throw error
         }
+        trapsRemoved = traps
         table = CacheTable(resource: resource, length: 0, validator: nil)
+    }
+
+    /// Opens (creating) the entry file at `path` as ``CacheFiles`` does. A trap there (a
+    /// link, a FIFO, a device, another user's file) is never followed or waited on: its name
+    /// is removed, with the table when it stood for the data file (nothing of it may be
+    /// claimed), the message added to `traps`, and the file made anew.
+    private static func openEntryFile(_ path: String, paths: (data: String, table: String, lock: String), traps: inout [String]) throws -> Int32 {
+        do {
+            if let fd = try CacheFiles.open(path, forUpdate: true, create: true) { return fd }
+        } catch where CacheFiles.isTrap(error) {
+            traps.append((error as? MP4Error)?.message ?? "\(error)")
+            CacheFiles.removeTrap(path)
+            if path == paths.data { CacheFiles.removeTrap(paths.table) }
+            if let fd = try CacheFiles.open(path, forUpdate: true, create: true) { return fd }
+        }
+        throw MP4Error(.io, "cannot create \(path)")
     }
 
     /// Closes the descriptors a reopen replaced (their files were removed or reset). Call
@@ -80,7 +108,7 @@ final class EntryStore {
     /// later use of this entry reopens the data file.
     func discardIfNeverPrepared() {
         _ = try? locked {
-            guard Platform.status(path: tablePath) == nil else { return }
+            guard CacheFiles.linkStatus(tablePath) == nil else { return }
             Platform.removeFile(dataPath)
             Platform.removeFile(lockPath)
         }
@@ -92,10 +120,12 @@ final class EntryStore {
         let onDisk = try? CacheTable.load(tablePath)   // torn or corrupt: discarded, never trusted
         // The data file must be the one the table describes (same inode, full length).
         let dataIsThere = (try? Platform.status(dataFD, path: dataPath)).map { open in
-            Platform.status(path: dataPath).map { $0.inode == open.inode && $0.device == open.device } ?? false
+            CacheFiles.linkStatus(dataPath).map { UInt64(truncatingIfNeeded: $0.st_ino) == open.inode && UInt64(truncatingIfNeeded: $0.st_dev) == open.device } ?? false
         } ?? false
         if !dataIsThere {
-            let reopened = try Platform.openForUpdate(dataPath)
+            var traps: [String] = []
+            let reopened = try Self.openEntryFile(dataPath, paths: (dataPath, tablePath, lockPath), traps: &traps)
+            trapsRemoved += traps
             retiredDescriptors.append(dataFD)
             dataFD = reopened
         }
