@@ -210,6 +210,34 @@ import MP4TestSupport
         #expect(failing.statistics.requests == 1 + failing.options.maxRetries)
     }
 
+    /// Errors say what happened: a redirect loop says loop, a redirect to `file:` names the
+    /// scheme (both said only "HTTP 302"), and a Retry-After past the time limit says so at
+    /// once instead of "took longer than 25 s" after 0.04 s.
+    @Test func redirectAndDeadlineErrorsSayWhatHappened() async throws {
+        let (looping, first) = try Self.source(.redirects(hops: 50))
+        defer { first.stop() }
+        do { _ = try await looping.length(); Issue.record("a redirect loop was read") } catch let error as MP4Error {
+            #expect(error.message.contains("more than 5 redirects (a redirect loop?)"), "\(error.message)")
+        }
+        let (toFile, second) = try Self.source(.redirectsTo(location: "file:///etc/passwd"))
+        defer { second.stop() }
+        do { _ = try await toFile.length(); Issue.record("a redirect to file: was read") } catch let error as MP4Error {
+            #expect(error.message.contains("a redirect to a file: URL") && error.message.contains("only http: and https:"), "\(error.message)")
+        }
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .failsFirst(status: 503, times: 5, retryAfter: 999_999)))
+        defer { server.stop() }
+        var options = HTTPByteSource.Options()
+        options.maxTime = 25
+        options.maxRetryAfter = 1_000_000
+        let limited = try HTTPByteSource(url: server.url, options: options)
+        let clock = ContinuousClock(), start = clock.now
+        do { _ = try await limited.length(); Issue.record("read past a Retry-After beyond the limit") } catch let error as MP4Error {
+            #expect(error.message.contains("HTTP 503") && error.message.contains("999999 s (the server's Retry-After), past the 25 s limit"), "\(error.message)")
+            #expect(!error.message.contains("took longer"))
+        }
+        #expect(clock.now - start < .seconds(5))
+    }
+
     @Test func slowServerTimesOut() async throws {
         let (source, server) = try Self.source(.slow(seconds: 2.5), timeout: 1)
         defer { server.stop() }

@@ -118,6 +118,22 @@ public final class HTTPByteSource: ByteSource {
     private let totalDeadline: ContinuousClock.Instant?
 
     /// `seconds` as a duration, for any input (negative: 0; huge or NaN: about 31 years).
+    /// Why a redirect was not followed: no `Location`, a scheme other than `http:`/`https:`
+    /// (say `file:`), or more redirects than allowed (a loop, most likely).
+    static func unfollowedRedirect(location: String?, maxRedirects: Int) -> String {
+        guard let location, !location.isEmpty else { return "a redirect without a Location header" }
+        let shown = location.count > 200 ? String(location.prefix(200)) + "…" : location
+        if let scheme = URL(string: location)?.scheme?.lowercased(), scheme != "http" && scheme != "https" {
+            return "a redirect to a \(scheme): URL (\(shown)), which is not followed: only http: and https: are"
+        }
+        return "more than \(maxRedirects) redirects (a redirect loop?); the last one pointed to \(shown)"
+    }
+
+    /// Seconds for a message: whole when whole, else to a tenth.
+    static func secondsText(_ seconds: Double) -> String {
+        seconds.rounded() == seconds && seconds < 1e9 ? String(Int(seconds)) : String(format: "%.1f", seconds)
+    }
+
     static func duration(_ seconds: TimeInterval) -> Duration {
         .milliseconds(Int64(min(max(seconds.isNaN ? 1e9 : seconds, 0), 1e9) * 1000))
     }
@@ -401,7 +417,11 @@ public final class HTTPByteSource: ByteSource {
             // `delay` is the server's Retry-After: negative, NaN or huge must not trap.
             let wait = delay.flatMap { $0.isFinite ? $0 : nil } ?? options.retryDelay * Double(1 << min(attempt - 1, 30))
             let seconds = min(max(wait, 0), max(options.maxRetryAfter, 0))
-            if let deadline, ContinuousClock.now + Self.duration(seconds) >= deadline { throw tooSlow() }
+            if let deadline, ContinuousClock.now + Self.duration(seconds) >= deadline {
+                // Said as it happened: the wait asked for would pass the limit (not "took longer").
+                let limit = (self.totalDeadline == deadline ? options.maxTotalTime : options.maxTime) ?? 0
+                throw MP4Error(.io, "\(name): \(why); the next try would come after \(Self.secondsText(seconds)) s\(delay != nil ? " (the server's Retry-After)" : ""), past the \(Self.secondsText(limit)) s limit (--max-time): gave up", offset: wanted.lowerBound)
+            }
             try await Task.sleep(for: Self.duration(seconds))
         }
         while !wanted.isEmpty {
@@ -533,6 +553,8 @@ public final class HTTPByteSource: ByteSource {
             case 429, 500...599:
                 let retryAfter = outcome.header("retry-after").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
                 try await retry(after: retryAfter, "HTTP \(outcome.status)")
+            case 300...399:
+                throw MP4Error(.io, "\(name): HTTP \(outcome.status), \(Self.unfollowedRedirect(location: outcome.header("location"), maxRedirects: options.maxRedirects))", offset: wanted.lowerBound)
             default:
                 throw MP4Error(.io, "\(name): HTTP \(outcome.status)\(outcome.status == 404 ? " (not found)" : outcome.status == 401 || outcome.status == 403 ? " (not allowed: --header \"Authorization: ...\"?)" : "")", offset: wanted.lowerBound)
             }
