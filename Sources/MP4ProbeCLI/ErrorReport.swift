@@ -45,6 +45,7 @@ enum ErrorReport {
         switch error.cause {
         case .system(let code)?: fields.append(("errno", .int(Int64(code))))
         case .sourceChanged?: fields.append(("sourceChanged", .bool(true)))
+        case .refused(let status)?: fields.append(("httpStatus", .int(Int64(status))))
         case nil: break
         }
         if let bytes = error.leadingBytes {

@@ -24,6 +24,7 @@ enum ServeCommand: Command {
             .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
             .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, as writes need room,\nnever one being served"),
             .value("prefetch", "SECONDS", "fetch this many seconds of every track ahead of where a player\nreads or seeks (default 10; 0: off)"),
+            .value("origin-wait", "SECONDS", "how long a player's request waits for an unreachable origin, trying\nagain, before it fails (default 30; 0: at once); meanwhile ranges\nare answered with the cached bytes they start in"),
             .value("preload-jobs", "N", "preloads (POST BASE_/preload) fetching at once, 1 to 16 (default 2);\nthe others wait their turn, and all wait while players fetch"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 
@@ -52,6 +53,10 @@ enum ServeCommand: Command {
         if let seconds = try scanner.seconds("prefetch") {
             guard seconds <= 600 else { throw ArgumentScanner.UsageError(description: "--prefetch must be at most 600 seconds") }
             options.loader.cache.entries.readAhead.prefetchSeconds = seconds
+        }
+        if let seconds = try scanner.seconds("origin-wait") {
+            guard seconds <= 3600 else { throw ArgumentScanner.UsageError(description: "--origin-wait must be at most 3600 seconds") }
+            options.loader.originWait = seconds
         }
         if let jobs = try scanner.integer("preload-jobs") {
             guard (1...16).contains(jobs) else { throw ArgumentScanner.UsageError(description: "--preload-jobs must be from 1 to 16") }

@@ -10,10 +10,11 @@ import MP4TestSupport
     static let ffmpeg = Executables.find("ffmpeg")
     static let ffprobe = Executables.find("ffprobe")
 
-    static func proxy(prefetchSeconds: Double = 10) throws -> (CachingProxy, String) {
+    static func proxy(prefetchSeconds: Double = 10, originWait: Double = 30) throws -> (CachingProxy, String) {
         let directory = FileSystem.temporaryDirectory("mp4probe-proxy")
         var options = CachingProxy.Options(cacheDirectory: directory)
         options.loader.cache.entries.readAhead.prefetchSeconds = prefetchSeconds
+        options.loader.originWait = originWait
         let proxy = CachingProxy(options: options)
         try proxy.start()
         return (proxy, directory)
@@ -225,7 +226,7 @@ import MP4TestSupport
         let started = try #require(NginxServer.start(root: root))
         var nginx: NginxServer? = started
         defer { nginx?.stop() }
-        let (proxy, directory) = try Self.proxy()
+        let (proxy, directory) = try Self.proxy(originWait: 2)  // offline reads wait 2 s for the origin, then fail
         defer { proxy.stop(); FileSystem.removeDirectory(directory) }
         let url = proxy.url(for: started.baseURL + "/film.mp4", name: "film.mp4")
         func frames(_ input: String, at time: String) async -> [String] {
@@ -249,7 +250,8 @@ import MP4TestSupport
         let offlineLate = await frames(url, at: "55")
         #expect(offlineLate.allSatisfy(localLate.contains), "frames offline at 55 s that are not the file's")
         #expect(offlineLate.count < localLate.count, "55 s was never fetched, yet decoded whole offline (\(offlineLate.count) frames): the test proves nothing")
-        // A range of bytes never fetched: an error status, no bytes.
+        // A range of bytes never fetched: after the wait for the origin, an error status, no
+        // bytes.
         let present = try await MediaLoaderTests.cached(started.baseURL + "/film.mp4", directory: directory)
         let fileSize = try #require(Platform.usage(film)?.size)
         let gap = try #require(present.missing(in: 0..<fileSize).first { $0.count >= 1000 })

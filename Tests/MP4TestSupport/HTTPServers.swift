@@ -122,6 +122,32 @@ public final class NginxServer: Sendable {
     /// Stops this nginx (a server started for one test).
     public func stop() { kill(pid, SIGQUIT) }
 
+    /// Stops this nginx and waits (up to 5 s) until its port refuses connections: an origin
+    /// that is gone.
+    public func stopAndWait() {
+        kill(pid, SIGQUIT)
+        for _ in 0..<100 where Self.canConnect(port: port) { usleep(50_000) }
+    }
+
+    /// Starts nginx again with this one's configuration (same port, root and log): the origin
+    /// comes back. `nil` when it does not accept connections within 5 s.
+    public func restarted() -> NginxServer? {
+        guard let nginx = Self.executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-c", directory + "/nginx.conf", "-p", directory]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        NginxServer.stopAtExit(pid: process.processIdentifier)
+        for _ in 0..<100 {
+            if Self.canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root, pid: process.processIdentifier) }
+            usleep(50_000)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        return nil
+    }
+
     nonisolated(unsafe) private static var pids: [Int32] = []
 
     private static func stopAtExit(pid: Int32) {

@@ -56,6 +56,9 @@ public struct MP4Error: Error, Sendable, Hashable, CustomStringConvertible {
         /// The source is no longer the one that was opened (its validator or length changed
         /// between two reads): open it again; bytes of the two versions are never mixed.
         case sourceChanged
+        /// The origin answered with a status that asking again does not change (`4xx`, a
+        /// redirect that is not followed): no use waiting for it.
+        case refused(status: Int)
     }
 
     /// Creates an error.

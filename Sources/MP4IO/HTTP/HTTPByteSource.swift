@@ -555,8 +555,10 @@ public final class HTTPByteSource: ByteSource {
                 try await retry(after: retryAfter, "HTTP \(outcome.status)")
             case 300...399:
                 throw MP4Error(.io, "\(name): HTTP \(outcome.status), \(Self.unfollowedRedirect(location: outcome.header("location"), maxRedirects: options.maxRedirects))", offset: wanted.lowerBound)
+                    .caused(by: .refused(status: outcome.status))
             default:
                 throw MP4Error(.io, "\(name): HTTP \(outcome.status)\(outcome.status == 404 ? " (not found)" : outcome.status == 401 || outcome.status == 403 ? " (not allowed: --header \"Authorization: ...\"?)" : "")", offset: wanted.lowerBound)
+                    .caused(by: .refused(status: outcome.status))
             }
         }
     }

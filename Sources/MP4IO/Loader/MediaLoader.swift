@@ -37,6 +37,10 @@ public final class MediaLoader: Sendable {
         /// How long a read past the head of a resource waits for its `moov` to load (moov
         /// first); a read goes on without it after that.
         public var movieWait: Double = 10
+        /// How long a player's read waits for an unreachable origin, trying again, before it
+        /// fails (``OriginOutage``): the player sees a stall, as on a slow network, not an
+        /// error; 0 fails at once.
+        public var originWait: Double = 30
         /// Preloads (``MediaLoader/preload(_:seconds:)``, `serve`'s `_/preload`) that fetch at
         /// once; more wait their turn. Each also pauses while a player's or a prefetch's fetch
         /// runs at the origin (not while a player reads from the cache).
@@ -56,6 +60,8 @@ public final class MediaLoader: Sendable {
     private let played = PlayedOrigins()
     /// Sample indexes for ``status(of:)`` polls.
     private let indexes = MovieIndexes()
+    /// Origins whose last player read failed for want of them (``OriginOutage``).
+    private let reachability = OriginReachability()
     private let eviction: Task<Void, Never>?
 
     /// A loader; with ``CacheConfiguration/maxBytes`` set, the cache is kept within it as
@@ -148,7 +154,7 @@ public final class MediaLoader: Sendable {
         guard SourceFactory.isURL(origin), URL(string: origin) != nil else {
             throw MP4Error(.invalidRequest, "only http and https origins are served: \(origin)")
         }
-        return try await resources.resource(for: origin, faststart: faststart, options: options, activity: activity, played: played)
+        return try await resources.resource(for: origin, faststart: faststart, options: options, activity: activity, played: played, reachability: reachability)
     }
 }
 
@@ -166,6 +172,8 @@ public struct MediaResource: ByteSource {
     /// first read), and the cache entry they read.
     var played: PlayedOrigins?
     var cache: CachedByteSource?
+    var reachability: OriginReachability?
+    var originWait: Double = 0
 
     public var name: String { source.name }
     public var preferredReadSize: Int { source.preferredReadSize }
@@ -198,7 +206,40 @@ public struct MediaResource: ByteSource {
         return bytes
     }
 
+    /// A player's read: waits for an unreachable origin (``OriginOutage``), trying again
+    /// from the first byte not yet delivered, for up to ``MediaLoader/Options/originWait``.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        var position = range.lowerBound
+        var outage = OriginOutage(patience: originWait)
+        var playerFailed = false, failedBefore = false
+        while true {
+            do {
+                let wasCached = await cache?.cachedRanges.contains(position..<range.upperBound) ?? true
+                try await readOnce(position..<range.upperBound) { piece in
+                    do { try await consume(piece) } catch { playerFailed = true; throw error }
+                    position += UInt64(piece.count)
+                }
+                // The origin answered (this read needed it, or a try after a failure).
+                if failedBefore || !wasCached { reachability?.reached(origin) }
+                return
+            } catch where !playerFailed && !Task.isCancelled && OriginOutage.isWorthWaiting(error) {
+                reachability?.failed(origin)
+                failedBefore = true
+                guard let delay = outage.delayAfterFailure(at: .now) else { throw error }
+                try await Task.sleep(for: delay)   // the player leaving cancels the wait
+            }
+        }
+    }
+
+    /// While the origin is unreachable, the cached runs (what a response may promise:
+    /// ``OriginOutage/deliverable(_:cached:)``); `nil` when it is reachable, or for the
+    /// faststart view and uncached resources (their ranges are promised whole).
+    public func cachedRunsWhileUnreachable() async -> [Range<UInt64>]? {
+        guard !faststart, let cache, reachability?.isUnreachable(origin) == true else { return nil }
+        return await cache.cachedRanges.ranges
+    }
+
+    private func readOnce(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         if played?.firstRead(origin) == true, let cache { await cache.markPlayed() }
         guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
         var position = range.lowerBound
@@ -232,7 +273,7 @@ actor ResourceTable {
     private var clock: UInt64 = 0
     private let capacity = 64
 
-    func resource(for origin: String, faststart: Bool, options: MediaLoader.Options, activity: OriginActivity? = nil, played: PlayedOrigins? = nil) async throws -> MediaResource {
+    func resource(for origin: String, faststart: Bool, options: MediaLoader.Options, activity: OriginActivity? = nil, played: PlayedOrigins? = nil, reachability: OriginReachability? = nil) async throws -> MediaResource {
         let key = (faststart ? "faststart " : "") + origin
         clock += 1
         if let entry = entries[key] {
@@ -244,7 +285,7 @@ actor ResourceTable {
         }
         let generation = clock
         let opening = ServingTask.startThrowing {
-            try await Self.open(origin, faststart: faststart, options: options, activity: activity, played: played) { [weak self] in
+            try await Self.open(origin, faststart: faststart, options: options, activity: activity, played: played, reachability: reachability) { [weak self] in
                 // When a read finds the origin changed, the next request opens the new version
                 // (a new length, plan and ETag) instead of failing against the old one forever.
                 await self?.forget(key, generation: generation)
@@ -264,7 +305,7 @@ actor ResourceTable {
         if entries[key]?.generation == generation { entries.removeValue(forKey: key) }
     }
 
-    private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, activity: OriginActivity?, played: PlayedOrigins?, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
+    private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, activity: OriginActivity?, played: PlayedOrigins?, reachability: OriginReachability?, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
         var opening = SourceFactory.Options(http: options.http, cache: options.cache)
         opening.activity = activity
         let opened = try await SourceFactory.open(origin, options: opening)
@@ -282,7 +323,8 @@ actor ResourceTable {
         let prefetcher = cache.map { Prefetcher(cache: $0, view: view, policy: options.cache.entries.readAhead) }
         if let prefetcher { ServingTask.start { await prefetcher.load() } }
         return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
-                             prefetcher: prefetcher, movieWait: options.movieWait, played: played, cache: cache)
+                             prefetcher: prefetcher, movieWait: options.movieWait, played: played, cache: cache,
+                             reachability: reachability, originWait: options.originWait)
     }
 }
 

@@ -113,7 +113,10 @@ public final class CachingProxy: @unchecked Sendable {
         let faststart = request.query["faststart"].map { $0 == "1" } ?? options.faststartByDefault
         do {
             let resource = try await loader.resource(for: origin, faststart: faststart)
-            return SourceResponder.response(for: request, information: try await resource.contentInformation(), body: resource)
+            let information = try await resource.contentInformation()
+            let cached = await resource.cachedRunsWhileUnreachable()
+            return SourceResponder.response(for: request, information: information, body: resource,
+                                            deliverable: cached.map { runs in { OriginOutage.deliverable($0, cached: runs) } })
         } catch {
             return ServingFailure.response(for: error, subject: origin)
         }

@@ -21,7 +21,12 @@ public enum SourceResponder {
     /// The response to `request` for a resource described by `information`, whose bytes
     /// `body` gives: the rendering of what the loader decided (type, validators), with the
     /// range semantics players rely on.
-    public static func response(for request: HTTPServerRequest, information: ContentInformation, body: any ByteSource) -> HTTPServerResponse {
+    ///
+    /// `deliverable`, when given, shortens a partial range to what can be delivered (a cached
+    /// run while the origin is unreachable: ``OriginOutage``); the `206` then says so in its
+    /// `Content-Range` instead of promising bytes it has no way to get.
+    public static func response(for request: HTTPServerRequest, information: ContentInformation, body: any ByteSource,
+                                deliverable: ((Range<UInt64>) -> Range<UInt64>)? = nil) -> HTTPServerResponse {
         let length = information.length, tag = information.entityTag
         var headers: [(name: String, value: String)] = [("Accept-Ranges", "bytes"), ("Content-Type", information.contentType)]
         if let tag { headers.append(("ETag", tag)) }
@@ -36,7 +41,8 @@ public enum SourceResponder {
         switch range {
         case .whole:
             return HTTPServerResponse(status: 200, headers: headers, body: .source(body, 0..<length))
-        case .partial(let part):
+        case .partial(let asked):
+            let part = deliverable.map { $0(asked) }.flatMap { $0.isEmpty || $0.lowerBound != asked.lowerBound ? nil : $0 } ?? asked
             headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(length)"))
             return HTTPServerResponse(status: 206, headers: headers, body: .source(body, part))
         case .unsatisfiable:
