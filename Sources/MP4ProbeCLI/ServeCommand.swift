@@ -25,6 +25,7 @@ enum ServeCommand: Command {
             .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, as writes need room,\nnever one being served"),
             .value("prefetch", "SECONDS", "fetch this many seconds of every track ahead of where a player\nreads or seeks (default 10; 0: off)"),
             .value("origin-wait", "SECONDS", "how long a player's request waits for an unreachable origin, trying\nagain, before it fails (default 30; 0: at once); meanwhile ranges\nare answered with the cached bytes they start in"),
+            .value("idle-lifetime", "SECONDS", "how long a resource no request asks for stays open (its origin\nconnections, cache files and movie index; default 30)"),
             .value("preload-jobs", "N", "preloads (POST BASE_/preload) fetching at once, 1 to 16 (default 2);\nthe others wait their turn, and all wait while players fetch"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 
@@ -57,6 +58,10 @@ enum ServeCommand: Command {
         if let seconds = try scanner.seconds("origin-wait") {
             guard seconds <= 3600 else { throw ArgumentScanner.UsageError(description: "--origin-wait must be at most 3600 seconds") }
             options.loader.originWait = seconds
+        }
+        if let seconds = try scanner.seconds("idle-lifetime") {
+            guard seconds > 0 && seconds <= 86_400 else { throw ArgumentScanner.UsageError(description: "--idle-lifetime must be more than 0 and at most 86400 seconds") }
+            options.loader.idleLifetime = seconds
         }
         if let jobs = try scanner.integer("preload-jobs") {
             guard (1...16).contains(jobs) else { throw ArgumentScanner.UsageError(description: "--preload-jobs must be from 1 to 16") }

@@ -445,3 +445,17 @@ int64_t mp4probe_filesystem_type(const char *path) {
     return -1;
 #endif
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#elif defined(__APPLE__)
+#include <malloc/malloc.h>
+#endif
+
+void mp4probe_release_free_memory(void) {
+#if defined(__GLIBC__)
+    (void)malloc_trim(0);
+#elif defined(__APPLE__)
+    (void)malloc_zone_pressure_relief(NULL, 0);
+#endif
+}

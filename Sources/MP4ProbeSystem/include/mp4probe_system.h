@@ -130,4 +130,9 @@ int mp4probe_opened_for_writing_elsewhere(int read_only_fd);
 /// The filesystem type of `path` (statfs f_type, e.g. 0x58465342 XFS), or -1.
 int64_t mp4probe_filesystem_type(const char *path);
 
+/// Gives memory the allocator holds free back to the system (glibc's `malloc_trim`: freed
+/// blocks otherwise stay resident in its arenas; Darwin's allocator returns free pages by
+/// itself, `malloc_zone_pressure_relief` asks it now). Call after a burst was released.
+void mp4probe_release_free_memory(void);
+
 #endif
