@@ -101,11 +101,16 @@ public enum InPlaceFaststart {
 
         static func read(_ path: String) throws -> Journal? {
             // A journal is a few hundred bytes: anything larger is not one (and is not read).
-            guard let status = Platform.status(path: path) else { return nil }
-            guard status.size < 4096, let data = FileManager.default.contents(atPath: path) else {
-                throw MP4Error(.malformed, "the in-place faststart journal \(path) is damaged (\(status.size) bytes); the file beside it may be mid-rewrite: check it, then remove the journal")
+            // Read as a cache file is (``CacheFiles``): a link, FIFO or device there is not
+            // followed or waited on.
+            let bytes: [UInt8]
+            do {
+                guard let read = try CacheFiles.read(path, limit: 4095, anyOwner: true) else { return nil }
+                bytes = read
+            } catch let error as MP4Error {
+                throw MP4Error(.malformed, "the in-place faststart journal \(path) is damaged (\(error.message)); the file beside it may be mid-rewrite: check it, then remove the journal")
             }
-            guard let journal = try? JSONDecoder().decode(Journal.self, from: data),
+            guard let journal = try? JSONDecoder().decode(Journal.self, from: Data(bytes)),
                   journal.version == formatVersion, journal.checksum == journal.computedChecksum(),
                   journal.phase == "inserting" || journal.phase == "finishing", journal.tail == "cut" || journal.tail == "free",
                   journal.isPlausible else {

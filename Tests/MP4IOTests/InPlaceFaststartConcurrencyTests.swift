@@ -112,6 +112,30 @@ import Glibc
         #expect(FileSystem.read(path) == finished)
     }
 
+    /// A FIFO or a link where the journal goes is not waited on or followed: the recovery says
+    /// the journal is damaged and changes nothing.
+    @Test func aTrapAtTheJournalsNameIsNotWaitedOn() async throws {
+        let (directory, path) = try InPlaceFaststartTests.copy("moov-at-end.mp4")
+        defer { FileSystem.removeDirectory(directory) }
+        let original = try #require(FileSystem.read(path))
+        let journal = InPlaceFaststart.journalPath(for: path)
+        #expect(mkfifo(journal, 0o600) == 0)
+        let finished = Locked(false)
+        let task = Task.detached { _ = try? InPlaceFaststart.recover(path: path); finished.withLock { $0 = true } }
+        for _ in 0..<100 where !finished.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+        if !finished.withLock({ $0 }) {
+            Issue.record("the recovery waited on a FIFO at the journal's name")
+            let fd = open(journal, O_WRONLY | O_NONBLOCK)
+            if fd >= 0 { close(fd) }
+        }
+        _ = await task.value
+        #expect(throws: MP4Error.self) { try InPlaceFaststart.recover(path: path) }
+        unlink(journal)
+        #expect(symlink("/dev/zero", journal) == 0)
+        #expect(throws: MP4Error.self) { try InPlaceFaststart.recover(path: path) }
+        #expect(FileSystem.read(path) == original)
+    }
+
     /// `free` padding of `padding` bytes (at least 8) appended inside the moov of
     /// moov-at-end.mp4 (its last box, so no offset changes): films whose leading boxes plus
     /// moov come to any size.

@@ -21,10 +21,10 @@ import MP4Core
 /// meets one removes the name (never what it points to) and starts again.
 enum CacheFiles {
     /// What is at a name that is not a file of ours, or `nil` for a regular file we own.
-    static func trapDescription(_ info: stat) -> String? {
+    static func trapDescription(_ info: stat, anyOwner: Bool = false) -> String? {
         switch info.st_mode & S_IFMT {
         case S_IFREG:
-            return info.st_uid == geteuid() ? nil : "a file owned by user \(info.st_uid)"
+            return anyOwner || info.st_uid == geteuid() ? nil : "a file owned by user \(info.st_uid)"
         case S_IFLNK: return "a symbolic link"
         case S_IFIFO: return "a FIFO"
         case S_IFCHR, S_IFBLK: return "a device"
@@ -48,7 +48,7 @@ enum CacheFiles {
     /// Opens the cache file at `path`: for reading, or for update (`create`: made when
     /// missing, never through a link). `nil` when it does not exist (and `create` is false).
     /// - Throws: a trap (``isTrap(_:)``), or `.io` when the open fails otherwise.
-    static func open(_ path: String, forUpdate: Bool, create: Bool = false) throws -> Int32? {
+    static func open(_ path: String, forUpdate: Bool, create: Bool = false, anyOwner: Bool = false) throws -> Int32? {
         let access = forUpdate ? O_RDWR : O_RDONLY
         for _ in 0..<8 {
             var fd = systemOpen(path, access | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
@@ -69,7 +69,7 @@ enum CacheFiles {
                 Platform.closeFile(fd)
                 throw error
             }
-            if let what = trapDescription(info) {
+            if let what = trapDescription(info, anyOwner: anyOwner) {
                 Platform.closeFile(fd)
                 throw trap(path, what)
             }
@@ -81,9 +81,10 @@ enum CacheFiles {
     }
 
     /// Reads the whole cache file at `path` if it is at most `limit` bytes: `nil` when there is
-    /// none; throws a trap, or `.malformed` when it is larger.
-    static func read(_ path: String, limit: UInt64) throws -> [UInt8]? {
-        guard let fd = try open(path, forUpdate: false) else { return nil }
+    /// none; throws a trap, or `.malformed` when it is larger. `anyOwner`: a regular file of
+    /// another user is read too (an in-place faststart's journal beside a shared film).
+    static func read(_ path: String, limit: UInt64, anyOwner: Bool = false) throws -> [UInt8]? {
+        guard let fd = try open(path, forUpdate: false, anyOwner: anyOwner) else { return nil }
         defer { Platform.closeFile(fd) }
         let size = try Platform.regularFileSize(fd, path: path)
         guard size <= limit else { throw MP4Error(.malformed, "\(path) is \(size) bytes, more than it can be (\(limit))") }
