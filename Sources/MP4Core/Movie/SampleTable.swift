@@ -355,6 +355,30 @@ public struct SampleTable: Sendable {
         }
     }
 
+    /// Calls `body` with each chunk's bytes (its offset to the end of its last sample; a span
+    /// that would pass 2^64 ends there) and its sample count, in chunk order: the samples of a
+    /// chunk are contiguous by definition. O(chunks) with constant sizes, else one size lookup
+    /// per sample and nothing else (``forEachChunkSpan(in:_:)`` builds every sample: its time
+    /// and sync flag too).
+    public func forEachChunkExtent(_ body: (Range<UInt64>, Int) -> Void) {
+        for run in chunkRuns {
+            for k in 0..<Int(run.chunkCount) {
+                let first = run.firstSample + k * run.samplesPerChunk
+                guard first < sampleCount else { return }
+                let count = min(run.samplesPerChunk, sampleCount - first)
+                var bytes: UInt64 = 0
+                if constantSize != 0 {
+                    bytes = UInt64(constantSize).multipliedReportingOverflow(by: UInt64(count)).overflow ? UInt64.max : UInt64(constantSize) * UInt64(count)
+                } else {
+                    for i in first..<(first + count) { bytes &+= UInt64(size(of: i)) }
+                }
+                let start = chunkOffset(run.firstChunk + k)
+                let (end, overflow) = start.addingReportingOverflow(bytes)
+                body(start..<(overflow ? UInt64.max : end), count)
+            }
+        }
+    }
+
     /// Calls `body` with each chunk's file offset and the index of its first sample, in chunk
     /// order. O(chunks).
     public func forEachChunk(_ body: (UInt64, Int) -> Void) {

@@ -58,7 +58,7 @@ public struct FaststartInsertion: Sendable {
         }
         if file.isFragmented || layout.moviePlacement != .afterMediaData { return nil }
         let moov = try FaststartPlan.checkRewritable(file)
-        try FaststartSafety.checkChunksInMediaData(file, limits: .default)
+        let safety = try FaststartSafety(checking: file)
         guard let firstMedia = layout.boxes.firstIndex(where: { $0.type == .mdat }) else { return nil }
         let leading = layout.boxes[..<firstMedia]
         let leadingEnd = layout.boxes[firstMedia].offset
@@ -102,7 +102,7 @@ public struct FaststartInsertion: Sendable {
         guard UInt64(newMovie.count) == movieSize, inserted >= leadingEnd + movieSize + 8 else {
             throw MP4Error(.internalError, "internal size mismatch while rebuilding moov (\(newMovie.count) vs \(movieSize))", path: .top(.moov))
         }
-        try await FaststartSafety.checkRelocation(file, newMovie: newMovie, placed: placed, limits: .default)
+        try safety.checkRelocation(newMovie: newMovie, placed: placed, limits: .default)
         // The free box: from the end of the new moov to where the old leading boxes end (now
         // `inserted` further up), so it covers the rest of the space and the old copies.
         let freeSize = inserted - movieSize

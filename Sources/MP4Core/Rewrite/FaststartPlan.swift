@@ -91,7 +91,7 @@ public struct FaststartPlan: Sendable {
         }
         if layout.moviePlacement != .afterMediaData { return plan }
         let moov = try checkRewritable(file)
-        try FaststartSafety.checkChunksInMediaData(file, limits: .default)
+        let safety = try FaststartSafety(checking: file)
 
         // The new order: everything before the first mdat, then moov, then the rest.
         let firstMedia = layout.boxes.firstIndex { $0.type == .mdat } ?? layout.boxes.count
@@ -130,7 +130,7 @@ public struct FaststartPlan: Sendable {
         guard UInt64(newMovie.count) == movieSize else {
             throw MP4Error(.unsupported, "internal size mismatch while rebuilding moov (\(newMovie.count) vs \(movieSize))", path: .top(.moov))
         }
-        try await FaststartSafety.checkRelocation(file, newMovie: newMovie, placed: placed, limits: .default)
+        try safety.checkRelocation(newMovie: newMovie, placed: placed, limits: .default)
 
         // Pieces: input ranges merged where contiguous, the new moov in its place.
         var pieces: [Piece] = []
