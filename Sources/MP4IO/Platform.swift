@@ -344,10 +344,12 @@ package enum Platform {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []
+        // The name is read in place: a `dirent` is only as long as its name (`d_reclen`), so
+        // copying the whole `d_name` field read past the end of the buffer readdir returned
+        // (AddressSanitizer: heap-buffer-overflow, on a directory of 600 cache files).
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 0
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()

@@ -36,54 +36,16 @@ import MP4TestSupport
     /// Runs Chromium on `page` with `src` until the page reports `played1s` or an error, or
     /// `timeout` seconds pass.
     static func play(_ src: String, page: String, profile: String, timeout: Double) async -> Playback {
-        await withCheckedContinuation { continuation in
-            Thread {
-                var playback = Playback()
-                defer { continuation.resume(returning: playback) }
-                guard let chromium = Executables.chromium else { return }
-                var allowed = CharacterSet.alphanumerics
-                allowed.insert(charactersIn: "-._~")
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: chromium)
-                process.arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-                                     "--autoplay-policy=no-user-gesture-required", "--no-first-run", "--user-data-dir=" + profile,
-                                     "file://" + page + "?src=" + (src.addingPercentEncoding(withAllowedCharacters: allowed) ?? src)]
-                let pipe = Pipe()
-                process.standardError = pipe
-                process.standardOutput = FileHandle.nullDevice
-                do { try process.run() } catch { return }
-                let handle = pipe.fileHandleForReading
-                let deadline = Date().addingTimeInterval(timeout)
-                // Read stderr on its own thread; stop at the verdict or the deadline.
-                let lines = Locked<[String]>([])
-                let reader = Thread {
-                    var pending = Data()
-                    while true {
-                        let chunk = handle.availableData
-                        if chunk.isEmpty { return }
-                        pending += chunk
-                        while let newline = pending.firstIndex(of: 10) {
-                            let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                            pending = Data(pending[(newline + 1)...])
-                            if line.contains("MP4PROBE ") { lines.withLock { $0.append(line) } }
-                        }
-                    }
-                }
-                reader.start()
-                while Date() < deadline {
-                    let done = lines.withLock { $0.contains { $0.contains("played1s") || $0.contains("MP4PROBE error") } }
-                    if done { break }
-                    usleep(50_000)
-                }
-                process.terminate()
-                process.waitUntilExit()
-                for line in lines.withLock({ $0 }) {
-                    guard let range = line.range(of: #"MP4PROBE [a-z0-9]+ [0-9]+"#, options: .regularExpression) else { continue }
-                    let parts = line[range].split(separator: " ")
-                    if parts.count == 3, let ms = Int(parts[2]), playback.events[String(parts[1])] == nil { playback.events[String(parts[1])] = ms }
-                }
-            }.start()
+        let lines = await HeadlessChromium.consoleLines(page: page, src: src, profile: profile, seconds: timeout) { lines in
+            lines.contains { $0.contains("played1s") || $0.contains("MP4PROBE error") }
         }
+        var playback = Playback()
+        for line in lines {
+            guard let range = line.range(of: #"MP4PROBE [a-z0-9]+ [0-9]+"#, options: .regularExpression) else { continue }
+            let parts = line[range].split(separator: " ")
+            if parts.count == 3, let ms = Int(parts[2]), playback.events[String(parts[1])] == nil { playback.events[String(parts[1])] = ms }
+        }
+        return playback
     }
 
     @Test(.requires("chromium", "ffmpeg", "nginx"),

@@ -94,6 +94,12 @@ public final class NginxServer: Sendable {
         }
         """
         FileSystem.write(Array(config.utf8), to: directory + "/nginx.conf")
+        return launch(nginx, directory: directory, port: port, root: root)
+    }
+
+    /// Runs `nginx` on the configuration in `directory` and waits until it accepts
+    /// connections on `port` (up to 5 s).
+    private static func launch(_ nginx: String, directory: String, port: Int, root: String) -> NginxServer? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: nginx)
         process.arguments = ["-c", directory + "/nginx.conf", "-p", directory]
@@ -101,7 +107,6 @@ public final class NginxServer: Sendable {
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch { return nil }
         NginxServer.stopAtExit(pid: process.processIdentifier)
-        // Wait until it accepts connections (up to 5 s).
         for _ in 0..<100 {
             if canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root, pid: process.processIdentifier) }
             usleep(50_000)
@@ -133,19 +138,7 @@ public final class NginxServer: Sendable {
     /// comes back. `nil` when it does not accept connections within 5 s.
     public func restarted() -> NginxServer? {
         guard let nginx = Self.executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nginx)
-        process.arguments = ["-c", directory + "/nginx.conf", "-p", directory]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        NginxServer.stopAtExit(pid: process.processIdentifier)
-        for _ in 0..<100 {
-            if Self.canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root, pid: process.processIdentifier) }
-            usleep(50_000)
-        }
-        kill(process.processIdentifier, SIGTERM)
-        return nil
+        return Self.launch(nginx, directory: directory, port: port, root: root)
     }
 
     nonisolated(unsafe) private static var pids: [Int32] = []

@@ -27,6 +27,62 @@ public enum HeadlessChromium {
         return FileManager.default.fileExists(atPath: path)
     }
 
+    /// Runs Chromium on the local file `page` with `?src=` `src` (percent-encoded), playing
+    /// without a gesture, and returns the console lines holding `marker`, once `done` says so
+    /// of the lines so far or `seconds` have passed; `at` runs an action once, that many
+    /// milliseconds after the start (off the thread that collects the lines).
+    public static func consoleLines(page: String, src: String, profile: String, marker: String = "MP4PROBE ", seconds: Double,
+                                    at: (ms: Int, action: @Sendable () -> Void)? = nil,
+                                    until done: @escaping @Sendable ([String]) -> Bool = { _ in false }) async -> [String] {
+        await Executables.offPool {
+            guard let chromium = Executables.chromium else { return [] }
+            var allowed = CharacterSet.alphanumerics
+            allowed.insert(charactersIn: "-._~")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: chromium)
+            process.arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                                 "--autoplay-policy=no-user-gesture-required", "--no-first-run", "--user-data-dir=" + profile,
+                                 "file://" + page + "?src=" + (src.addingPercentEncoding(withAllowedCharacters: allowed) ?? src)]
+            let pipe = Pipe()
+            process.standardError = pipe
+            process.standardOutput = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return [] }
+            let lines = ConsoleLines()
+            Thread {
+                var pending = Data()
+                while true {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { return }
+                    pending += chunk
+                    while let newline = pending.firstIndex(of: 10) {
+                        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                        pending = Data(pending[(newline + 1)...])
+                        if line.contains(marker) { lines.append(line) }
+                    }
+                }
+            }.start()
+            if let at {
+                Thread {
+                    usleep(UInt32(at.ms) * 1000)
+                    at.action()
+                }.start()
+            }
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline && !done(lines.all) { usleep(50_000) }
+            process.terminate()
+            process.waitUntilExit()
+            return lines.all
+        }
+    }
+
+    /// Lines collected on one thread and read on another.
+    final class ConsoleLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
     /// Where tests leave their screenshots for a person to look at: `$MP4PROBE_SCREENSHOTS`,
     /// else `$TMPDIR/mp4probe-screenshots` (created).
     public static var screenshotDirectory: String {
