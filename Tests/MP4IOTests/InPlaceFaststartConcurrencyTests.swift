@@ -16,8 +16,9 @@ import Glibc
     /// it unchanged, and its recovery must leave it so too).
     static let steps = ["journal", "inserted", "half-head", "head", "finishing", "tail"]
 
-    /// Trials per step of the crash-and-two-recoveries test (`MP4PROBE_INPLACE_TRIALS`).
-    static let trials = ProcessInfo.processInfo.environment["MP4PROBE_INPLACE_TRIALS"].flatMap { Int($0) } ?? 20
+    /// Trials per step of the crash-and-two-recoveries test (`MP4PROBE_INPLACE_TRIALS`): 20,
+    /// 5 under AddressSanitizer (each trial starts three or four instrumented processes).
+    static let trials = ProcessInfo.processInfo.environment["MP4PROBE_INPLACE_TRIALS"].flatMap { Int($0) } ?? (Executables.underSanitizer ? 5 : 20)
 
     /// Starts every command at once (each `mp4probe` with `arguments`, environment added),
     /// waits for all; their exit statuses (128 + signal when killed) and standard errors.

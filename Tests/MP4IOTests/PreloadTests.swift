@@ -69,7 +69,8 @@ import MP4TestSupport
     static func serveWithTheOriginGone(_ nginx: NginxServer, cache: String) async throws -> (Process, String) {
         nginx.stop()
         await waitUntilClosed(Int(URL(string: nginx.baseURL)?.port ?? 0))
-        return try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+        // A request past the preload fails after 1 s of waiting for the origin, not 30.
+        return try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache, arguments: ["--prefetch", "0", "--origin-wait", "1"])
     }
 
     /// Waits (off the pool) until nothing listens on `port`.
@@ -120,7 +121,7 @@ import MP4TestSupport
             let fetched = await Self.mp4probe(["fetch"] + origins + ["--cache", cache, "--seconds", "3"])
             #expect(fetched.status == 0, "\(fetched.output)")
         case .proxy:
-            let started = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache)
+            let started = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache, arguments: ["--prefetch", "0", "--origin-wait", "1"])
             running = started
             try await Self.preloadThroughTheProxy(started.1, origins, seconds: 3)
         }
