@@ -94,7 +94,9 @@ public struct FileLayout: Sendable, Hashable {
     /// Whether `moov` precedes the first `mdat` (a file without both is not faststart).
     public var isFastStart: Bool { moviePlacement == .beforeMediaData }
 
-    /// Whether top-level fragment boxes (`moof`, `sidx`, `mfra`, `styp`) are present.
+    /// Whether top-level fragment boxes (`moof`, `sidx`, `mfra`, `styp`) are present. Not what
+    /// makes a file fragmented: an index box can be appended to any film (see
+    /// ``MP4File/isFragmented``, decided by movie fragments); kept for callers that list boxes.
     public var hasFragmentBoxes: Bool {
         !indexedRanges.isEmpty || boxes.contains { [.moof, .sidx, .mfra, .styp].contains($0.type) }
     }
