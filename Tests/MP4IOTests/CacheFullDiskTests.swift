@@ -10,6 +10,16 @@ import MP4TestSupport
 @Suite(.serialized, .timeLimit(.minutes(3))) struct CacheFullDiskTests {
     static let smallDisk = ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"]
 
+    /// Removes what an earlier run left on the small disk (a run killed midway, a process that
+    /// outlived its test): the disk is this serialized suite's alone, and each test counts on
+    /// its whole size. Says what it removed.
+    static func clearSmallDisk(_ root: String) {
+        let left = FileSystem.entries(root)
+        guard !left.isEmpty else { return }
+        print("CacheFullDiskTests: removing \(left.count) entries an earlier run left on the small disk (\(occupied(root)) bytes): \(left.sorted().prefix(5))")
+        for name in left { try? FileManager.default.removeItem(atPath: root + "/" + name) }
+    }
+
     /// A cache on a disk too small for the resource: the read still gets every byte (what
     /// cannot be cached is passed through from the origin), and a fill says the disk is full.
     /// Needs a small filesystem (MP4PROBE_SMALL_DISK_DIR: `.ci/run` mounts a 2 MiB tmpfs).
@@ -17,6 +27,7 @@ import MP4TestSupport
                    "MP4PROBE_SMALL_DISK_DIR is not set (a filesystem of a few MiB; .ci/run mounts one): the full-disk test is skipped"))
     func aFullDiskPassesBytesThrough() async throws {
         let root = try #require(ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"])
+        Self.clearSmallDisk(root)
         let directory = root + "/stream-\(UInt64.random(in: 0...UInt64.max))"
         defer { FileSystem.removeDirectory(directory) }
         var random = SeededRandom(seed: 7)
@@ -37,6 +48,7 @@ import MP4TestSupport
                    "MP4PROBE_SMALL_DISK_DIR is not set (a filesystem of a few MiB; .ci/run mounts one): the full-disk test is skipped"))
     func aFullDiskIsSaidOnceAndNewOriginsStillPlay() async throws {
         let root = try #require(ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"])
+        Self.clearSmallDisk(root)
         let tag = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let directory = root + "/full-" + tag, filler = root + "/filler-" + tag
         defer { FileSystem.removeDirectory(directory); _ = unlink(filler) }
@@ -110,6 +122,7 @@ import MP4TestSupport
           arguments: [(maxSize: "1M", limit: UInt64(1 << 20)), (maxSize: "10G", limit: UInt64?.none)])
     func aFilmLargerThanTheDiskPlaysWholeThroughServe(maxSize: String, limit: UInt64?) async throws {
         let root = try #require(Self.smallDisk), executable = try #require(Executables.mp4probe)
+        Self.clearSmallDisk(root)
         let (nginx, originRoot, origin) = try await Self.film()
         defer { nginx.stop(); FileSystem.removeDirectory(originRoot) }
         let local = await Self.framemd5(originRoot + "/film.mp4")
@@ -119,7 +132,10 @@ import MP4TestSupport
         let logDirectory = FileSystem.temporaryDirectory("mp4probe-small-disk-log"), log = logDirectory + "/stderr"
         defer { FileSystem.removeDirectory(logDirectory) }
         let (proxy, base) = try await ProxyProcessTests.serve(executable, cache: cache, arguments: ["--max-size", maxSize], stderr: log)
-        defer { proxy.terminate() }
+        // The proxy is gone before its directory is removed: a process still writing there
+        // leaves files on the small disk for the next run (CI runs the suite twice).
+        var running = true
+        defer { if running { proxy.terminate(); proxy.waitUntilExit() } }
         for faststart in [false, true] {
             let url = ProxyProcessTests.proxied(base, origin) + (faststart ? "&faststart=1" : "")
             var decoded = ""
@@ -130,8 +146,12 @@ import MP4TestSupport
                 #expect(peak <= limit + (32 << 10), "the cache held \(peak) bytes under --max-size \(maxSize)")
             }
         }
-        let said = String(decoding: FileSystem.read(log) ?? [], as: UTF8.self).split(separator: "\n").filter { $0.contains("cannot take more") }
-        #expect(said.count == 1, "\(said)")
+        proxy.terminate()
+        await ProxyProcessTests.wait(proxy)
+        running = false
+        let stderr = String(decoding: FileSystem.read(log) ?? [], as: UTF8.self)
+        let said = stderr.split(separator: "\n").filter { $0.contains("cannot take more") }
+        #expect(said.count == 1, "serve said: \(stderr); the small disk held: \(Self.occupied(root)) bytes")
         #expect(said.first?.contains(limit == nil ? "disk is full" : "size limit") == true, "\(said)")
         #expect(CacheDirectory.entries(cache).allSatisfy { !$0.isDamaged }, "\(CacheDirectory.entries(cache))")
     }

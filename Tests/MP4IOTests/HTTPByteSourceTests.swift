@@ -235,7 +235,9 @@ import MP4TestSupport
             #expect(error.message.contains("HTTP 503") && error.message.contains("999999 s (the server's Retry-After), past the 25 s limit"), "\(error.message)")
             #expect(!error.message.contains("took longer"))
         }
-        #expect(clock.now - start < .seconds(5))
+        // Said at once, not after waiting out the 25 s limit (a loaded suite on two cores took
+        // 6.7 s to schedule it once, so the bound is the limit's, not a stopwatch's).
+        #expect(clock.now - start < .seconds(20))
     }
 
     @Test func slowServerTimesOut() async throws {
