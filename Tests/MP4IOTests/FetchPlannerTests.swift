@@ -82,6 +82,40 @@ import MP4TestSupport
         #expect(planner.takeEffects().isEmpty)
     }
 
+    /// A reader ahead of a fetch waits for it only while the fetch, at its measured rate,
+    /// reaches the reader before a new request's first byte would (the origin's measured
+    /// latency); always within `followAlways`, never beyond `followDistance`. With a fixed
+    /// 256 KiB, ffmpeg opening a 300-fragment film through `serve` read every fragment's
+    /// header behind one sequential fetch: 106 s to its first frame, 0.9 s direct.
+    @Test func aReaderWaitsOnlyWhenTheFetchReachesItSoonerThanANewRequest() throws {
+        var policy = ReadAheadPolicy()
+        policy.window = 10_000
+        policy.followDistance = 1_000
+        policy.followAlways = 10
+        var planner = FetchPlanner(policy: policy, piece: 50)
+        let (_, fetch) = try Self.started(&planner, 0..<10_000)
+        planner.progressed(fetch, written: 100)
+        // Not measured yet: only within `followAlways`.
+        let near = planner.addReader(.stream(windowed: true), 110..<200, priority: .playing)
+        #expect(planner.next(near, present: ByteRangeSet()) == .follow(fetch, through: 200, aheadAt: nil))
+        #expect(planner.followAllowance(try #require(planner.fetches[fetch])) == 10)
+        // 1,000 B/s and 0.1 s to a first byte: it reaches 100 bytes further before a new request would.
+        planner.progressed(fetch, written: 100, bytesPerSecond: 1_000)
+        planner.measuredLatency(0.1)
+        #expect(planner.followAllowance(try #require(planner.fetches[fetch])) == 100)
+        let within = planner.addReader(.stream(windowed: true), 190..<300, priority: .playing)
+        #expect(planner.next(within, present: ByteRangeSet()) == .follow(fetch, through: 300, aheadAt: nil))
+        let beyond = planner.addReader(.stream(windowed: true), 250..<300, priority: .playing)
+        #expect(planner.next(beyond, present: ByteRangeSet()) == .claim(250..<300))
+        #expect(planner.takeEffects() == [.shrink(fetch, to: 250), .release(lockToken: Self.token, [250..<10_000])])
+        // The latency is a moving average of the first bytes measured; a fast fetch is
+        // followed up to `followDistance`, no further.
+        planner.measuredLatency(0.5)
+        #expect(abs(planner.originLatency - 0.2) < 1e-9)
+        planner.progressed(fetch, written: 100, bytesPerSecond: 1e12)
+        #expect(planner.followAllowance(try #require(planner.fetches[fetch])) == 1_000)
+    }
+
     /// A player that follows a preload's fetch makes it a player's (preloads then wait for it,
     /// ``OriginActivity``); a reader of lower or equal priority changes nothing.
     @Test func aPlayerFollowingAPreloadsFetchRaisesIt() throws {

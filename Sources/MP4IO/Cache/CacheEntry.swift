@@ -14,7 +14,7 @@ actor CacheEntry {
     private var planner: FetchPlanner
     /// The fetches running, and where each is reported as a player's or a prefetch's
     /// (``OriginActivity``: preloads wait for it).
-    private var running: [FetchID: (task: Task<Bool, any Error>, progress: FetchProgress, reported: OriginActivity?)] = [:]
+    private var running: [FetchID: (task: Task<Bool, any Error>, progress: FetchProgress, reported: OriginActivity?, latencyReported: Bool)] = [:]
     private var upstreamReads = 0
     /// When a write last failed for want of space (the planner passes bytes through since).
     private var diskFullSince: ContinuousClock.Instant?
@@ -29,9 +29,17 @@ actor CacheEntry {
     /// (``CacheFiles``): each reported once.
     func takeTrapsRemoved() -> [String] { store.takeTrapsRemoved() }
 
+    /// The data file's descriptor and path, and the resource's name, for reads off the actor.
+    nonisolated let data: DataDescriptor
+    nonisolated let dataPath: String
+    nonisolated let resourceName: String
+
     init(directory: String, resource: String, policy: ReadAheadPolicy) throws {
         self.directory = directory
         store = try EntryStore(directory: directory, resource: resource)
+        data = store.data
+        dataPath = store.dataPath
+        resourceName = resource
         planner = FetchPlanner(policy: policy, piece: streamPieceSize)
     }
 
@@ -65,14 +73,14 @@ actor CacheEntry {
 
     /// Bytes a running fetch has written to the data file (not necessarily committed yet),
     /// read back for the readers that follow it.
-    func readWritten(_ range: Range<UInt64>, by progress: FetchProgress) throws -> [UInt8] {
+    /// Not on the actor: a commit's flushes there must not hold a player's bytes back.
+    nonisolated func readWritten(_ range: Range<UInt64>, by progress: FetchProgress) throws -> [UInt8] {
         // The descriptor the fetch writes to must still be this entry's (not reopened since).
-        guard progress.fd == store.dataFD, progress.valid else {
-            throw MP4Error(.io, "\(resource): the cache entry was started again during a read", offset: range.lowerBound)
+        guard progress.valid, let bytes = try data.read(through: progress.fd, offset: range.lowerBound, count: Int(range.count), path: dataPath) else {
+            throw MP4Error(.io, "\(resourceName): the cache entry was started again during a read", offset: range.lowerBound)
         }
-        let bytes = try Platform.readFully(store.dataFD, offset: range.lowerBound, count: Int(range.count), path: store.dataPath)
         guard bytes.count == Int(range.count) else {
-            throw MP4Error(.io, "cache data file \(store.dataPath) is shorter than the bytes written to it", offset: range.lowerBound)
+            throw MP4Error(.io, "cache data file \(dataPath) is shorter than the bytes written to it", offset: range.lowerBound)
         }
         return bytes
     }
@@ -220,7 +228,14 @@ actor CacheEntry {
 
     /// The planner's latest view of each running fetch's progress.
     private func refreshProgress() {
-        for (id, fetch) in running { planner.progressed(id, written: fetch.progress.written) }
+        for (id, fetch) in running {
+            let measures = fetch.progress.measures
+            planner.progressed(id, written: fetch.progress.written, bytesPerSecond: measures.bytesPerSecond)
+            if let latency = measures.latency, running[id]?.latencyReported == false {
+                running[id]?.latencyReported = true
+                planner.measuredLatency(latency)
+            }
+        }
     }
 
     /// Carries out the planner's effects. Only calls that may start fetches pass a
@@ -271,7 +286,7 @@ actor CacheEntry {
                 throw error
             }
         }
-        running[id] = (task, progress, nil)
+        running[id] = (task, progress, nil, false)
     }
 
     /// A write failed for want of space: the planner stops caching for a while.

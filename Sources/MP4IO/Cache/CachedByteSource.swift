@@ -332,7 +332,7 @@ public final class CachedByteSource: ByteSource {
             }
             if written > position {
                 let end = min(written, through, position + streamPieceSize)
-                try await consume(try await entry.readWritten(position..<end, by: progress)[...])
+                try await consume(try entry.readWritten(position..<end, by: progress)[...])
                 position = end
                 if let aheadAt, !askedAhead, position >= aheadAt {
                     askedAhead = true

@@ -1,3 +1,4 @@
+import Foundation
 import MP4Core
 
 /// One cache entry on disk: the sparse data file, the table that claims its bytes
@@ -8,11 +9,14 @@ import MP4Core
 /// served.
 ///
 /// Not thread-safe: one ``CacheEntry`` (an actor) owns it. Fetches write the data file
-/// through ``dataFD`` outside the actor and come back to it only to commit.
+/// through ``dataFD`` outside the actor and come back to it only to commit; readers that
+/// follow a fetch read what it wrote through ``data``, outside the actor too.
 final class EntryStore {
     let resource: String
     let dataPath: String, tablePath: String, lockPath: String
-    private(set) var dataFD: Int32
+    /// The data file's descriptor, shared with the readers that follow fetches.
+    let data: DataDescriptor
+    var dataFD: Int32 { data.fd }
     private(set) var lockFD: Int32
     private(set) var table: CacheTable
     /// What was served from the data file and what its checksums cost.
@@ -46,7 +50,7 @@ final class EntryStore {
         var traps: [String] = []
         lockFD = try Self.openEntryFile(paths.lock, paths: paths, traps: &traps)
         do {
-            dataFD = try Self.openEntryFile(paths.data, paths: paths, traps: &traps)
+            data = DataDescriptor(try Self.openEntryFile(paths.data, paths: paths, traps: &traps))
         } catch {
             Platform.closeFile(lockFD)
             throw error
@@ -76,10 +80,10 @@ final class EntryStore {
     func closeRetiredDescriptors() {
         for fd in retiredDescriptors { Platform.closeFile(fd) }
         retiredDescriptors = []
+        data.closeRetired()
     }
 
     deinit {
-        Platform.closeFile(dataFD)
         Platform.closeFile(lockFD)
         for fd in retiredDescriptors { Platform.closeFile(fd) }
     }
@@ -126,8 +130,7 @@ final class EntryStore {
             var traps: [String] = []
             let reopened = try Self.openEntryFile(dataPath, paths: (dataPath, tablePath, lockPath), traps: &traps)
             trapsRemoved += traps
-            retiredDescriptors.append(dataFD)
-            dataFD = reopened
+            data.replace(with: reopened)
         }
         if let onDisk, onDisk.resource == resource, onDisk.length == length, onDisk.validator == validator,
            dataIsThere, Platform.usage(dataPath)?.size == length {
@@ -307,5 +310,54 @@ final class EntryStore {
 
     private func noteTable() {
         tableSeen = Platform.identity(tablePath)
+    }
+}
+
+/// The descriptor of an entry's data file, which a reopen replaces (the file was removed or
+/// reset): the entry's actor writes and commits through it, and readers that follow a fetch
+/// read what the fetch wrote through it without waiting for the actor (which may be busy
+/// flushing a commit: a player's bytes waited 2 ms per request for it). A read names the
+/// descriptor its fetch writes to and gets nothing once that is no longer the data file's;
+/// replaced descriptors are closed under the same lock, so a read never reaches a file that
+/// reuses the number.
+final class DataDescriptor: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Int32
+    private var retired: [Int32] = []
+
+    init(_ fd: Int32) { current = fd }
+
+    var fd: Int32 { lock.withLock { current } }
+
+    /// `fd` is the data file's descriptor from now on; the old one is retired (closed by
+    /// ``closeRetired()``).
+    func replace(with fd: Int32) {
+        lock.withLock {
+            retired.append(current)
+            current = fd
+        }
+    }
+
+    /// Closes the retired descriptors. Call only when no fetch writes or holds locks
+    /// through them.
+    func closeRetired() {
+        lock.withLock {
+            for fd in retired { Platform.closeFile(fd) }
+            retired = []
+        }
+    }
+
+    /// `count` bytes at `offset` of the data file, read through `fd` when it is still the data
+    /// file's descriptor (nil when a reopen replaced it).
+    func read(through fd: Int32, offset: UInt64, count: Int, path: String) throws -> [UInt8]? {
+        try lock.withLock {
+            guard fd == current else { return nil }
+            return try Platform.readFully(fd, offset: offset, count: count, path: path)
+        }
+    }
+
+    deinit {
+        Platform.closeFile(current)
+        for fd in retired { Platform.closeFile(fd) }
     }
 }

@@ -13,10 +13,18 @@ public struct ReadAheadPolicy: Sendable, Equatable {
     /// cache's window before this policy existed: at most one request per 2 MiB, and at
     /// most 2 MiB in flight for a reader.
     public var window: UInt64 = 2 << 20
-    /// How far ahead of a running fetch's progress a reader still waits for it rather than
-    /// starting a fetch of its own (a seek further ahead never waits for a sequential fetch).
-    /// 256 KiB, as before this policy existed: a reader this close is about to be reached.
+    /// The furthest ahead of a running fetch's progress a reader may wait for it rather than
+    /// start a fetch of its own (a seek further ahead never waits for a sequential fetch).
+    /// Within it, a reader waits only when the fetch, at the rate it is measured to deliver,
+    /// reaches the reader's position before a new request's first byte would arrive (the
+    /// origin's measured latency); within ``followAlways`` it always waits. A fixed 256 KiB
+    /// made a player that reads every fragment's header (ffmpeg, Chromium and mpv open a
+    /// fragmented film so) follow one sequential fetch through the whole film: its first frame
+    /// came after 70 to 106 s from a 512 KB/s origin, 0.9 s direct.
     public var followDistance: UInt64 = 256 << 10
+    /// How far ahead of a fetch's progress a reader always waits for it (a new request for so
+    /// few bytes is not worth its round trip).
+    public var followAlways: UInt64 = 16 << 10
     /// Missing parts separated by less than this many cached bytes are fetched in one request
     /// (fetching the small cached gap again costs less than a second round trip).
     public var bridgeGap: UInt64 = 64 << 10
@@ -102,6 +110,8 @@ struct FetchPlanner: Sendable {
         var lockToken: Int32
         /// Told to stop: no reader follows it, it only holds its lock until it ends.
         var isStopping = false
+        /// Bytes per second it delivers, as measured by its executor (nil: not yet).
+        var bytesPerSecond: Double?
 
         /// The bytes it holds locked.
         var held: Range<UInt64> { range.lowerBound..<max(range.lowerBound, end) }
@@ -151,6 +161,10 @@ struct FetchPlanner: Sendable {
     static let prefetchReader: ReaderID = 0
     /// A write to the cache failed for want of space: nothing new is cached.
     private(set) var diskIsFull = false
+    /// Seconds from a request to its first byte, as measured on this origin (a moving
+    /// average; 0.1 s, a mobile network's, until the first measure).
+    private(set) var originLatency: Double = 0.1
+    private var latencyMeasured = false
 
     init(policy: ReadAheadPolicy, piece: UInt64 = 256 << 10) {
         self.policy = policy
@@ -178,10 +192,32 @@ struct FetchPlanner: Sendable {
         return id
     }
 
-    /// A running fetch's progress (its executor reports it; decisions use the latest).
-    mutating func progressed(_ fetch: FetchID, written: UInt64) {
-        guard let current = fetches[fetch]?.written, written > current else { return }
-        fetches[fetch]?.written = written
+    /// A running fetch's progress and, once measured, its rate (its executor reports them;
+    /// decisions use the latest).
+    mutating func progressed(_ fetch: FetchID, written: UInt64, bytesPerSecond: Double? = nil) {
+        guard let current = fetches[fetch]?.written else { return }
+        if let bytesPerSecond, bytesPerSecond.isFinite, bytesPerSecond > 0 { fetches[fetch]?.bytesPerSecond = bytesPerSecond }
+        if written > current { fetches[fetch]?.written = written }
+    }
+
+    /// A request to the origin got its first byte `seconds` after it was sent.
+    mutating func measuredLatency(_ seconds: Double) {
+        guard seconds.isFinite, seconds >= 0 else { return }
+        let sample = min(seconds, 10)
+        originLatency = latencyMeasured ? originLatency * 0.75 + sample * 0.25 : sample
+        latencyMeasured = true
+    }
+
+    /// How far ahead of `fetch`'s progress a reader waits for it: what the fetch delivers
+    /// in the time a new request takes to its first byte, between ``ReadAheadPolicy/followAlways``
+    /// and ``ReadAheadPolicy/followDistance``. A fetch not measured yet is followed only
+    /// within `followAlways`: a new request is as soon as its first byte.
+    func followAllowance(_ fetch: Fetch) -> UInt64 {
+        let floor = min(policy.followAlways, policy.followDistance)
+        guard let rate = fetch.bytesPerSecond else { return floor }
+        let reach = rate * originLatency
+        guard reach.isFinite, reach < Double(policy.followDistance) else { return policy.followDistance }
+        return max(floor, UInt64(max(reach, 0)))
     }
 
     /// The reader handed on (or, a fill, saw claimed) everything before `position`.
@@ -214,9 +250,10 @@ struct FetchPlanner: Sendable {
             end = part.upperBound
         }
         if let (id, running) = runningFetch(covering: position) {
-            // Follow a fetch about to reach the position; one far behind it (the reader sought
-            // ahead, e.g. to a moov at the end) stops there, and a fetch starts at the position.
-            if running.written + policy.followDistance >= position {
+            // Follow a fetch about to reach the position (sooner than a new request would);
+            // one further behind (the reader sought ahead: a moov at the end, the next
+            // fragment's header) stops there, and a fetch starts at the position.
+            if running.written >= position || position - running.written <= followAllowance(running) {
                 fetches[id]?.owners.insert(reader)
                 if state.priority > running.priority {
                     fetches[id]?.priority = state.priority

@@ -17,6 +17,9 @@ final class FetchProgress: @unchecked Sendable {
     private var _valid = true
     private var _end: UInt64
     private var finished = false
+    /// When the fetch was started, and when its first byte was written.
+    let startedAt = ContinuousClock.now
+    private var firstByteAt: ContinuousClock.Instant?
     private var waiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     private var nextWaiter: UInt64 = 0
     private var commitWaiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
@@ -37,9 +40,28 @@ final class FetchProgress: @unchecked Sendable {
     /// False once a commit found the entry started again by another process.
     var valid: Bool { lock.withLock { _valid } }
 
+    /// Seconds from the start to the first byte (nil: none yet), and the bytes per second
+    /// delivered since then (nil until 50 ms of delivery have been seen: a first burst from
+    /// the server's buffers says nothing of the rate).
+    var measures: (latency: Double?, bytesPerSecond: Double?) {
+        lock.withLock {
+            guard let first = firstByteAt else { return (nil, nil) }
+            let latency = Self.seconds(first - startedAt)
+            let span = Self.seconds(ContinuousClock.now - first)
+            guard span >= 0.05 else { return (latency, nil) }
+            return (latency, Double(_written - part.lowerBound) / span)
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
     /// The fetch wrote `count` more bytes: readers waiting for them wake.
     func wrote(_ count: Int) {
         let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            let now = ContinuousClock.now
+            if firstByteAt == nil { firstByteAt = now }
             _written += UInt64(count)
             let ready = waiters.filter { $0.offset < _written }.map(\.continuation)
             waiters.removeAll { $0.offset < _written }

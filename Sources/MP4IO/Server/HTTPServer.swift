@@ -440,12 +440,17 @@ public final class HTTPServer: @unchecked Sendable {
                     return (sent, headSent, error)
                 }
             }
-            // Looked at every quarter second while the body streams (at 512 KB/s, 128 KiB), by a
-            // task that ends before this does: nothing looks at the socket once it may close.
+            // Looked at while the body streams, by a task that ends before this does (nothing
+            // looks at the socket once it may close): soon after the start (10, 20, 40 ms...),
+            // then every quarter second (at 512 KB/s, 128 KiB). Players that read a few KiB and
+            // go (ffmpeg and Chromium read every fragment's header of a fragmented film, one
+            // request each) leave early, and each fetch made for them stops within a few KiB.
             let watch = ServingTask.start {
+                var interval = 10
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(250))
+                    try? await Task.sleep(for: .milliseconds(interval))
                     if !Task.isCancelled && connection.peerHasGone() { streaming.cancel(); return }
+                    interval = min(interval * 2, 250)
                 }
             }
             let (sent, headSent, failure) = await withTaskCancellationHandler { await streaming.value } onCancel: { streaming.cancel() }
