@@ -2,13 +2,8 @@ import Foundation
 import Testing
 @testable import MP4IO
 
-/// The transport's receive path, without a network: receiving a body in N chunks must cost
-/// O(N) copies, not O(N²) (issue 21: the body was copied out of the locked dictionary,
-/// appended to and stored back, so copy-on-write copied the whole body for every chunk).
+/// The transports' choice and URLSession's receive path, without a network.
 @Suite struct HTTPTransportTests {
-    /// Counts how often the body's storage moves while 2,000 chunks of 16 KiB arrive. Growing
-    /// in place moves it only when the capacity doubles (about log2(2000) times); a copy per
-    /// chunk moves it every time. No clock is involved.
     /// Which client makes `http:` requests: ours over sockets only on Linux without a proxy;
     /// on Apple platforms always URLSession (system proxy, PAC, ATS, cellular, VPN on demand).
     @Test func httpGoesThroughURLSessionOnApplePlatforms() {
@@ -21,44 +16,42 @@ import Testing
         #endif
     }
 
-    @Test func receivingIsLinearInTheBodySize() {
-        let chunk = Data(repeating: 0xAB, count: 16 * 1024)
-        var table: [Int: URLSessionClient.Received] = [7: URLSessionClient.Received(limit: Int.max, skipWhole: 0)]
-        var moves = 0
-        var last: UnsafeRawPointer?
-        for _ in 0..<2000 {
-            _ = URLSessionClient.receive(chunk, status: 206, at: 7, in: &table, through: \.self)
-            let base = table[7]?.body.withUnsafeBytes { $0.baseAddress }
-            if base != last { moves += 1; last = base }
-        }
-        #expect(table[7]?.body.count == 2000 * 16 * 1024)
-        #expect(moves < 64, "the body moved \(moves) times in 2,000 chunks: copied per chunk")
+    /// The URLSession body pipe hands pieces on in order as they arrive; when the reader is
+    /// more than its capacity behind, the transfer is to be cancelled and the exchange ends
+    /// paused (not failed), the buffered pieces still delivered.
+    @Test func theBodyPipeIsBoundedAndPausesWhenTheReaderFallsBehind() async throws {
+        let pipe = BodyPipe(capacity: 1 << 16)
+        let piece = Data(repeating: 0xAB, count: 16 << 10)
+        for _ in 0..<4 { #expect(!pipe.received(piece), "within the capacity") }
+        #expect(pipe.received(piece), "a fifth piece is over 64 KiB: cancel")
+        #expect(!pipe.received(piece), "nothing is kept after the pause")
+        pipe.completed(URLError(.cancelled), response: nil)
+        var taken = 0
+        while let next = await pipe.next() { taken += next.count }
+        #expect(taken == 5 * (16 << 10))
+        #expect(pipe.outcome.paused && pipe.outcome.failure == nil, "a pause is not a failure")
+        #expect(pipe.arrived == 5 * (16 << 10))
     }
 
-    /// What the delegate did before: copy out, append, store back. The same counter sees a
-    /// move for every chunk, so the test above would catch a return to it.
-    @Test func theCopyOutPatternIsWhatTheCounterCatches() {
-        let chunk = Data(repeating: 0xCD, count: 1024)
-        var table: [Int: URLSessionClient.Received] = [1: URLSessionClient.Received(limit: Int.max, skipWhole: 0)]
-        var moves = 0
-        var last: UnsafeRawPointer?
-        for _ in 0..<200 {
-            guard var entry = table[1] else { break }
-            _ = entry.receive(chunk, status: 206)
-            table[1] = entry
-            let base = table[1]?.body.withUnsafeBytes { $0.baseAddress }
-            if base != last { moves += 1; last = base }
+    /// A reader that waits gets each piece as it is appended; the end of the transfer ends it,
+    /// with the transfer's error; a reader that closes the pipe makes the next piece a cancel.
+    @Test func theBodyPipeHandsPiecesOnAsTheyArrive() async throws {
+        let pipe = BodyPipe(capacity: 1 << 20)
+        let reader = Task { () -> [Int] in
+            var sizes: [Int] = []
+            while let next = await pipe.next() { sizes.append(next.count) }
+            return sizes
         }
-        #expect(moves > 150)
-    }
-
-    /// A 200 answer to a range request drops the bytes before the range, and the limit stops
-    /// the transfer.
-    @Test func skipsAndStops() {
-        var table: [Int: URLSessionClient.Received] = [1: URLSessionClient.Received(limit: 10, skipWhole: 5)]
-        #expect(!URLSessionClient.receive(Data(0..<8), status: 200, at: 1, in: &table, through: \.self))
-        #expect(URLSessionClient.receive(Data(8..<20), status: 200, at: 1, in: &table, through: \.self))
-        #expect(table[1]?.body == Array(5..<15))
-        #expect(table[1]?.skipped == 5 && table[1]?.stopped == true)
+        for size in [10, 20, 30] {
+            #expect(!pipe.received(Data(count: size)))
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        pipe.completed(URLError(.networkConnectionLost), response: nil)
+        #expect(await reader.value == [10, 20, 30])
+        #expect((pipe.outcome.failure as? URLError)?.code == .networkConnectionLost)
+        let closed = BodyPipe(capacity: 1 << 20)
+        closed.close()
+        #expect(closed.received(Data(count: 1)), "a closed pipe cancels its transfer")
+        #expect(await closed.next() == nil)
     }
 }

@@ -55,7 +55,19 @@ public final class NginxServer: Sendable {
     public let directory: String
     public let root: String
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http` or `https`.
+    public let scheme: String
+    public var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
+
+    /// The directory of the test CA and the server certificate it signed for 127.0.0.1
+    /// (`Tests/TLS/make-test-ca.sh`, which `.ci/run` runs and whose CA it adds to the system
+    /// store), when `MP4PROBE_TLS_DIR` names one.
+    public static let tlsDirectory: String? = ProcessInfo.processInfo.environment["MP4PROBE_TLS_DIR"].flatMap {
+        FileManager.default.fileExists(atPath: $0 + "/server.pem") ? $0 : nil
+    }
+
+    /// Why HTTPS tests are skipped here, for `.enabled(if:)`.
+    public static let tlsMissing = "MP4PROBE_TLS_DIR is not set (Tests/TLS/make-test-ca.sh DIR --trust makes a test CA, trusted by the system store, and a certificate for 127.0.0.1; .ci/run does): the HTTPS tests are skipped"
 
     /// The shared server for `SampleMedia/`.
     public static let sampleMedia: NginxServer? = start(root: Fixtures.sampleMedia)
@@ -66,8 +78,15 @@ public final class NginxServer: Sendable {
     /// give every file that `Content-Type`, `/no-etag/`, answered with `Last-Modified` as the
     /// only validator, and `/no-ranges/`, which ignores `Range`); `limitRate` (nginx syntax, `100k`) paces every response,
     /// as a slow origin does.
-    public static func start(root: String, limitRate: String? = nil) -> NginxServer? {
+    /// With `tls`, it speaks HTTPS with the certificate in ``tlsDirectory`` (nil without one).
+    /// `certificates` names another directory with `server.pem` and `server.key`.
+    public static func start(root: String, limitRate: String? = nil, tls: Bool = false, certificates: String? = nil) -> NginxServer? {
         guard let nginx = executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        var listen = ""
+        if tls {
+            guard let certificates = certificates ?? tlsDirectory else { return nil }
+            listen = " ssl; ssl_certificate \(certificates)/server.pem; ssl_certificate_key \(certificates)/server.key"
+        }
         let directory = FileSystem.temporaryDirectory("mp4probe-nginx")
         let port = freeLoopbackPort()
         let user = geteuid() == 0 ? "user root;\n" : ""
@@ -85,7 +104,7 @@ public final class NginxServer: Sendable {
           types { video/mp4 mp4; audio/mp4 m4a; video/quicktime mov; text/html html; }
           keepalive_requests 10000;
           server {
-            listen 127.0.0.1:\(port); root \(root);\(limitRate.map { " limit_rate \($0);" } ?? "")
+            listen 127.0.0.1:\(port)\(listen); root \(root);\(limitRate.map { " limit_rate \($0);" } ?? "")
             location /as-octet-stream/ { alias \(root)/; types { } default_type application/octet-stream; }
             location /as-audio/ { alias \(root)/; types { } default_type audio/mp4; }
             location /no-etag/ { alias \(root)/; etag off; }
@@ -94,12 +113,12 @@ public final class NginxServer: Sendable {
         }
         """
         FileSystem.write(Array(config.utf8), to: directory + "/nginx.conf")
-        return launch(nginx, directory: directory, port: port, root: root)
+        return launch(nginx, directory: directory, port: port, root: root, scheme: tls ? "https" : "http")
     }
 
     /// Runs `nginx` on the configuration in `directory` and waits until it accepts
     /// connections on `port` (up to 5 s).
-    private static func launch(_ nginx: String, directory: String, port: Int, root: String) -> NginxServer? {
+    private static func launch(_ nginx: String, directory: String, port: Int, root: String, scheme: String) -> NginxServer? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: nginx)
         process.arguments = ["-c", directory + "/nginx.conf", "-p", directory]
@@ -108,14 +127,15 @@ public final class NginxServer: Sendable {
         do { try process.run() } catch { return nil }
         NginxServer.stopAtExit(pid: process.processIdentifier)
         for _ in 0..<100 {
-            if canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root, pid: process.processIdentifier) }
+            if canConnect(port: port) { return NginxServer(port: port, directory: directory, root: root, pid: process.processIdentifier, scheme: scheme) }
             usleep(50_000)
         }
         kill(process.processIdentifier, SIGTERM)
         return nil
     }
 
-    private init(port: Int, directory: String, root: String, pid: Int32) {
+    private init(port: Int, directory: String, root: String, pid: Int32, scheme: String) {
+        self.scheme = scheme
         self.port = port
         self.directory = directory
         self.root = root
@@ -138,7 +158,7 @@ public final class NginxServer: Sendable {
     /// comes back. `nil` when it does not accept connections within 5 s.
     public func restarted() -> NginxServer? {
         guard let nginx = Self.executables.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        return Self.launch(nginx, directory: directory, port: port, root: root)
+        return Self.launch(nginx, directory: directory, port: port, root: root, scheme: scheme)
     }
 
     nonisolated(unsafe) private static var pids: [Int32] = []

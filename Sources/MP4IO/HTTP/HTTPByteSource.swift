@@ -4,9 +4,10 @@ import FoundationNetworking
 #endif
 import MP4Core
 
-/// A ``ByteSource`` over HTTP(S) with `Range` requests: `http:` through mp4probe's own
-/// HTTP/1.1 client over sockets (bodies stream to the consumer at the wire's speed), `https:`
-/// through URLSession (FoundationNetworking on Linux).
+/// A ``ByteSource`` over HTTP(S) with `Range` requests: on Linux `http:` through mp4probe's own
+/// HTTP/1.1 client over sockets and `https:` through URLSession (FoundationNetworking); on
+/// Apple platforms both through URLSession. Either way bodies stream to the consumer as they
+/// arrive, one request per read, with memory bounded by a few pieces (``HTTPClient``).
 ///
 /// - The first request fetches a head window (``Options/headWindow``, 64 KiB by default) and
 ///   learns the total length from its `Content-Range`: no separate HEAD round trip. The head
@@ -56,10 +57,6 @@ public final class HTTPByteSource: ByteSource {
         public var warn: (@Sendable (String) -> Void)?
         /// Which client performs `http:` requests.
         public var client: Client = .automatic
-        /// Largest request when the client collects bodies before handing them on (URLSession:
-        /// `https:`, or ``Client/urlSession``): a long streamed read is split into requests of
-        /// this size, which bounds memory.
-        public var maxCollectedRequest: Int = 16 << 20
 
         /// The implementation behind the requests.
         public enum Client: String, Sendable {
@@ -91,9 +88,6 @@ public final class HTTPByteSource: ByteSource {
         var contentType: String?
         var supportsRanges = true
         var statistics = Statistics()
-        /// Whether the first request was answered over `http:` (not redirected to `https:`,
-        /// where URLSession collects bodies).
-        var headAnsweredOverHTTP = false
         /// Length and validator were given by ``presume(length:validator:)``, not learnt: no
         /// head request is made.
         var described = false
@@ -106,9 +100,6 @@ public final class HTTPByteSource: ByteSource {
     public let url: URL
     public let options: Options
     private let client: any HTTPClient
-    /// Whether bodies reach the consumer as they arrive (our client on `http:`), rather than
-    /// collected per request (URLSession): then one request per streamed read.
-    private let streamsBodies: Bool
     /// The caller's headers, as every request sends them (validated, in a stable order).
     private let baseHeaders: [(name: String, value: String)]
     private let state = Locked(State())
@@ -158,10 +149,8 @@ public final class HTTPByteSource: ByteSource {
         let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders)
         if Self.usesOwnClient(options.client, proxyConfigured: Self.proxyConfigured()) {
             self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
-            self.streamsBodies = scheme == "http"
         } else {
             self.client = tls
-            self.streamsBodies = false
         }
     }
 
@@ -232,9 +221,9 @@ public final class HTTPByteSource: ByteSource {
         return result
     }
 
-    /// Streams `range`: over `http:` one request whose body goes to `consume` as it arrives
-    /// (memory: one socket buffer); over `https:` (also when the first request was redirected
-    /// there) requests of at most ``Options/maxCollectedRequest`` bytes.
+    /// Streams `range`: one request whose body goes to `consume` as it arrives (memory: a few
+    /// pieces, whatever the range), resumed from the first byte not delivered when it is cut
+    /// short.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         try await fetchHead()
         let (length, head) = state.withLock { ($0.length ?? 0, $0.head) }
@@ -246,12 +235,7 @@ public final class HTTPByteSource: ByteSource {
             try await consume(head[Int(offset)..<Int(end)])
             offset = end
         }
-        let step = streamsBodies && state.withLock({ $0.headAnsweredOverHTTP }) ? UInt64.max : UInt64(max(options.maxCollectedRequest, 1 << 16))
-        while offset < upper {
-            let end = upper - offset > step ? offset + step : upper
-            try await fetch(offset..<end, deliver: consume)
-            offset = end
-        }
+        if offset < upper { try await fetch(offset..<upper, deliver: consume) }
     }
 
     /// Takes `length` and `validator` (what ``validator()`` returned for this URL before: an
@@ -275,9 +259,6 @@ public final class HTTPByteSource: ByteSource {
                 if isTag { state.etag = validator } else { state.lastModified = validator }
                 state.described = true
                 state.presumed = true
-                // As if the head had been answered over this scheme (a redirect to https
-                // later is then read in one collected request, as after a real head).
-                state.headAnsweredOverHTTP = url.scheme?.lowercased() == "http"
                 return true
             }
         }
@@ -436,7 +417,6 @@ public final class HTTPByteSource: ByteSource {
                 var request = request(wanted)
                 request.deadline = deadline
                 outcome = try await client.get(request, limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
-                    if learning { state.withLock { $0.headAnsweredOverHTTP = head.url.scheme?.lowercased() == "http" } }
                     if head.status == 200 || head.status == 206 { try Self.checkCodings(head, name: name) }
                     switch head.status {
                     case 206:
@@ -508,7 +488,7 @@ public final class HTTPByteSource: ByteSource {
             } catch let error as URLError where error.code == .timedOut && pastDeadline() {
                 throw tooSlow()
             } catch let error as URLError where Self.isTransient(error) {
-                try await retry(after: nil, Self.describe(error, timeout: options.timeout))
+                try await retry(after: nil, Self.describe(error, timeout: options.timeout, host: url.host))
                 continue
             } catch let error as MP4Error {
                 throw error
@@ -517,20 +497,23 @@ public final class HTTPByteSource: ByteSource {
             } catch let error as URLError where error.code == .cancelled {
                 throw CancellationError()
             } catch {
-                throw MP4Error(.io, "\(name): request failed: \((error as? URLError).map { Self.describe($0, timeout: options.timeout) } ?? error.localizedDescription)", offset: wanted.lowerBound)
+                throw MP4Error(.io, "\(name): request failed: \((error as? URLError).map { Self.describe($0, timeout: options.timeout, host: url.host) } ?? error.localizedDescription)", offset: wanted.lowerBound)
             }
             state.withLock { $0.statistics.bytesReceived += UInt64(outcome.received) }
             switch outcome.status {
             case 206:
                 wanted = (wanted.lowerBound + UInt64(given))..<wanted.upperBound
                 if learning { return }  // the head: whatever the window held
+                // Cut short because the reader fell behind (URLSession): the rest is asked
+                // for now, not as a retry (each pause delivered a buffer's worth).
+                if outcome.paused && given > 0 && !wanted.isEmpty { continue }
                 if given < expected || !wanted.isEmpty {
                     // Cut short (dropped connection, short body): fetch only the missing part.
                     try await retry(after: nil, "the response ended after \(given) of \(expected) bytes")
                 }
             case 200:
                 if learning && state.withLock({ $0.length == nil }) {
-                    guard outcome.error == nil && !outcome.stoppedAtLimit else {
+                    guard outcome.error == nil && !outcome.stoppedAtLimit && !outcome.paused else {
                         throw MP4Error(.io, "\(name): the server ignores Range and does not say how long the file is")
                     }
                     try learn(length: UInt64(given))
@@ -539,7 +522,8 @@ public final class HTTPByteSource: ByteSource {
                 // The whole body from 0, minus the `skipped` bytes before the range.
                 if outcome.skipped < Int(clamping: wanted.lowerBound) { given = 0 }
                 wanted = (wanted.lowerBound + UInt64(given))..<wanted.upperBound
-                if wanted.isEmpty || (learning && outcome.error == nil && !outcome.stoppedAtLimit) { return }
+                if wanted.isEmpty || (learning && outcome.error == nil && !outcome.stoppedAtLimit && !outcome.paused) { return }
+                if outcome.paused && given > 0 { continue }
                 try await retry(after: nil, "the response ended after \(outcome.skipped + given) bytes")
             case 416 where learning:
                 // `bytes=0-…` not satisfiable: an empty file (`Content-Range: bytes */0`).
@@ -565,7 +549,7 @@ public final class HTTPByteSource: ByteSource {
 
     /// What went wrong, in words (Foundation on Linux describes every URLError as "The
     /// operation could not be completed").
-    static func describe(_ error: URLError, timeout: Double) -> String {
+    static func describe(_ error: URLError, timeout: Double, host: String? = nil) -> String {
         switch error.code {
         case .cannotConnectToHost: return "cannot connect to the server (connection refused or unreachable)"
         case .cannotFindHost, .dnsLookupFailed: return "the server's host name could not be resolved"
@@ -574,15 +558,33 @@ public final class HTTPByteSource: ByteSource {
         case .notConnectedToInternet: return "no network connection"
         case .badServerResponse: return "the server's answer is not valid HTTP"
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-            return "the TLS (https) connection failed: the certificate is not trusted or the handshake failed"
+            return tlsFailure(error, host: host)
         case .userAuthenticationRequired: return "the server asks for credentials (--header \"Authorization: ...\")"
         case .unsupportedURL: return "the URL is not supported (only http:// and https://)"
-        default: return "network error \(error.code.rawValue): \(error.localizedDescription)"
+        default:
+            // FoundationNetworking reports libcurl's TLS failures as error -1 with curl's words.
+            if isTLSFailure(error) { return tlsFailure(error, host: host) }
+            return "network error \(error.code.rawValue): \(error.localizedDescription)"
         }
     }
 
+    /// Whether `error` is a TLS handshake or certificate failure (never retried: the same
+    /// certificate fails the same way).
+    static func isTLSFailure(_ error: URLError) -> Bool {
+        if [.secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot].contains(error.code) { return true }
+        let text = error.localizedDescription
+        return text.contains("SSL") || text.contains("certificate") || text.contains("TLS")
+    }
+
+    /// A TLS failure, naming the host and the reason.
+    static func tlsFailure(_ error: URLError, host: String?) -> String {
+        let reason = error.localizedDescription
+        let said = reason.contains("SSL") || reason.contains("certificate") || reason.contains("TLS") ? " (\(reason))" : ""
+        return "the TLS (https) connection to \(host ?? "the server") failed\(said): its certificate is not trusted here, or the handshake failed; a certificate from a private CA needs that CA in the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
+    }
+
     static func isTransient(_ error: URLError) -> Bool {
-        [.networkConnectionLost, .timedOut, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed, .badServerResponse].contains(error.code)
+        !isTLSFailure(error) && [.networkConnectionLost, .timedOut, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed, .badServerResponse].contains(error.code)
     }
 }
 

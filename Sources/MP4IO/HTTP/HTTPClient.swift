@@ -108,13 +108,20 @@ struct HTTPOutcome: Sendable {
     /// Set when the body ended early (connection dropped, timeout): `delivered` says how far it
     /// got.
     var error: URLError?
+    /// The transfer was cut short because the reader fell behind (``BodyPipe``): not a
+    /// failure; the rest is asked for again.
+    var paused = false
 
     var status: Int { head.status }
     func header(_ name: String) -> String? { head.header(name) }
 }
 
-/// Performs GETs. Two implementations: ``HTTP1Client`` (POSIX sockets, `http:`; hands `https:`
-/// to the next) and ``URLSessionClient`` (URLSession: TLS, and the fallback).
+/// Performs GETs: the one transport contract. Two implementations: ``HTTP1Client`` (POSIX
+/// sockets, `http:`; hands `https:` to the next) and ``URLSessionClient`` (URLSession: TLS on
+/// Linux, everything on Apple platforms). Both hand the head over before any body byte, then
+/// the body in pieces as it arrives, holding at most a bounded amount in memory; cancelling
+/// the calling task stops the transfer. What to ask for and what to accept is decided above
+/// them, once, by ``HTTPByteSource``.
 protocol HTTPClient: Sendable {
     /// Performs `request`, following redirects. Calls `head` once with the final response's
     /// status and headers, before any body byte (it may throw to refuse the response); then, for

@@ -4,69 +4,145 @@ import MP4Core
 import FoundationNetworking
 #endif
 
-/// One exchange through URLSession, as far as it went.
-struct URLSessionExchange: Sendable {
-    var status: Int
-    var headers: [String: String]
-    var url: URL?
-    var body: [UInt8]
-    var error: URLError?
-    var stoppedAtLimit: Bool
-    var skipped: Int
-    var arrived: Int
-}
+/// The body of one URLSession exchange on its way from the delegate to the reader: the
+/// response head, then the pieces as they arrive, in a bounded buffer. The delegate appends
+/// (``arrived(_:)``, ``received(_:)``, ``completed(_:)``); the reader takes (``head()``,
+/// ``next()``). Neither side waits for the other while holding the lock.
+///
+/// Backpressure: URLSession gives no way to pause a transfer that works on both platforms (on
+/// Linux a suspended task's transfer is dropped and restarted from its first byte), so when
+/// the reader falls more than ``capacity`` bytes behind, the transfer is cancelled and the
+/// exchange ends *paused*: the reader takes what is buffered, and the source asks for the
+/// rest in a new request (one round trip per `capacity` bytes the reader is slow by; memory
+/// is bounded by `capacity` whatever the range).
+final class BodyPipe: @unchecked Sendable {
+    let capacity: Int
+    private let lock = NSLock()
+    private var response: HTTPURLResponse?
+    private var pieces: [Data] = []
+    private var first = 0
+    private(set) var buffered = 0
+    /// Body bytes that arrived, taken or not.
+    private(set) var arrived = 0
+    private var ended = false
+    private var failure: (any Error)?
+    /// Cancelled because the reader fell behind.
+    private(set) var paused = false
+    /// The reader wants no more.
+    private var closed = false
+    private var waiter: CheckedContinuation<Void, Never>?
 
-/// URLSession with a delegate, so that a body can be cut off after the bytes a read needs (a
-/// server that ignores `Range` sends the whole file) and a dropped connection still yields the
-/// bytes that arrived. One session per source, reused for keep-alive. The client for `https:`
-/// (TLS); bodies are collected up to the request's limit before they are handed on, so
-/// ``HTTPByteSource`` splits large streamed reads into bounded requests on this client.
-final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
-    /// What arrived of one exchange's body. Mutated only in place, through the locked
-    /// dictionary (`state[id]?.receive(...)`): copying it out, appending and storing it back
-    /// made copy-on-write copy the whole body for every chunk (O(n²) in the body size).
-    struct Received {
-        var limit: Int
-        /// Bytes to drop first when the answer is 200 (the whole body).
-        var skipWhole: Int
-        var skipped = 0
-        var body: [UInt8] = []
-        var stopped = false
-        /// Every body byte that arrived, kept or not.
-        var arrived = 0
+    init(capacity: Int) { self.capacity = max(capacity, 1 << 16) }
 
-        /// Appends `data` (after the bytes a 200 answer must drop), up to `limit`; returns
-        /// whether the transfer should stop. O(`data.count`) amortized.
-        mutating func receive(_ data: Data, status: Int?) -> Bool {
+    // MARK: The delegate's side
+
+    func arrived(_ response: HTTPURLResponse) {
+        wake { if self.response == nil { self.response = response } }
+    }
+
+    /// Appends `data`; returns true when the transfer must be cancelled (the reader is more
+    /// than ``capacity`` behind, or gone).
+    func received(_ data: Data) -> Bool {
+        var cancel = false
+        wake {
+            guard !ended && !closed else { cancel = closed; return }
             arrived += data.count
-            guard !stopped else { return false }
-            var data = data[...]
-            if status == 200 && skipped < skipWhole {
-                let drop = min(skipWhole - skipped, data.count)
-                skipped += drop
-                data = data.dropFirst(drop)
+            pieces.append(data)
+            buffered += data.count
+            if buffered > capacity {
+                paused = true
+                ended = true
+                cancel = true
             }
-            let room = limit - body.count
-            if room > 0 { body.append(contentsOf: data.prefix(room)) }
-            if body.count >= limit { stopped = true }
-            return stopped
+        }
+        return cancel
+    }
+
+    /// The transfer ended (`error` nil: the whole body arrived).
+    func completed(_ error: (any Error)?, response: HTTPURLResponse?) {
+        wake {
+            if self.response == nil { self.response = response }
+            guard !ended else { return }
+            ended = true
+            failure = error
         }
     }
 
-    /// Appends `data` to the exchange `key` of `table` in place (the optional-chained mutation
-    /// goes through the dictionary's storage, so the body is never copied); returns whether
-    /// the transfer should stop. The delegate's only receive path, and what the test counts.
-    static func receive<Key: Hashable, Value>(_ data: Data, status: Int?, at key: Key, in table: inout [Key: Value], through path: WritableKeyPath<Value, Received>) -> Bool {
-        table[key]?[keyPath: path].receive(data, status: status) ?? false
+    // MARK: The reader's side
+
+    /// The response head, once it arrived; nil when the exchange ended without one (then
+    /// ``failure`` says why).
+    func head() async -> HTTPURLResponse? {
+        await waitUntil { $0.response != nil || $0.ended }
+        return lock.withLock { response }
     }
 
-    struct Pending {
-        var received: Received
-        var response: HTTPURLResponse?
-        var continuation: CheckedContinuation<URLSessionExchange, any Error>
+    /// The next piece; nil at the end of the exchange (see ``outcome``).
+    func next() async -> Data? {
+        await waitUntil { $0.first < $0.pieces.count || $0.ended }
+        return lock.withLock {
+            guard first < pieces.count else { return nil }
+            let piece = pieces[first]
+            first += 1
+            buffered -= piece.count
+            if first > 64 && first * 2 > pieces.count {
+                pieces.removeFirst(first)
+                first = 0
+            }
+            return piece
+        }
     }
 
-    private let pending = Locked<[Int: Pending]>([:])
+    /// How the exchange ended, once ``next()`` returned nil: the transfer's error (nil when
+    /// complete or paused) and whether it was paused.
+    var outcome: (failure: (any Error)?, paused: Bool) { lock.withLock { (failure, paused) } }
+
+    /// The reader is done (or gone): nothing more is kept, a waiting reader returns.
+    func close(_ error: (any Error)? = nil) {
+        wake {
+            closed = true
+            if !ended { ended = true; failure = error }
+            pieces = []
+            first = 0
+            buffered = 0
+        }
+    }
+
+    private func wake(_ change: () -> Void) {
+        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            change()
+            defer { waiter = nil }
+            return waiter
+        }
+        waiting?.resume()
+    }
+
+    private func waitUntil(_ ready: @escaping (BodyPipe) -> Bool) async {
+        while !lock.withLock({ ready(self) }) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = lock.withLock { () -> Bool in
+                    if ready(self) { return true }
+                    waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+}
+
+/// URLSession with a delegate: the client for `https:` on Linux (FoundationNetworking, over
+/// libcurl) and for every scheme on Apple platforms. Bodies reach the reader as they arrive
+/// (``BodyPipe``: bounded, with a transfer cut short and resumed when the reader falls
+/// behind); a body can be cut off after the bytes a read needs (a server that ignores `Range`
+/// sends the whole file) and a dropped connection still yields the bytes that arrived. One
+/// session per source, reused for keep-alive.
+final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
+    /// How far a reader may fall behind the transfer before it is cut short (and resumed by
+    /// the next request): what one exchange holds in memory at most.
+    static let bufferCapacity = 4 << 20
+
+    private let pipes = Locked<[Int: BodyPipe]>([:])
     private let redirects = Locked<[Int: Int]>([:])
     let maxRedirects: Int
     /// Lower-cased names of the headers dropped on a redirect to another origin.
@@ -91,36 +167,15 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         sessionBox.withLock { $0?.invalidateAndCancel(); $0 = nil }
     }
 
-    /// Performs `request`, keeping at most `limit` body bytes (the transfer is cancelled once
-    /// they arrived); when the server answers 200 with the whole body, the first `skipWhole`
-    /// bytes are dropped as they arrive, so memory stays bounded by `limit` whatever the
-    /// offset. Throws only when no response arrived at all.
-    func perform(_ request: URLRequest, limit: Int, skipWhole: Int = 0) async throws -> URLSessionExchange {
-        guard let session = sessionBox.withLock({ $0 }) else { throw URLError(.cancelled) }
-        let task = session.dataTask(with: request)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                pending.withLock { $0[task.taskIdentifier] = Pending(received: Received(limit: limit, skipWhole: skipWhole), continuation: continuation) }
-                task.resume()
-            }
-        } onCancel: {
-            task.cancel()
-        }
-    }
-
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        pending.withLock { $0[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse }
+        if let response = response as? HTTPURLResponse { pipe(of: dataTask)?.arrived(response) }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let stop = pending.withLock { state -> Bool in
-            guard state[dataTask.taskIdentifier] != nil else { return false }
-            if state[dataTask.taskIdentifier]?.response == nil { state[dataTask.taskIdentifier]?.response = dataTask.response as? HTTPURLResponse }
-            let status = state[dataTask.taskIdentifier]?.response?.statusCode
-            return Self.receive(data, status: status, at: dataTask.taskIdentifier, in: &state, through: \.received)
-        }
-        if stop { dataTask.cancel() }
+        guard let pipe = pipe(of: dataTask) else { return }
+        if let response = dataTask.response as? HTTPURLResponse { pipe.arrived(response) }
+        if pipe.received(data) { dataTask.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
@@ -142,26 +197,28 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         redirects.withLock { $0[task.taskIdentifier] = nil }
-        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        let response = entry.response ?? (task.response as? HTTPURLResponse)
-        if let response {
-            var headers: [String: String] = [:]
-            for (key, value) in response.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
-            }
-            let received = entry.received
-            let failure = received.stopped ? nil : (error as? URLError) ?? error.map { _ in URLError(.unknown) }
-            entry.continuation.resume(returning: URLSessionExchange(status: response.statusCode, headers: headers, url: response.url, body: received.body, error: failure, stoppedAtLimit: received.stopped, skipped: received.skipped, arrived: received.arrived))
-        } else {
-            entry.continuation.resume(throwing: error ?? URLError(.badServerResponse))
+        let pipe = pipes.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        pipe?.completed(error, response: task.response as? HTTPURLResponse)
+    }
+
+    private func pipe(of task: URLSessionTask) -> BodyPipe? {
+        pipes.withLock { $0[task.taskIdentifier] }
+    }
+
+    /// The response's header fields by lower-cased name.
+    static func headers(of response: HTTPURLResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (key, value) in response.allHeaderFields {
+            if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
         }
+        return headers
     }
 
     func get(_ request: HTTPRequest, limit: Int, skipWhole: Int,
              head: (HTTPResponseHead) throws -> Void,
              body: (ArraySlice<UInt8>) async throws -> Void) async throws -> HTTPOutcome {
         var urlRequest = URLRequest(url: request.url)
-        urlRequest.timeoutInterval = request.timeout
+        urlRequest.timeoutInterval = request.waitLimit.seconds
         for (name, value) in request.headers {
             guard HTTPRequest.isValidHeaderName(name), HTTPRequest.isValidHeaderValue(value) else { throw URLError(.badURL) }
             urlRequest.setValue(value, forHTTPHeaderField: name)
@@ -169,30 +226,57 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             urlRequest.setValue(MP4ProbeVersion.userAgent, forHTTPHeaderField: "User-Agent")
         }
-        let exchange: URLSessionExchange
-        if let deadline = request.deadline {
-            // URLSession's timeout is an idle timeout: race the request against the deadline.
-            urlRequest.timeoutInterval = request.waitLimit.seconds
-            exchange = try await withThrowingTaskGroup(of: URLSessionExchange.self) { group in
-                group.addTask { [urlRequest] in try await self.perform(urlRequest, limit: limit, skipWhole: skipWhole) }
-                group.addTask {
-                    try await Task.sleep(until: deadline, clock: .continuous)
-                    throw URLError(.timedOut)
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw URLError(.timedOut) }
-                return first
+        guard let session = sessionBox.withLock({ $0 }) else { throw URLError(.cancelled) }
+        let task = session.dataTask(with: urlRequest)
+        let pipe = BodyPipe(capacity: Self.bufferCapacity)
+        pipes.withLock { $0[task.taskIdentifier] = pipe }
+        // URLSession's timeout is an idle timeout: the deadline ends the exchange however
+        // steadily bytes arrive.
+        let deadline = request.deadline.map { deadline in
+            Task {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                pipe.close(URLError(.timedOut))
+                task.cancel()
             }
-        } else {
-            exchange = try await perform(urlRequest, limit: limit, skipWhole: skipWhole)
         }
-        let responseHead = HTTPResponseHead(status: exchange.status, headers: exchange.headers, url: exchange.url ?? request.url)
-        try head(responseHead)
-        var delivered = 0
-        if (200..<300).contains(exchange.status) && !exchange.body.isEmpty {
-            delivered = exchange.body.count
-            try await body(exchange.body[...])
+        defer {
+            deadline?.cancel()
+            pipe.close()
+            task.cancel()   // nothing once it completed; a transfer cut short stops here
         }
-        return HTTPOutcome(head: responseHead, delivered: delivered, skipped: exchange.skipped, received: exchange.arrived, stoppedAtLimit: exchange.stoppedAtLimit, error: exchange.error)
+        return try await withTaskCancellationHandler {
+            task.resume()
+            guard let response = await pipe.head() else {
+                if Task.isCancelled { throw URLError(.cancelled) }
+                throw pipe.outcome.failure ?? URLError(.badServerResponse)
+            }
+            let responseHead = HTTPResponseHead(status: response.statusCode, headers: Self.headers(of: response), url: response.url ?? request.url)
+            try head(responseHead)
+            guard (200..<300).contains(response.statusCode) else {
+                return HTTPOutcome(head: responseHead, delivered: 0, skipped: 0, received: 0, stoppedAtLimit: false, error: nil)
+            }
+            var delivered = 0, skipped = 0
+            let skip = response.statusCode == 200 ? skipWhole : 0
+            while delivered < limit, let data = await pipe.next() {
+                var piece = data[...]
+                if skipped < skip {
+                    let drop = min(skip - skipped, piece.count)
+                    skipped += drop
+                    piece = piece.dropFirst(drop)
+                }
+                let take = piece.prefix(limit - delivered)
+                guard !take.isEmpty else { continue }
+                delivered += take.count
+                try await body(ArraySlice(take))
+            }
+            if Task.isCancelled { throw URLError(.cancelled) }
+            let stopped = delivered >= limit
+            let outcome = pipe.outcome
+            let failure: URLError? = stopped || outcome.paused ? nil : (outcome.failure as? URLError) ?? outcome.failure.map { _ in URLError(.unknown) }
+            return HTTPOutcome(head: responseHead, delivered: delivered, skipped: skipped, received: pipe.arrived, stoppedAtLimit: stopped, error: failure, paused: outcome.paused && !stopped)
+        } onCancel: {
+            pipe.close(URLError(.cancelled))
+            task.cancel()
+        }
     }
 }
