@@ -157,7 +157,10 @@ import MP4TestSupport
             #expect(matches && position == large.count, "\(client)")
             #expect(largest <= max(SocketConnection.bufferSize, 1 << 20), "\(client): a piece of \(largest) bytes: the body was collected")
             #expect(pieces > 8, "\(client): \(pieces) pieces")
-            #expect(source.statistics.requests - before == 1, "\(client)")
+            // Ours: one request. URLSession: one, and one more each time the reader (a loaded
+            // debug build) fell a buffer behind loopback; each of those delivered a buffer.
+            let bound = client == .automatic ? 1 : 1 + large.count / URLSessionClient.bufferCapacity
+            #expect(source.statistics.requests - before <= bound, "\(client): \(source.statistics.requests - before) requests")
         }
     }
 

@@ -44,9 +44,9 @@ struct HTTPSOriginTests {
             pieces += 1
         }
         #expect(matches && position == bytes.count)
-        // One request, unless the reader fell a buffer (4 MiB) behind TLS on loopback now and
-        // then (a debug build's reader can): then the rest is asked for again, a few times.
-        #expect(source.statistics.requests - before <= 4, "\(source.statistics.requests - before) requests")
+        // One request, and one more each time the reader fell a buffer behind TLS on loopback
+        // (a loaded debug build's reader can): each of those delivered a whole buffer first.
+        #expect(source.statistics.requests - before <= 1 + bytes.count / URLSessionClient.bufferCapacity, "\(source.statistics.requests - before) requests")
         #expect(largest <= 1 << 20 && pieces > 48, "\(pieces) pieces, the largest \(largest) bytes")
     }
 

@@ -140,7 +140,7 @@ final class BodyPipe: @unchecked Sendable {
 final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     /// How far a reader may fall behind the transfer before it is cut short (and resumed by
     /// the next request): what one exchange holds in memory at most.
-    static let bufferCapacity = 4 << 20
+    static let bufferCapacity = 8 << 20
 
     private let pipes = Locked<[Int: BodyPipe]>([:])
     private let redirects = Locked<[Int: Int]>([:])
