@@ -5,10 +5,18 @@
 #
 # Serves ROOT on a free port with sendfile (and under /paced/ at 512 KB/s, a phone's pace); with ACCESS_LOG, logs "uri|range|status|body bytes"
 # per request there. Sets origin (http://127.0.0.1:PORT) and origin_pid_file; stop_origin stops it.
+# With MP4PROBE_TLS_DIR (Tests/TLS/make-test-ca.sh DIR --trust), the same over HTTPS on a second
+# port: origin_tls (https://127.0.0.1:PORT2); otherwise origin_tls is empty.
 start_origin() {
   local dir=$1 root=$2 log=${3:-}
   local port logging="access_log off;"
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  local tls_server="" tls_port=""
+  origin_tls=""
+  if [ -n "${MP4PROBE_TLS_DIR:-}" ] && [ -s "$MP4PROBE_TLS_DIR/server.pem" ]; then
+    tls_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    tls_server="server { listen 127.0.0.1:$tls_port ssl; ssl_certificate $MP4PROBE_TLS_DIR/server.pem; ssl_certificate_key $MP4PROBE_TLS_DIR/server.key; root $root; location /paced/ { alias $root/; limit_rate 512k; } }"
+  fi
   if [ -n "$log" ]; then
     : > "$log"
     logging="log_format bench '\$request_uri|\$http_range|\$status|\$body_bytes_sent'; access_log $log bench;"
@@ -27,10 +35,13 @@ http {
   uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
   sendfile on;
   server { listen 127.0.0.1:$port; root $root; location /paced/ { alias $root/; limit_rate 512k; } }
+  $tls_server
 }
 CONF
   nginx -c "$dir/origin-nginx.conf" -p "$dir"
   origin="http://127.0.0.1:$port"
+  [ -n "$tls_port" ] && origin_tls="https://127.0.0.1:$tls_port"
+  return 0
 }
 
 stop_origin() { kill "$(cat "$origin_pid_file")" 2>/dev/null || true; }

@@ -20,6 +20,12 @@ final class FetchProgress: @unchecked Sendable {
     /// When the fetch was started, and when its first byte was written.
     let startedAt = ContinuousClock.now
     private var firstByteAt: ContinuousClock.Instant?
+    /// The rate is measured over windows of ``rateWindow``: where the current one began,
+    /// and the rate of the last complete one. A server's first burst (nginx with `sendfile`
+    /// writes a socket buffer's worth at once, then paces) says nothing of the rate after it.
+    private var window: (start: ContinuousClock.Instant, written: UInt64)?
+    private var lastWindowRate: Double?
+    static let rateWindow: Duration = .milliseconds(200)
     private var waiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     private var nextWaiter: UInt64 = 0
     private var commitWaiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
@@ -40,16 +46,17 @@ final class FetchProgress: @unchecked Sendable {
     /// False once a commit found the entry started again by another process.
     var valid: Bool { lock.withLock { _valid } }
 
-    /// Seconds from the start to the first byte (nil: none yet), and the bytes per second
-    /// delivered since then (nil until 50 ms of delivery have been seen: a first burst from
-    /// the server's buffers says nothing of the rate).
+    /// Seconds from the start to the first byte (nil: none yet), and the bytes per second it
+    /// delivers lately: over the current window once it is ``rateWindow`` long (a stall
+    /// counts), else the last complete window's; nil for the first window after the first
+    /// byte.
     var measures: (latency: Double?, bytesPerSecond: Double?) {
         lock.withLock {
-            guard let first = firstByteAt else { return (nil, nil) }
+            guard let first = firstByteAt, let window else { return (nil, nil) }
             let latency = Self.seconds(first - startedAt)
-            let span = Self.seconds(ContinuousClock.now - first)
-            guard span >= 0.05 else { return (latency, nil) }
-            return (latency, Double(_written - part.lowerBound) / span)
+            let span = ContinuousClock.now - window.start
+            guard span >= Self.rateWindow else { return (latency, lastWindowRate) }
+            return (latency, Double(_written - window.written) / Self.seconds(span))
         }
     }
 
@@ -61,7 +68,11 @@ final class FetchProgress: @unchecked Sendable {
     func wrote(_ count: Int) {
         let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             let now = ContinuousClock.now
-            if firstByteAt == nil { firstByteAt = now }
+            if firstByteAt == nil { firstByteAt = now; window = (now, _written) }
+            if let current = window, now - current.start >= Self.rateWindow {
+                lastWindowRate = Double(_written - current.written) / Self.seconds(now - current.start)
+                window = (now, _written)
+            }
             _written += UInt64(count)
             let ready = waiters.filter { $0.offset < _written }.map(\.continuation)
             waiters.removeAll { $0.offset < _written }

@@ -57,6 +57,14 @@ public final class HTTPByteSource: ByteSource {
         public var warn: (@Sendable (String) -> Void)?
         /// Which client performs `http:` requests.
         public var client: Client = .automatic
+        /// Largest request through URLSession (`https:` on Linux, every scheme on Apple
+        /// platforms): a long read is made of requests of this size, each streamed to the
+        /// reader as it arrives. FoundationNetworking hands body pieces to the delegate
+        /// through a queue that a fast origin outruns, and its `cancel()` stops the transfer
+        /// only when that queue gets to it: unbounded, a 1 GiB read over loopback TLS queued
+        /// 10 GB and nginx sent each range whole (measured). Our own client (`http:` on
+        /// Linux) makes one request per read.
+        public var maxURLSessionRequest: Int = 8 << 20
 
         /// The implementation behind the requests.
         public enum Client: String, Sendable {
@@ -94,12 +102,17 @@ public final class HTTPByteSource: ByteSource {
         /// Given and not yet confirmed by a `206` (then a `200` may also mean an origin that
         /// ignores `Range`, told apart by its validator).
         var presumed = false
+        /// The last response came from an `https:` URL (a redirect may lead there): its
+        /// requests go through URLSession.
+        var answeredOverHTTPS = false
     }
 
     /// The URL.
     public let url: URL
     public let options: Options
     private let client: any HTTPClient
+    /// Whether every request goes through URLSession (else only `https:` ones).
+    private let usesURLSessionOnly: Bool
     /// The caller's headers, as every request sends them (validated, in a stable order).
     private let baseHeaders: [(name: String, value: String)]
     private let state = Locked(State())
@@ -149,8 +162,10 @@ public final class HTTPByteSource: ByteSource {
         let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders)
         if Self.usesOwnClient(options.client, proxyConfigured: Self.proxyConfigured()) {
             self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
+            self.usesURLSessionOnly = false
         } else {
             self.client = tls
+            self.usesURLSessionOnly = true
         }
     }
 
@@ -221,9 +236,9 @@ public final class HTTPByteSource: ByteSource {
         return result
     }
 
-    /// Streams `range`: one request whose body goes to `consume` as it arrives (memory: a few
-    /// pieces, whatever the range), resumed from the first byte not delivered when it is cut
-    /// short.
+    /// Streams `range`: one request whose body goes to `consume` as it arrives (through
+    /// URLSession, requests of at most ``Options/maxURLSessionRequest``, each streamed),
+    /// resumed from the first byte not delivered when it is cut short.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         try await fetchHead()
         let (length, head) = state.withLock { ($0.length ?? 0, $0.head) }
@@ -235,7 +250,14 @@ public final class HTTPByteSource: ByteSource {
             try await consume(head[Int(offset)..<Int(end)])
             offset = end
         }
-        if offset < upper { try await fetch(offset..<upper, deliver: consume) }
+        // Through URLSession, requests of a bounded size (Options.maxURLSessionRequest).
+        let bounded = usesURLSessionOnly || url.scheme?.lowercased() == "https" || state.withLock { $0.answeredOverHTTPS }
+        let step = bounded ? UInt64(max(options.maxURLSessionRequest, 1 << 16)) : UInt64.max
+        while offset < upper {
+            let end = upper - offset > step ? offset + step : upper
+            try await fetch(offset..<end, deliver: consume)
+            offset = end
+        }
     }
 
     /// Takes `length` and `validator` (what ``validator()`` returned for this URL before: an
@@ -417,6 +439,7 @@ public final class HTTPByteSource: ByteSource {
                 var request = request(wanted)
                 request.deadline = deadline
                 outcome = try await client.get(request, limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
+                    if head.url.scheme?.lowercased() == "https" { state.withLock { $0.answeredOverHTTPS = true } }
                     if head.status == 200 || head.status == 206 { try Self.checkCodings(head, name: name) }
                     switch head.status {
                     case 206:

@@ -139,7 +139,8 @@ final class BodyPipe: @unchecked Sendable {
 /// session per source, reused for keep-alive.
 final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     /// How far a reader may fall behind the transfer before it is cut short (and resumed by
-    /// the next request): what one exchange holds in memory at most.
+    /// the next request): what one exchange holds in the pipe at most. (FoundationNetworking's
+    /// own delegate queue is bounded by the request's size: ``HTTPByteSource`` bounds them.)
     static let bufferCapacity = 8 << 20
 
     private let pipes = Locked<[Int: BodyPipe]>([:])
