@@ -17,11 +17,15 @@ extension MP4File {
         public static let frameHeaders = Facts(rawValue: 1 << 2)
         /// The titles of a QuickTime chapter track (`tref/chap`).
         public static let chapterTitles = Facts(rawValue: 1 << 3)
+        /// A fragmented file's duration from its last movie fragment, when nothing else gives
+        /// one (the fragments were not all read: a remote file): one read of the file's end
+        /// (``LastFragment/tailBytes``).
+        public static let lastFragmentDuration = Facts(rawValue: 1 << 4)
 
         /// Nothing beyond `ftyp` and `moov`.
         public static let structure: Facts = []
         /// Every fact.
-        public static let all: Facts = [.fragmentTables, .indexDuration, .frameHeaders, .chapterTitles]
+        public static let all: Facts = [.fragmentTables, .indexDuration, .frameHeaders, .chapterTitles, .lastFragmentDuration]
 
         /// What `info` reads from `source`: everything, but no walk of every `moof` over a
         /// remote source.
@@ -35,6 +39,7 @@ extension MP4File {
         guard movie != nil, !facts.isEmpty else { return }
         if facts.contains(.fragmentTables) { await completeFragments(loader: &loader) }
         if facts.contains(.indexDuration) { try await completeDuration(loader: &loader) }
+        if facts.contains(.lastFragmentDuration) { try await completeDurationFromLastFragment(loader: &loader) }
         if facts.contains(.frameHeaders) { try await probeFirstFrames(loader: &loader) }
         if facts.contains(.chapterTitles) { try await readChapterTitles(loader: &loader) }
     }
@@ -129,6 +134,33 @@ extension MP4File {
         }
         guard let chosen else { return }
         movie.indexedDurationSeconds = Double(chosen.totalDuration) / Double(chosen.timescale)
+        self.movie = movie
+    }
+
+    /// The duration, when nothing else gives one, from the last movie fragment
+    /// (``LastFragment``): one read of the file's last ``LastFragment/tailBytes``.
+    private mutating func completeDurationFromLastFragment(loader: inout SourceLoader) async throws {
+        guard var movie, isFragmented, (movie.durationSeconds ?? 0) == 0, let first = layout.boxes.first(where: { $0.type == .moof }) else { return }
+        let size = layout.fileSize
+        let start = max(first.offset, size - min(size, LastFragment.tailBytes))
+        guard start < size else { return }
+        let tail = try await loader.read(start..<size)
+        guard let range = LastFragment.lastMovieFragment(in: tail[...], start: start, fileSize: size),
+              range.upperBound - range.lowerBound <= loader.limits.maxOtherBoxSize else { return }
+        var parser = BoxTreeParser(limits: loader.limits)
+        guard let moof = try? parser.parse(Array(tail[Int(range.lowerBound - start)..<Int(range.upperBound - start)]), at: range.lowerBound, path: .top(.moof)) else { return }
+        var defaults: [UInt32: TrackExtendsBox] = [:]
+        for trex in movieBox?.first(.mvex)?.all(.trex) ?? [] {
+            if let box = trex.model(TrackExtendsBox.self) { defaults[box.trackID] = box }
+        }
+        let ends = LastFragment.endTimes(of: moof, defaults: defaults, fileSize: size, limits: loader.limits)
+        var longest = 0.0
+        for track in movie.tracks {
+            guard let end = ends[track.trackID], end > 0, let timescale = track.timescale, timescale > 0 else { continue }
+            longest = max(longest, Double(end) / Double(timescale))
+        }
+        guard longest > 0, longest.isFinite else { return }
+        movie.lastFragmentDurationSeconds = longest
         self.movie = movie
     }
 

@@ -166,6 +166,8 @@ enum InfoReport {
             var text = "\(Format.clock(seconds)) (\(Format.fixed(seconds, 3)) s)"
             if file.movie?.tracks.contains(where: \.factsFromFragments) == true && (file.movie?.header?.duration ?? 0) == 0 && file.movie?.fragmentDuration == nil {
                 text += " measured from the movie fragments"
+            } else if let last = file.movie?.lastFragmentDurationSeconds, last == seconds {
+                text += " from the last movie fragment (its tfdt and samples)"
             }
             if let rate = overallBitRate(file) { text += ", \(Format.bitRate(rate)) overall" }
             row("Duration:", text)
@@ -214,6 +216,9 @@ enum InfoReport {
         switch file.kind {
         case .progressive: return "progressive" + (file.layout.mediaDataBoxes.count > 1 ? " (\(file.layout.mediaDataBoxes.count) mdat boxes)" : "")
         case .fragmented:
+            if file.layout.walkStoppedAt != nil, let first = file.layout.boxes.first(where: { $0.type == .moof }) {
+                return "fragmented (movie fragments from byte \(Format.grouped(first.offset)) on, not walked over the network: `mp4probe samples URL` reads them)"
+            }
             let indexed = file.layout.indexedRanges.reduce(0) { $0 + $1.subsegments.count }
             let count = file.layout.boxes.filter { $0.type == .moof }.count + indexed
             return "fragmented (\(count) movie fragment\(count == 1 ? "" : "s")\(indexed > 0 ? ", as its sidx lists them" : ""))"

@@ -221,6 +221,9 @@ public enum MP4Probe {
             // Over HTTP, each fragment header would cost a request: a sidx says where they are
             // (a box listing still walks them all).
             options.followsSegmentIndex = isURL(location) && !loadsAllBoxes
+            // `info` and the inspector of a URL: a fragmented file's fragments are not walked
+            // (a request per `moof`); its duration comes from the last one (one read of the end).
+            if isURL(location) && facts == nil && !loadsAllBoxes { options.stopsAtFirstFragment = true }
             return (try await MP4File.open(source, options: options), source, limits)
         } catch let error as MP4Error {
             throw error.about(location)

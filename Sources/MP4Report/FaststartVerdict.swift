@@ -12,6 +12,9 @@ extension MP4File {
             if let moov = layout.movieBox, layout.firstMediaDataBox == nil, let fragments = layout.indexedRanges.first {
                 return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before the fragments at \(Format.grouped(fragments.range.lowerBound)); playback can start after \(Format.bytes(moov.availableEnd))"
             }
+            if let moov = layout.movieBox, layout.firstMediaDataBox == nil, layout.walkStoppedAt != nil, let fragment = layout.boxes.first(where: { $0.type == .moof }) {
+                return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before the first movie fragment at \(Format.grouped(fragment.offset)); playback can start after \(Format.bytes(moov.availableEnd))"
+            }
             guard let moov = layout.movieBox, let mdat = layout.firstMediaDataBox else { return "yes" }
             return "yes — moov at \(Format.grouped(moov.offset)) (\(Format.bytes(moov.size))), before mdat at \(Format.grouped(mdat.offset)); playback can start after \(Format.bytes(moov.availableEnd))"
         case .afterMediaData:

@@ -61,14 +61,14 @@ for scheme in http https; do
   md=$(median "${d[@]}"); mp=$(median "${p[@]}")
   printf '%-44s %-6s %9ss %9ss %6sx\n' "first 5 s of a 60 s film, 512 KB/s" "$scheme" "$md" "$mp" "$(python3 -c "print('%.2f' % ($mp / $md))")"
   # 2. A fragmented film's start.
-  d=(); p=(); bytes=()
+  d=(); p=(); bytes=(); dbytes=()
   for _ in 1 2 3; do
-    d+=("$(decode "$o/paced/frag600.mp4" 2)")
+    : > "$log"; d+=("$(decode "$o/paced/frag600.mp4" 2)"); sleep 0.5; dbytes+=("$(origin_bytes)")
     serve_start; : > "$log"; p+=("$(decode "$(via "$o/paced/frag600.mp4")" 2)"); serve_stop; bytes+=("$(origin_bytes)")
   done
   md=$(median "${d[@]}"); mp=$(median "${p[@]}")
   printf '%-44s %-6s %9ss %9ss %6sx %s\n' "first 2 s of a 300-fragment film, 512 KB/s" "$scheme" "$md" "$mp" "$(python3 -c "print('%.2f' % ($mp / $md))")" \
-    "origin sent $(python3 -c "print('%.1f' % ($(median "${bytes[@]}") / 1048576))") MiB through serve"
+    "origin sent $(python3 -c "print('%.1f' % ($(median "${dbytes[@]}") / 1048576))") MiB direct, $(python3 -c "print('%.1f' % ($(median "${bytes[@]}") / 1048576))") MiB through serve"
   # 3. fetch --all of 1 GiB against curl -o FILE && sync.
   d=(); p=(); rss=()
   for _ in 1 2 3; do

@@ -98,8 +98,9 @@ struct HTTPSOriginTests {
     }
 
     /// A film whose first 5 s ffmpeg decodes through `serve` from an HTTPS origin paced at
-    /// 512 KB/s: the frames are the direct ones, and they come no later than direct (issue
-    /// 43: 3.81 s through `serve`, 2.46 s direct, when URLSession's bodies were collected).
+    /// 512 KB/s: the frames are the direct ones, and they come about as soon as direct (issue
+    /// 43: 3.81 s through `serve`, 2.46 s direct, when URLSession's bodies were collected;
+    /// measured here 0.97-0.98x unloaded, 1.47x in a loaded suite, the collecting build 1.84x).
     @Test(.requires("nginx", "ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
     func aPlayerThroughServeStartsAsSoonAsDirect() async throws {
         let executable = try #require(Executables.mp4probe)
@@ -107,7 +108,7 @@ struct HTTPSOriginTests {
         defer { FileSystem.removeDirectory(root) }
         let ffmpeg = try #require(Executables.find("ffmpeg"))
         _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-                                                  "-f", "lavfi", "-i", "sine=frequency=440", "-t", "30", "-c:v", "mpeg4", "-b:v", "1500k", "-g", "50",
+                                                  "-f", "lavfi", "-i", "sine=frequency=440", "-t", "60", "-c:v", "mpeg4", "-b:v", "1500k", "-g", "50",
                                                   "-c:a", "aac", "-b:a", "96k", "-movflags", "+faststart", root + "/film.mp4"])
         let nginx = try #require(NginxServer.start(root: root, limitRate: "512k", tls: true))
         defer { nginx.stop() }
@@ -122,10 +123,42 @@ struct HTTPSOriginTests {
         defer { FileSystem.removeDirectory(cache) }
         let (proxy, base) = try await ProxyProcessTests.serve(executable, cache: cache, arguments: [])
         defer { proxy.terminate() }
-        let through = await decode(ProxyProcessTests.proxied(base, nginx.baseURL + "/film.mp4"))
-        print("HTTPS origin at 512 KB/s, first 5 s decoded: direct \(String(format: "%.2f", direct.seconds)) s, through serve \(String(format: "%.2f", through.seconds)) s (\(String(format: "%.2f", through.seconds / max(direct.seconds, 0.001)))x)")
+        let proxied = ProxyProcessTests.proxied(base, nginx.baseURL + "/film.mp4")
+        let through = await decode(proxied)
+        // The first byte of an uncached range: as soon as the origin sends it (before, at this
+        // pace, after the proxy's whole 2 MiB window: 4 s). A wall-clock ratio alone is a
+        // loaded CI's to judge.
+        // (At 7 MB: 37 s into the film, past what the player and the 10 s prefetch asked for.)
+        let firstByte = await Self.secondsToFirstBodyByte(try #require(URL(string: proxied)), range: "bytes=7000000-")
+        print("HTTPS origin at 512 KB/s, first 5 s decoded: direct \(String(format: "%.2f", direct.seconds)) s, through serve \(String(format: "%.2f", through.seconds)) s (\(String(format: "%.2f", through.seconds / max(direct.seconds, 0.001)))x); an uncached range's first byte after \(String(format: "%.2f", firstByte)) s")
         #expect(direct.frames.split(separator: "\n").count > 100 && through.frames == direct.frames, "the first 5 s decode identically")
-        #expect(through.seconds <= direct.seconds * 1.25 + 0.3, "\(through.seconds) s through serve, \(direct.seconds) s direct")
+        #expect(firstByte < 2, "the first byte of an uncached range came after \(firstByte) s: the body was collected")
+        #expect(through.seconds <= direct.seconds * 2 + 1, "\(through.seconds) s through serve, \(direct.seconds) s direct")
+    }
+
+    /// Seconds from sending `GET` with `range` to the first byte of the response's body.
+    static func secondsToFirstBodyByte(_ url: URL, range: String) async -> Double {
+        await withCheckedContinuation { continuation in
+            Thread {
+                let clock = ContinuousClock(), started = clock.now
+                guard let port = url.port, let fd = connectLoopback(port) else { return continuation.resume(returning: .infinity) }
+                defer { close(fd) }
+                var timeout = timeval(tv_sec: 30, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                let target = url.path + (url.query.map { "?" + $0 } ?? "")
+                let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: \(range)\r\n\r\n".utf8)
+                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                var received: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if n <= 0 { return continuation.resume(returning: .infinity) }
+                    received += buffer[0..<n]
+                    if let split = received.indices.first(where: { received[$0...].starts(with: [13, 10, 13, 10]) }), received.count > split + 4 { break }
+                }
+                let elapsed = clock.now - started
+                continuation.resume(returning: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            }.start()
+        }
     }
 
     /// A certificate the system does not trust is an error at once that names the host and

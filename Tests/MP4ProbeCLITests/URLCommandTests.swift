@@ -66,6 +66,37 @@ import MP4TestSupport
         }
     }
 
+    /// A fragmented film without an index (`frag_keyframe+empty_moov`: what live recorders and
+    /// MediaRecorder write), over HTTP: `info` reads the head and the end, not every `moof`
+    /// (issue 43: 301 requests and 19.7 MB for a 300-fragment film, and no duration). The
+    /// duration is the last fragment's `tfdt` plus its samples: the local file's, which walks
+    /// them all.
+    @Test(.requires("nginx", "ffmpeg"), .timeLimit(.minutes(3))) func aFragmentedFilmWithoutAnIndexIsProbedInFewRequests() async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let local = directory + "/recorded.mp4"
+        let ffmpeg = try #require(Executables.find("ffmpeg"))
+        _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=40", "-f", "lavfi", "-i", "sine=d=40",
+                                        "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "800k", "-g", "25", "-c:a", "aac",
+                                        "-movflags", "+frag_keyframe+empty_moov", local])
+        let nginx = try #require(NginxServer.start(root: directory))
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/recorded.mp4"
+        let before = nginx.requests(containing: "recorded.mp4").count
+        let remote = await CommandTests.run(["info", "--json", url])
+        #expect(remote.code == 0, "\(remote)")
+        let requests = nginx.requests(containing: "recorded.mp4").count - before
+        #expect(requests <= 4, "\(requests) requests")
+        let doc = try CommandTests.json(remote.out)
+        let localDoc = try CommandTests.json(await CommandTests.run(["info", "--json", local]).out)
+        #expect((localDoc["layout"] as? [String: Any])?["isFragmented"] as? Bool == true)
+        let remoteSeconds = try #require(doc["durationSeconds"] as? Double), localSeconds = try #require(localDoc["durationSeconds"] as? Double)
+        #expect(abs(remoteSeconds - localSeconds) < 0.001, "the last fragment says \(remoteSeconds) s, all of them \(localSeconds) s")
+        #expect((doc["layout"] as? [String: Any])?["isFastStart"] as? Bool == true)
+        let text = await CommandTests.run(["info", url])
+        #expect(text.out.contains("from the last movie fragment") && text.out.contains("not walked over the network"), "\(text.out)")
+    }
+
     /// docs/cache.md's promise (issue 16): after `fetch --all`, the cache answers with the
     /// origin stopped: no request, exit 0 (it used to give up after 3 retries, exit 4).
     @Test(.requires("nginx"), .timeLimit(.minutes(2))) func aFilledCacheWorksWithTheOriginDown() async throws {

@@ -69,6 +69,10 @@ public struct FileLayout: Sendable, Hashable {
     public var segmentIndexes: [UInt64: SegmentIndexBox] = [:]
 
     /// Creates a layout.
+    /// Where the top-level walk stopped at the first `moof` (``MP4File/Options/stopsAtFirstFragment``),
+    /// when boxes follow it: the fragments after it were not walked (nil: the walk went to the end).
+    public var walkStoppedAt: UInt64?
+
     public init(fileSize: UInt64, boxes: [TopLevelBox], findings: [Finding], unparsedTailByteCount: UInt64) {
         self.fileSize = fileSize
         self.boxes = boxes
@@ -86,7 +90,10 @@ public struct FileLayout: Sendable, Hashable {
     /// Where `moov` sits relative to the first `mdat` (or the first indexed fragments).
     public var moviePlacement: MoviePlacement {
         guard let moov = movieBox else { return .noMovie }
-        let media = [firstMediaDataBox?.offset, indexedRanges.first?.range.lowerBound].compactMap { $0 }.min()
+        // A walk stopped at the first `moof` (its media follow it) counts that `moof` as where
+        // the media begin.
+        let stoppedFragment = walkStoppedAt != nil ? boxes.last(where: { $0.type == .moof })?.offset : nil
+        let media = [firstMediaDataBox?.offset, indexedRanges.first?.range.lowerBound, stoppedFragment].compactMap { $0 }.min()
         guard let media else { return .noMediaData }
         return moov.offset < media ? .beforeMediaData : .afterMediaData
     }

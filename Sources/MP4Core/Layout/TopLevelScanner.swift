@@ -32,6 +32,7 @@ public enum TopLevelScanner {
         var findings: [Finding] = []
         var offset: UInt64 = range.lowerBound
         var tail: UInt64 = 0
+        var stoppedAt: UInt64?
         var indexed: [IndexedRange] = []
         var segmentIndexes: [UInt64: SegmentIndexBox] = [:]
         while offset < fileSize {
@@ -78,7 +79,10 @@ public enum TopLevelScanner {
                 break
             }
             offset += available
-            if stopsAtFirstFragment && header.type == .moof { break }
+            if stopsAtFirstFragment && header.type == .moof {
+                if offset < fileSize { stoppedAt = offset }
+                break
+            }
             // A segment index whose references follow it: take the fragments from it instead
             // of walking their headers one by one.
             if followsSegmentIndex, header.type == .sidx, !box.isTruncated, box.availableSize <= limits.maxOtherBoxSize,
@@ -93,6 +97,7 @@ public enum TopLevelScanner {
         var layout = FileLayout(fileSize: fileSize, boxes: boxes, findings: findings + observations(boxes), unparsedTailByteCount: tail)
         layout.indexedRanges = indexed
         layout.segmentIndexes = segmentIndexes
+        layout.walkStoppedAt = stoppedAt
         return layout
     }
 

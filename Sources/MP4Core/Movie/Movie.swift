@@ -49,6 +49,9 @@ public struct Movie: Sendable, Hashable {
     /// The duration the segment index (`sidx`) declares: the sum of its subsegment
     /// durations, when it was read (``MP4File/completingDuration(from:)``).
     public var indexedDurationSeconds: Double?
+    /// The duration the last movie fragment gives (its `tfdt` plus its samples), when the
+    /// fragments were not all read (a remote file: ``MP4File/Facts/lastFragmentDuration``).
+    public var lastFragmentDurationSeconds: Double?
 
     /// Duration in seconds, as a player sees the file: `mvhd`, unless the samples measured in
     /// `moov` and the fragments (``MP4File/Facts/fragmentTables``) run past it (a hybrid
@@ -64,6 +67,7 @@ public struct Movie: Sendable, Hashable {
             return Double(fragmentDuration) / Double(header.timescale)
         }
         if let indexedDurationSeconds, indexedDurationSeconds > 0 { return indexedDurationSeconds }
+        if let lastFragmentDurationSeconds, lastFragmentDurationSeconds > 0 { return lastFragmentDurationSeconds }
         return tracks.compactMap(\.durationSeconds).max()
     }
 }
