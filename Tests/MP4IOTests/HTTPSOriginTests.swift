@@ -75,7 +75,12 @@ struct HTTPSOriginTests {
 
     /// A reader that leaves an HTTPS transfer stops it: from an origin paced at 512 KB/s, a
     /// reader takes 1 MiB of a 32 MiB range and goes; nginx counts what it sent.
-    @Test(.requires("nginx")) func aReaderThatLeavesStopsTheTransfer() async throws {
+    /// Not under AddressSanitizer: there, in a loaded suite, the reader's task waited for the
+    /// shared pool while libcurl went on receiving (nothing in URLSession holds the origin
+    /// back), so what nginx sent measured the pool, not the stop (a whole 8 MiB request once,
+    /// in an ASan run of the serving suites here; alone it passes under ASan in 4.4 s).
+    @Test(.requires("nginx"), .enabled(if: ProcessInfo.processInfo.environment["MP4PROBE_UNDER_ASAN"] == nil, "timing-bound: not under AddressSanitizer"))
+    func aReaderThatLeavesStopsTheTransfer() async throws {
         let (nginx, _, root) = try Self.origin(size: 32 << 20, limitRate: "512k")
         defer { nginx.stop(); FileSystem.removeDirectory(root) }
         let source = try Self.source(nginx.baseURL + "/body.bin")
