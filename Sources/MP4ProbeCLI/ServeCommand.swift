@@ -27,6 +27,7 @@ enum ServeCommand: Command {
             .value("origin-wait", "SECONDS", "how long a player's request waits for an unreachable origin, trying\nagain, before it fails (default 30; 0: at once); meanwhile ranges\nare answered with the cached bytes they start in"),
             .value("idle-lifetime", "SECONDS", "how long a resource no request asks for stays open (its origin\nconnections, cache files and movie index; default 30)"),
             .value("preload-jobs", "N", "preloads (POST BASE_/preload) fetching at once, 1 to 16 (default 2);\nthe others wait their turn, and all wait while players fetch"),
+            .value("access-log", "FILE", "append one line per request to FILE (- for stderr), as nginx's\ncombined format: time, request (secret and query left out), status,\nbytes sent, Range, seconds, origin host, why it ended early; without\nit, refused requests (4xx, 5xx) are still said on stderr"),
         ], groups: [CommandTable.source], exitCodes: [.success, .usage, .ioError])
 
     /// The default cache directory: `$XDG_CACHE_HOME/mp4probe`, else `~/.cache/mp4probe`.
@@ -69,6 +70,13 @@ enum ServeCommand: Command {
         }
         // The source options' freshness (--cache-max-age) applies to the proxy's entries too.
         if let maxAge = sourceOptions.cacheMaxAge { options.loader.cache.entries.maxAge = maxAge }
+        if let path = scanner.value("access-log") {
+            let log = try LineWriter(path: path)
+            options.accessLog = { log.write($0) }
+        } else {
+            let stderr = LineWriter.standardError
+            options.refusalLog = { stderr.write("mp4probe: " + $0) }
+        }
         let proxy = CachingProxy(options: options)
         try proxy.start()
         output.write(proxy.baseURL + "\n")
@@ -94,5 +102,33 @@ enum ServeCommand: Command {
         }
         for await _ in signals { break }
         sources.forEach { $0.cancel() }
+    }
+}
+
+/// Lines appended to a file (or stderr), one write each, from any task.
+final class LineWriter: @unchecked Sendable {
+    private let handle: FileHandle
+    private let lock = NSLock()
+
+    static let standardError = LineWriter(handle: .standardError)
+
+    private init(handle: FileHandle) { self.handle = handle }
+
+    /// Appends to `path` (created 0644 when missing), or stderr for `-`.
+    convenience init(path: String) throws {
+        if path == "-" { self.init(handle: .standardError); return }
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644]) else {
+                throw MP4Error(.io, "cannot create the access log \(path)")
+            }
+        }
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw MP4Error(.io, "cannot open the access log \(path) for writing") }
+        handle.seekToEndOfFile()
+        self.init(handle: handle)
+    }
+
+    func write(_ line: String) {
+        let bytes = Data((line + "\n").utf8)
+        lock.withLock { try? handle.write(contentsOf: bytes) }
     }
 }

@@ -275,4 +275,38 @@ import MP4TestSupport
         let player = try HTTPByteSource(url: url)
         #expect(try await player.read(0..<1000).count == 1000)
     }
+
+    /// `serve --access-log FILE`: a player's requests are each a line with their Range,
+    /// status and bytes; the secret and the origin URL's query are not written. Without the
+    /// option a refused request is said on stderr.
+    @Test(.requires("nginx", "curl"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func theAccessLogListsEachRequestAndNoSecret() async throws {
+        let executable = try #require(Executables.mp4probe), curl = try #require(Executables.find("curl"))
+        let nginx = try #require(NginxServer.sampleMedia)
+        let cache = FileSystem.temporaryDirectory("mp4probe-access-log")
+        defer { FileSystem.removeDirectory(cache) }
+        let logDirectory = FileSystem.temporaryDirectory("mp4probe-access-log-file")
+        defer { FileSystem.removeDirectory(logDirectory) }
+        let log = logDirectory + "/access.log", stderr = logDirectory + "/stderr"
+        let (proxy, base) = try await Self.serve(executable, cache: cache, arguments: ["--prefetch", "0", "--access-log", log])
+        let url = Self.proxied(base, nginx.baseURL + "/moov-at-end.mp4?token=SIGNED")
+        for range in ["0-1", "100-5000"] { _ = await Executables.runOffPool(curl, ["-s", "-o", "/dev/null", "-r", range, url]) }
+        _ = await Executables.runOffPool(curl, ["-s", "-o", "/dev/null", base + "x.mp4"])
+        proxy.terminate()
+        await Self.wait(proxy)
+        let lines = String(decoding: FileSystem.read(log) ?? [], as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.first?.contains("\"GET /…/v.mp4 HTTP/1.1\" 206 2 \"bytes=0-1\"") == true, "\(lines)")
+        #expect(lines.dropFirst().first?.contains("206 4901 \"bytes=100-5000\"") == true, "\(lines)")
+        #expect(lines.last?.contains("400") == true && lines.last?.contains("missing ?url=ORIGIN") == true, "\(lines)")
+        let secret = base.split(separator: "/").last.map(String.init) ?? "?"
+        #expect(lines.allSatisfy { !$0.contains(secret) && !$0.contains("SIGNED") })
+
+        let (quiet, quietBase) = try await Self.serve(executable, cache: cache, arguments: ["--prefetch", "0"], stderr: stderr)
+        _ = await Executables.runOffPool(curl, ["-s", "-o", "/dev/null", quietBase + "x.mp4"])
+        quiet.terminate()
+        await Self.wait(quiet)
+        let said = String(decoding: FileSystem.read(stderr) ?? [], as: UTF8.self)
+        #expect(said.contains("400") && said.contains("missing ?url=ORIGIN"), "\(said)")
+    }
 }

@@ -26,6 +26,11 @@ public final class CachingProxy: @unchecked Sendable {
         /// Serve every resource as its faststart view (as if each URL said `&faststart=1`;
         /// `&faststart=0` asks for the original).
         public var faststartByDefault = false
+        /// Given one ``AccessLog`` line per request (`serve --access-log`); it must not wait.
+        public var accessLog: (@Sendable (String) -> Void)?
+        /// Without ``accessLog``, given the line of each answer with a status of 400 or more
+        /// (the CLI writes them to stderr: a refused player is never silent).
+        public var refusalLog: (@Sendable (String) -> Void)?
 
         public init(loader: MediaLoader.Options) { self.loader = loader }
         /// A cache in `cacheDirectory` with the default rules.
@@ -61,6 +66,16 @@ public final class CachingProxy: @unchecked Sendable {
         var serverOptions = options.server
         serverOptions.requiresTrust = true
         serverOptions.methodsWithBodies = ["POST"]   // _/preload
+        let secret = self.secret, accessLog = options.accessLog, refusalLog = options.refusalLog
+        if accessLog != nil || refusalLog != nil {
+            serverOptions.accessLog = { exchange in
+                if let accessLog {
+                    accessLog(AccessLog.line(exchange, secret: secret))
+                } else if exchange.status >= 400, let refusalLog {
+                    refusalLog(AccessLog.line(exchange, secret: secret))
+                }
+            }
+        }
         let server = HTTPServer(options: serverOptions) { [self] request in
             var response = await respond(request)
             response.trustsConnection = request.path.hasPrefix("/\(secret)/")

@@ -101,8 +101,30 @@ public final class HTTPServer: @unchecked Sendable {
         /// The largest request body accepted (413 above it); at most 192 KiB (what a
         /// connection's buffer holds beside a head), whatever is set.
         public var maxRequestBody = 64 << 10
+        /// Told of every answered request when its answer has ended (an access log); called on
+        /// the connection's task, so it must not wait.
+        public var accessLog: (@Sendable (Exchange) -> Void)?
 
         public init() {}
+    }
+
+    /// One request and how its answer went, for ``Options/accessLog``.
+    public struct Exchange: Sendable {
+        /// When the request head had arrived.
+        public var start: Date
+        /// Method and target as sent; nil when the head could not be read (a 400 or 431).
+        public var method: String?
+        public var target: String?
+        /// The `Range` header, if any.
+        public var range: String?
+        public var status: Int
+        /// Body bytes written to the client.
+        public var bytesSent: UInt64
+        /// Seconds from the head's arrival to the end of the answer.
+        public var seconds: Double
+        /// Why the answer ended early (the client went away, the source failed), or why the
+        /// request was refused (a 4xx or 5xx's text); nil when it went as planned.
+        public var failure: String?
     }
 
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
@@ -364,20 +386,22 @@ public final class HTTPServer: @unchecked Sendable {
                 connection.consume(count)
             }
             readingHead.withLock { $0 = false }
+            let seen = Self.request(method: method, target: target, headers: head.fields)
             guard let host = fields["host"]?.lowercased(), allowedHosts.contains(host) else {
-                await send(.text(421, "unknown Host (this server answers only to its own address)"), to: connection, head: false, keepAlive: false)
+                await send(.text(421, "unknown Host (this server answers only to its own address)"), to: connection, head: false, keepAlive: false, request: seen)
                 return
             }
             let keepAlive = version == "HTTP/1.1" && !(fields["connection"]?.lowercased().contains("close") ?? false)
             guard method == "GET" || method == "HEAD" || takesBody else {
                 var refusal = HTTPServerResponse.text(405, "only GET and HEAD")
                 refusal.headers.append(("Allow", (["GET", "HEAD"] + options.methodsWithBodies.sorted()).joined(separator: ", ")))
-                await send(refusal, to: connection, head: false, keepAlive: keepAlive)
+                await send(refusal, to: connection, head: false, keepAlive: keepAlive, request: seen)
                 if !keepAlive { return }
                 continue
             }
             var request = Self.request(method: method, target: target, headers: head.fields)
             request.body = body
+            let started = Date()
             let response = await handler(request)
             // An untrusted connection is closed after its answer (Options.requiresTrust).
             let trusted = state.withLock { state -> Bool in
@@ -385,7 +409,7 @@ public final class HTTPServer: @unchecked Sendable {
                 return state.trusted.contains(id)
             }
             let keep = keepAlive && (trusted || !options.requiresTrust)
-            guard await send(response, to: connection, head: method == "HEAD", keepAlive: keep), keep else { return }
+            guard await send(response, to: connection, head: method == "HEAD", keepAlive: keep, request: request, started: started), keep else { return }
         }
     }
 
@@ -409,14 +433,36 @@ public final class HTTPServer: @unchecked Sendable {
     /// source that fails before it has any (an uncached range with the origin down) is
     /// answered 502 with the reason instead of a 206 that never delivers.
     @discardableResult
-    private func send(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool) async -> Bool {
+    private func send(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool,
+                      request: HTTPServerRequest? = nil, started: Date = Date()) async -> Bool {
+        let outcome = await deliver(response, to: connection, head: head, keepAlive: keepAlive)
+        if let log = options.accessLog {
+            var failure = outcome.failure
+            if failure == nil, response.status >= 400, case .bytes(let bytes) = response.body {
+                failure = String(decoding: bytes.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            log(Exchange(start: started, method: request?.method, target: request?.target, range: request?.header("range"),
+                         status: outcome.status, bytesSent: outcome.sent, seconds: Date().timeIntervalSince(started), failure: failure))
+        }
+        return outcome.ok
+    }
+
+    /// What ``deliver(_:to:head:keepAlive:)`` did: whether the connection can go on, the
+    /// status sent (a 502 replaces a source that failed before its first byte), body bytes
+    /// written, and why it ended early.
+    private struct Delivery { var ok: Bool; var status: Int; var sent: UInt64; var failure: String? }
+
+    private func deliver(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool) async -> Delivery {
         let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
         do {
             guard !head, case .source(let source, let range) = response.body, !range.isEmpty else {
                 try await connection.send(headBytes(of: response, keepAlive: keepAlive), timeout: timeout)
-                guard !head else { return true }
-                if case .bytes(let bytes) = response.body { try await connection.send(bytes, timeout: timeout) }
-                return true
+                guard !head else { return Delivery(ok: true, status: response.status, sent: 0, failure: nil) }
+                if case .bytes(let bytes) = response.body {
+                    try await connection.send(bytes, timeout: timeout)
+                    return Delivery(ok: true, status: response.status, sent: UInt64(bytes.count), failure: nil)
+                }
+                return Delivery(ok: true, status: response.status, sent: 0, failure: nil)
             }
             let head = headBytes(of: response, keepAlive: keepAlive)
             // The body streams in a task of its own, cancelled as soon as the client goes away,
@@ -456,22 +502,36 @@ public final class HTTPServer: @unchecked Sendable {
             let (sent, headSent, failure) = await withTaskCancellationHandler { await streaming.value } onCancel: { streaming.cancel() }
             watch.cancel()
             await watch.value
-            if streaming.isCancelled { return false }
+            if streaming.isCancelled {
+                // The watch saw the client go (it may have gone right after the last byte).
+                let whole = sent == UInt64(range.count)
+                return Delivery(ok: false, status: response.status, sent: sent, failure: whole ? nil : "the client went away after \(sent) of \(range.count) bytes")
+            }
             do {
                 if let failure { throw failure }
             } catch let error where !headSent && !Task.isCancelled {
-                await send(ServingFailure.response(for: error), to: connection, head: false, keepAlive: false)
-                return false
+                let refusal = ServingFailure.response(for: error)
+                let delivered = await deliver(refusal, to: connection, head: false, keepAlive: false)
+                return Delivery(ok: false, status: refusal.status, sent: delivered.sent, failure: Self.reason(of: error))
+            } catch {
+                return Delivery(ok: false, status: response.status, sent: sent, failure: "cut short after \(sent) of \(range.count) bytes: \(Self.reason(of: error))")
             }
             guard headSent else {
                 // Ended without a byte and without an error (a source shorter than it said).
-                await send(.text(502, "the origin ended before byte \(range.lowerBound)"), to: connection, head: false, keepAlive: false)
-                return false
+                let refusal = HTTPServerResponse.text(502, "the origin ended before byte \(range.lowerBound)")
+                let delivered = await deliver(refusal, to: connection, head: false, keepAlive: false)
+                return Delivery(ok: false, status: 502, sent: delivered.sent, failure: "the origin ended before byte \(range.lowerBound)")
             }
-            return sent == UInt64(range.count)
+            let complete = sent == UInt64(range.count)
+            return Delivery(ok: complete, status: response.status, sent: sent, failure: complete ? nil : "ended after \(sent) of \(range.count) bytes")
         } catch {
-            return false
+            return Delivery(ok: false, status: response.status, sent: 0, failure: "the client went away")
         }
+    }
+
+    /// An error in a line.
+    static func reason(of error: any Error) -> String {
+        ((error as? MP4Error)?.message ?? "\(error)").replacingOccurrences(of: "\n", with: " ")
     }
 
     /// The status line and header fields of `response`, with `Content-Length`, `Connection`
