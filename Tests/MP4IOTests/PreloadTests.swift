@@ -107,13 +107,15 @@ import MP4TestSupport
         }
     }
 
-    @Test(.requires("nginx", "ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"), arguments: PreloadWay.allCases)
-    func threeSecondsPreloadedPlayWithTheOriginGone(_ way: PreloadWay) async throws {
+    /// Over plain HTTP and over HTTPS (nginx with TLS, issue 43), by both ways.
+    @Test(.requires("nginx", "ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"), arguments: PreloadWay.allCases, [false, true])
+    func threeSecondsPreloadedPlayWithTheOriginGone(_ way: PreloadWay, tls: Bool) async throws {
+        if tls && NginxServer.tlsDirectory == nil { print(NginxServer.tlsMissing); return }
         let (root, names) = try #require(Self.films)
         let cache = FileSystem.temporaryDirectory("mp4probe-feed-cache")
         defer { FileSystem.removeDirectory(cache) }
-        let nginx = try #require(NginxServer.start(root: root))
-        let marker = "feed=\(way)-\(UInt64.random(in: 0...UInt64.max))"
+        let nginx = try #require(NginxServer.start(root: root, tls: tls))
+        let marker = "feed=\(way)-\(tls ? "https" : "http")-\(UInt64.random(in: 0...UInt64.max))"
         let origins = names.map { nginx.baseURL + "/" + $0 + "?" + marker }
         var running: (Process, String)?
         switch way {
@@ -136,7 +138,7 @@ import MP4TestSupport
             let moov = file.layout.boxes.first { $0.type == .moov }?.size ?? 0
             let firstSeconds = try await SeekPlanner.plan(file, from: local, at: 0, duration: 4).byteCount
             let bound = moov + firstSeconds + (16 << 10)
-            print("preload 3 s of \(name) (\(way)): \(sent) of \(file.layout.fileSize) B from the origin (bound \(bound): moov \(moov), 4 s \(firstSeconds))")
+            print("preload 3 s of \(name) (\(way), \(tls ? "https" : "http")): \(sent) of \(file.layout.fileSize) B from the origin (bound \(bound): moov \(moov), 4 s \(firstSeconds))")
             #expect(sent > 0 && UInt64(sent) <= bound, "\(name) (\(way)): \(sent) B for 3 of 10 s, bound \(bound)")
         }
         let serve: Process, base: String
