@@ -32,6 +32,7 @@ enum FetchCommand: Command {
             .value("jobs", "J", "with --seconds: URLs preloaded at once (default 4, at most 32)"),
             .value("block", "SIZE", "commit every SIZE bytes (default 16M)"),
             .flag("json", "accepted for symmetry; the summary is text"),
+            .flag("quiet", "no progress line (one is drawn on a terminal, never in a pipe)"),
         ], groups: [CommandTable.source, CommandTable.limits], exitCodes: CommandTable.readingExits)
 
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
@@ -59,7 +60,15 @@ enum FetchCommand: Command {
         var summary = ""
         if scanner.flag("all") {
             // One streamed request per missing part; the data goes straight to the cache file.
-            try await cached.fill(0..<length)
+            let present = await cached.cachedRanges.byteCount
+            let progress = scanner.flag("quiet") || !Progress.onTerminal ? nil : Progress.start(total: length, done: present) { await cached.bytesFetched }
+            do {
+                try await cached.fill(0..<length)
+                await progress?.finish()
+            } catch {
+                await progress?.finish()
+                throw error
+            }
             summary = "cached all \(Format.grouped(length)) bytes of \(location)"
         } else {
             let limits = try MP4Probe.parseLimits(scanner)

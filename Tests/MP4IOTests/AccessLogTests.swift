@@ -35,3 +35,27 @@ import MP4TestSupport
         #expect(line.contains("/x\\\"y\\\\z\\x0D\\x0A127.0.0.1 fake\\x07") && line.contains("\"bytes=0-\\\"\\x0A\""), "\(line)")
     }
 }
+
+/// `fetch --all` draws a progress line on a terminal's stderr and never in a pipe (issue 46
+/// item 1): a 1 MB film from an origin paced at 512 KB/s, run under `script` (a
+/// pseudo-terminal) and with stderr a pipe.
+@Suite struct FetchProgressTests {
+    @Test(.requires("script"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func aTerminalSeesProgressAndAPipeDoesNot() async throws {
+        let executable = try #require(Executables.mp4probe), script = try #require(Executables.find("script"))
+        var random = SeededRandom(seed: 46)
+        let origin = try #require(LoopbackHTTPServer(body: random.bytes(1 << 20), behavior: .trickles(bytes: 16_000, interval: 1.0 / 32)))
+        defer { origin.stop() }
+        let onTerminal = FileSystem.temporaryDirectory("mp4probe-progress-tty"), inPipe = FileSystem.temporaryDirectory("mp4probe-progress-pipe")
+        defer { FileSystem.removeDirectory(onTerminal); FileSystem.removeDirectory(inPipe) }
+        let command = "\(executable) fetch --all --cache \(onTerminal) \(origin.url.absoluteString)"
+        let terminal = await Executables.runOffPool(script, ["-qec", command, "/dev/null"])
+        let lines = terminal.split(separator: "\r").filter { $0.contains(" of 1.0 MiB (") }
+        #expect(lines.count >= 2, "\(terminal.debugDescription)")
+        #expect(lines.contains { $0.contains("/s") && $0.contains("left") }, "\(lines)")
+        #expect(terminal.contains("cached all 1,048,576 bytes"))
+        let url = origin.url.absoluteString
+        let piped = await Executables.offPool { Executables.run(executable, ["fetch", "--all", "--cache", inPipe, url], stderrToStdout: true) }
+        #expect(piped.contains("cached all 1,048,576 bytes") && !piped.contains("\r") && !piped.contains("left"), "\(piped.debugDescription)")
+    }
+}

@@ -44,6 +44,11 @@ actor CacheEntry {
     }
 
     var resource: String { store.resource }
+    /// Bytes fetched from the origin so far: the ended fetches' and what the running ones
+    /// have written (not only what was committed), for a progress line.
+    var bytesFetched: UInt64 {
+        running.values.reduce(upstreamBytes) { $0 + ($1.progress.written - $1.progress.part.lowerBound) }
+    }
     var present: ByteRangeSet { store.present }
     var statistics: CachedByteSource.Statistics {
         CachedByteSource.Statistics(upstreamReads: upstreamReads, upstreamBytes: upstreamBytes, cachedBytesServed: store.cachedBytesServed,

@@ -174,6 +174,10 @@ public final class CachedByteSource: ByteSource {
 
     /// What was served from where, for this entry (shared by all sources of the resource).
     public var statistics: Statistics { get async { await entry.statistics } }
+    /// Bytes this process has fetched from the origin for the entry so far, those of fetches
+    /// still running included (``Statistics/upstreamBytes`` counts ended fetches): what a
+    /// progress line shows.
+    public var bytesFetched: UInt64 { get async { await entry.bytesFetched } }
 
     /// Ranges present in the cache.
     public var cachedRanges: ByteRangeSet { get async { await entry.present } }
