@@ -61,7 +61,7 @@ enum FetchCommand: Command {
         if scanner.flag("all") {
             // One streamed request per missing part; the data goes straight to the cache file.
             let present = await cached.cachedRanges.byteCount
-            let progress = scanner.flag("quiet") || !Progress.onTerminal ? nil : Progress.start(total: length, done: present) { await cached.bytesFetched }
+            let progress = scanner.flag("quiet") || !ProgressLine.onTerminal ? nil : ProgressLine.start(total: length, done: present) { await cached.bytesFetched }
             do {
                 try await cached.fill(0..<length)
                 await progress?.finish()

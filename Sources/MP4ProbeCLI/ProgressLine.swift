@@ -9,7 +9,7 @@ import MP4Report
 /// A progress line on a terminal's stderr for long work (`fetch --all`), as curl and wget
 /// draw one: bytes done of the total, rate, time left, redrawn in place every half second and
 /// ended with a newline. Never drawn when stderr is not a terminal (a pipe, a log file).
-final class Progress: @unchecked Sendable {
+final class ProgressLine: @unchecked Sendable {
     /// Whether stderr is a terminal.
     static var onTerminal: Bool { isatty(STDERR_FILENO) != 0 }
 
@@ -25,7 +25,7 @@ final class Progress: @unchecked Sendable {
     }
 
     /// Starts drawing: `done` bytes were there before, `fetched` says how many came since.
-    static func start(total: UInt64, done: UInt64, fetched: @escaping @Sendable () async -> UInt64) -> Progress {
+    static func start(total: UInt64, done: UInt64, fetched: @escaping @Sendable () async -> UInt64) -> ProgressLine {
         let clock = ContinuousClock(), started = clock.now
         let task = Task {
             while !Task.isCancelled {
@@ -35,7 +35,7 @@ final class Progress: @unchecked Sendable {
                 Self.draw(line(total: total, done: done, fetched: now, seconds: Self.seconds(clock.now - started)))
             }
         }
-        return Progress(total: total, done: done, task: task)
+        return ProgressLine(total: total, done: done, task: task)
     }
 
     /// Stops drawing and ends the line (the summary follows on stdout).
