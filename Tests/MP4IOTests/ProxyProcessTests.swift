@@ -292,9 +292,12 @@ import MP4TestSupport
         let url = Self.proxied(base, nginx.baseURL + "/moov-at-end.mp4?token=SIGNED")
         for range in ["0-1", "100-5000"] { _ = await Executables.runOffPool(curl, ["-s", "-o", "/dev/null", "-r", range, url]) }
         _ = await Executables.runOffPool(curl, ["-s", "-o", "/dev/null", base + "x.mp4"])
+        // A line is written when its answer has ended, which may be just after curl has it all.
+        let read = { String(decoding: FileSystem.read(log) ?? [], as: UTF8.self).split(separator: "\n").map(String.init) }
+        for _ in 0..<100 where read().count < 3 { try await Task.sleep(for: .milliseconds(50)) }
         proxy.terminate()
         await Self.wait(proxy)
-        let lines = String(decoding: FileSystem.read(log) ?? [], as: UTF8.self).split(separator: "\n").map(String.init)
+        let lines = read()
         #expect(lines.count == 3, "\(lines)")
         #expect(lines.first?.contains("\"GET /…/v.mp4 HTTP/1.1\" 206 2 \"bytes=0-1\"") == true, "\(lines)")
         #expect(lines.dropFirst().first?.contains("206 4901 \"bytes=100-5000\"") == true, "\(lines)")
@@ -304,9 +307,11 @@ import MP4TestSupport
 
         let (quiet, quietBase) = try await Self.serve(executable, cache: cache, arguments: ["--prefetch", "0"], stderr: stderr)
         _ = await Executables.runOffPool(curl, ["-s", "-o", "/dev/null", quietBase + "x.mp4"])
+        let saidSoFar = { String(decoding: FileSystem.read(stderr) ?? [], as: UTF8.self) }
+        for _ in 0..<100 where !saidSoFar().contains("missing ?url=ORIGIN") { try await Task.sleep(for: .milliseconds(50)) }
         quiet.terminate()
         await Self.wait(quiet)
-        let said = String(decoding: FileSystem.read(stderr) ?? [], as: UTF8.self)
+        let said = saidSoFar()
         #expect(said.contains("400") && said.contains("missing ?url=ORIGIN"), "\(said)")
     }
 }
