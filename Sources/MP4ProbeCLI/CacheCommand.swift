@@ -31,14 +31,16 @@ enum CacheCommand: Command {
         guard FileManager.default.fileExists(atPath: directory) else { throw MP4Error(.io, "\(directory): no such cache directory") }
         switch words[0] {
         case "ls":
+            // Most recently used first (what eviction spares longest), with what plays.
             let entries = CacheDirectory.entries(directory)
+            var playable: [String: Double] = [:]
+            for e in entries where !e.isDamaged {
+                playable[e.resource] = await CacheStatus.of(e.resource, in: directory)?.playable.prefixSeconds
+            }
             if scanner.flag("json") {
-                output.write(JSONValue.array(entries.map(json)).rendered(pretty: true) + "\n")
+                output.write(JSONValue.array(entries.map { json($0, playableSeconds: playable[$0.resource]) }).rendered(pretty: true) + "\n")
             } else {
-                for e in entries {
-                    let state = e.isDamaged ? "damaged" : (e.isComplete ? "complete" : "\(Format.fixed(Double(e.cachedBytes) * 100 / Double(max(e.length, 1)), 1))%")
-                    output.write("\(state)\t\(Format.grouped(e.cachedBytes))/\(Format.grouped(e.length))\t\(e.resource)\n")
-                }
+                output.write(listing(entries, playable: playable))
             }
         case "stat" where words.count == 3:
             guard let status = await CacheStatus.of(words[2], in: directory) else {
@@ -82,7 +84,30 @@ enum CacheCommand: Command {
                  ("cachedTimeRanges", .array(status.playable.ranges.map { .array([.double($0.lowerBound), .double($0.upperBound)]) }))])
     }
 
-    static func json(_ e: CacheDirectory.Entry) -> JSONValue {
-        .object([("resource", .string(e.resource)), ("length", .uint(e.length)), ("cachedBytes", .uint(e.cachedBytes)), ("allocatedBytes", .uint(e.allocatedBytes)), ("lastUsed", .double(e.lastUsed)), ("complete", .bool(e.isComplete)), ("damaged", .bool(e.isDamaged))])
+    static func json(_ e: CacheDirectory.Entry, playableSeconds: Double? = nil) -> JSONValue {
+        .object([("resource", .string(e.resource)), ("length", .uint(e.length)), ("cachedBytes", .uint(e.cachedBytes)), ("allocatedBytes", .uint(e.allocatedBytes)), ("lastUsed", .double(e.lastUsed)), ("complete", .bool(e.isComplete)), ("damaged", .bool(e.isDamaged)),
+                 ("playableSeconds", playableSeconds.map { .double($0) } ?? .null), ("preloaded", .bool(e.isPreloadedUnplayed))])
+    }
+
+    /// `cache ls` as text: a header, then one line per entry, most recently used first:
+    /// state (complete, the percent cached, or damaged), bytes cached of the length, seconds
+    /// playable from the start (`-`: no `moov` cached, or not a film), last use (UTC), whether it
+    /// was preloaded and not played since, and the resource.
+    static func listing(_ entries: [CacheDirectory.Entry], playable: [String: Double]) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        var rows = [["STATE", "CACHED/LENGTH", "PLAYABLE", "LAST USED (UTC)", "PRELOADED", "RESOURCE"]]
+        for e in entries {
+            let state = e.isDamaged ? "damaged" : (e.isComplete ? "complete" : "\(Format.fixed(Double(e.cachedBytes) * 100 / Double(max(e.length, 1)), 1))%")
+            let seconds = playable[e.resource].map { $0 > 0 ? Format.fixed($0, 1) + " s" : "0 s" } ?? "-"
+            rows.append([state, "\(Format.grouped(e.cachedBytes))/\(Format.grouped(e.length))", seconds,
+                         formatter.string(from: Date(timeIntervalSince1970: e.lastUsed)), e.isPreloadedUnplayed ? "yes" : "no", e.resource])
+        }
+        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            (0..<5).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") + "  " + row[5]
+        }.joined(separator: "\n") + "\n"
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MP4ProbeCLI
 import MP4TestSupport
@@ -95,6 +96,39 @@ import MP4TestSupport
         #expect((doc["layout"] as? [String: Any])?["isFastStart"] as? Bool == true)
         let text = await CommandTests.run(["info", url])
         #expect(text.out.contains("from the last movie fragment") && text.out.contains("not walked over the network"), "\(text.out)")
+    }
+
+    /// `cache ls` (issue 46 item 3): a header, then an entry a line, most recently used first,
+    /// with the seconds that play from the start, the last use and whether it was preloaded and
+    /// not played; `--json` carries the same.
+    @Test(.requires("nginx"), .timeLimit(.minutes(2))) func theCacheListingSaysWhatPlays() async throws {
+        let root = FileSystem.temporaryDirectory(), cache = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(root); FileSystem.removeDirectory(cache) }
+        for name in ["moov-at-end.mp4", "faststart.mp4"] { FileSystem.write(try #require(FileSystem.read(Fixtures.sample(name))), to: root + "/" + name) }
+        let nginx = try #require(NginxServer.start(root: root))
+        defer { nginx.stop() }
+        #expect(await CommandTests.run(["fetch", nginx.baseURL + "/moov-at-end.mp4", "--cache", cache, "--seconds", "3"]).code == 0)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(await CommandTests.run(["fetch", nginx.baseURL + "/faststart.mp4", "--cache", cache, "--all"]).code == 0)
+        let listed = await CommandTests.run(["cache", "ls", cache])
+        let lines = listed.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(listed.out)")
+        #expect(lines.first?.hasPrefix("STATE") == true && lines.first?.contains("PLAYABLE") == true, "\(listed.out)")
+        // Most recently used first: the whole film, then the preloaded one.
+        #expect(lines.dropFirst().first?.hasPrefix("complete") == true && lines.dropFirst().first?.hasSuffix("faststart.mp4") == true, "\(listed.out)")
+        let preloaded = try #require(lines.last)
+        #expect(preloaded.contains(" yes ") && preloaded.hasSuffix("moov-at-end.mp4"), "\(preloaded)")
+        let seconds = preloaded.split(separator: " ").first { $0.contains(".") && Double($0) != nil }.flatMap { Double($0) } ?? 0
+        let json = await CommandTests.run(["cache", "ls", "--json", cache])
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
+        #expect(entries.count == 2)
+        // The sample is a few seconds long: what plays of it is what `cache stat` says.
+        let playable = try #require(entries.last?["playableSeconds"] as? Double)
+        #expect(entries.last?["preloaded"] as? Bool == true && playable > 0, "\(entries)")
+        #expect(abs(seconds - playable) < 0.06, "\(preloaded) against \(playable)")
+        let stat = await CommandTests.run(["cache", "stat", cache, nginx.baseURL + "/moov-at-end.mp4"])
+        #expect(stat.out.contains("playable: \(String(format: "%.2f", playable)) s"), "\(stat.out)")
+        #expect(entries.first?["preloaded"] as? Bool == false)
     }
 
     /// docs/cache.md's promise (issue 16): after `fetch --all`, the cache answers with the
