@@ -122,7 +122,7 @@ enum FetchCommand: Command {
                         let outcome = try await Preload.run(cached, seconds: seconds, limits: limits)
                         // What plays, as `cache stat` and `_/status` say it (one definition: CacheStatus).
                         let playable = await CacheStatus.of(cached.name, in: directory, limits: limits)?.playable.prefixSeconds ?? 0
-                        return (index, "\(location): \(Format.fixed(playable, 2)) s playable from the cache (asked \(Format.fixed(seconds, 2)) s); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(outcome.fetchedBytes)) fetched now)", true)
+                        return (index, "\(location): \(Format.fixed(playable, 2)) s playable from the cache (asked \(Format.fixed(seconds, 2)) s); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(outcome.fetchedBytes)) fetched now", true)
                     } catch let error as MP4Error {
                         return (index, "\(location): \(error.message)", false)
                     } catch {

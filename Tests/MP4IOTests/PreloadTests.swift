@@ -122,6 +122,9 @@ import MP4TestSupport
         case .fetch:
             let fetched = await Self.mp4probe(["fetch"] + origins + ["--cache", cache, "--seconds", "3"])
             #expect(fetched.status == 0, "\(fetched.output)")
+            // One line per URL, its parentheses matched (a ")" closed nothing at the end).
+            let lines = fetched.output.split(separator: "\n").filter { $0.contains("s playable from the cache") }
+            #expect(lines.count == origins.count && lines.allSatisfy { $0.hasSuffix("fetched now") && $0.filter { $0 == "(" }.count == $0.filter { $0 == ")" }.count }, "\(fetched.output)")
         case .proxy:
             let started = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache, arguments: ["--prefetch", "0", "--origin-wait", "1"])
             running = started
