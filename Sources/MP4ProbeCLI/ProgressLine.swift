@@ -13,16 +13,9 @@ final class ProgressLine: @unchecked Sendable {
     /// Whether stderr is a terminal.
     static var onTerminal: Bool { isatty(STDERR_FILENO) != 0 }
 
-    private let total: UInt64
-    private let done: UInt64
     private let task: Task<Void, Never>
-    private let started = ContinuousClock.now
 
-    private init(total: UInt64, done: UInt64, task: Task<Void, Never>) {
-        self.total = total
-        self.done = done
-        self.task = task
-    }
+    private init(task: Task<Void, Never>) { self.task = task }
 
     /// Starts drawing: `done` bytes were there before, `fetched` says how many came since.
     static func start(total: UInt64, done: UInt64, fetched: @escaping @Sendable () async -> UInt64) -> ProgressLine {
@@ -35,7 +28,7 @@ final class ProgressLine: @unchecked Sendable {
                 Self.draw(line(total: total, done: done, fetched: now, seconds: Self.seconds(clock.now - started)))
             }
         }
-        return ProgressLine(total: total, done: done, task: task)
+        return ProgressLine(task: task)
     }
 
     /// Stops drawing and ends the line (the summary follows on stdout).
