@@ -140,11 +140,16 @@ final class AtomicFileWriter {
         try Platform.writeFully(try fd(), bytes, offset: offset, path: temporaryPath)
     }
 
-    /// Flushes, closes and renames the temporary file over the destination.
-    func commit() throws {
+    /// Flushes, closes and renames the temporary file over the destination. `.durable`: the
+    /// new file is on stable storage when this returns (the directory flushed too), as a
+    /// user's file must be. `.ordered`: its bytes reach the disk before the rename does, so a
+    /// crash leaves the old file or the whole new one, but either may be what is found after
+    /// it (the directory is not flushed): enough for a file whose older version is also right,
+    /// as a cache table that claims less.
+    func commit(_ purpose: Platform.SyncPurpose = .durable) throws {
         let fd = try fd()
         do {
-            try Platform.sync(fd, path: temporaryPath)
+            try Platform.sync(fd, path: temporaryPath, for: purpose)
             Platform.closeFile(fd)
             descriptor = nil
             try Platform.renameFile(temporaryPath, to: destination)
@@ -154,7 +159,7 @@ final class AtomicFileWriter {
             abort()
             throw error
         }
-        Platform.syncDirectory(Platform.split(destination).directory)
+        if purpose != .ordered { Platform.syncDirectory(Platform.split(destination).directory) }
     }
 
     /// Removes the temporary file (nothing happens when it was committed).

@@ -227,7 +227,7 @@ public enum InPlaceFaststart {
             try Platform.writeFully(fd, plan.head[..<half], offset: 0, path: path)
             try crashPoint("half-head", path: path)
             try Platform.writeFully(fd, plan.head[half...], offset: UInt64(half), path: path)
-            try Platform.syncData(fd, path: path)
+            try Platform.sync(fd, path: path, for: .durableData)
             try crashPoint("head", path: path)
             journal.phase = "finishing"
             try journal.write(to: journalPath)

@@ -259,11 +259,28 @@ package enum Platform {
         if ftruncate(fd, off_t(size)) != 0 { throw ioError("cannot size \(path) to \(size) bytes") }
     }
 
-    /// Flushes `fd` to stable storage: `F_FULLFSYNC` on Darwin (`fsync` there stops at the
-    /// drive's cache), `fsync` elsewhere.
-    static func sync(_ fd: Int32, path: String) throws {
-        if mp4probe_full_sync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
+    /// What a flush is for: the platform's call for each is chosen in C (`mp4probe_sync`),
+    /// where the Darwin header check sees it.
+    package enum SyncPurpose: Int32, Sendable {
+        /// What was written before reaches the disk before what is written after, as a cache
+        /// needs (its data before the table that claims it; what a crash loses is fetched
+        /// again): `F_BARRIERFSYNC` on Darwin, without a drive flush; `fdatasync` on Linux.
+        case ordered = 0
+        /// The data on stable storage: `F_FULLFSYNC` on Darwin, `fdatasync` on Linux.
+        case durableData = 1
+        /// Data and metadata on stable storage, as a user's file and a journal need:
+        /// `F_FULLFSYNC` on Darwin (its `fsync` stops at the drive's cache), `fsync` on Linux.
+        case durable = 2
     }
+
+    /// Flushes `fd` for `purpose`.
+    static func sync(_ fd: Int32, path: String, for purpose: SyncPurpose = .durable) throws {
+        if let slowDisk = beforeSync.withLock({ $0 }) { slowDisk(path, purpose) }
+        if mp4probe_sync(fd, purpose.rawValue) != 0 { throw ioError("cannot flush \(path) to disk") }
+    }
+
+    /// Tests only: called before each flush with the file's path (a slow disk, simulated).
+    package static let beforeSync = Locked<(@Sendable (String, SyncPurpose) -> Void)?>(nil)
 
     static func setPermissions(_ fd: Int32, _ permissions: UInt32, path: String) throws {
         if fchmod(fd, mode_t(permissions)) != 0 { throw ioError("cannot set the permissions of \(path)") }
@@ -284,7 +301,7 @@ package enum Platform {
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
-        _ = mp4probe_full_sync(fd)
+        _ = mp4probe_sync(fd, SyncPurpose.durable.rawValue)
         closeFile(fd)
     }
 
@@ -303,17 +320,6 @@ package enum Platform {
         var open = stat(), named = stat()
         guard fstat(fd, &open) == 0, stat(path, &named) == 0 else { return false }
         return open.st_dev == named.st_dev && open.st_ino == named.st_ino
-    }
-
-    /// Flushes the data of `fd` (not its metadata) to disk: `F_FULLFSYNC` on Darwin, where
-    /// `fsync` stops at the drive's cache and the drive may reorder writes (a cache table
-    /// would then reach the media before the data it claims).
-    static func syncData(_ fd: Int32, path: String) throws {
-        #if canImport(Darwin)
-        if mp4probe_full_sync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
-        #else
-        if fdatasync(fd) != 0 { throw ioError("cannot flush \(path) to disk") }
-        #endif
     }
 
     /// Sets the modification time of `path` to now (the cache's least-recently-used clock).

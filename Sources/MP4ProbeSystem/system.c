@@ -407,15 +407,31 @@ int mp4probe_clone_file(int source_fd, const char *path, unsigned int permission
 #endif
 }
 
-int mp4probe_full_sync(int fd) {
-#if defined(__APPLE__) && defined(F_FULLFSYNC)
-    if (fcntl(fd, F_FULLFSYNC) == 0) return 0;
-    /* Some filesystems (network, FAT) refuse it: the flush they can do. */
-#endif
+int mp4probe_sync(int fd, int purpose) {
     int result;
+#if defined(__APPLE__)
+    /* fsync on Darwin stops at the drive's cache, which may reorder writes. */
+#if defined(F_BARRIERFSYNC)
+    if (purpose == MP4PROBE_SYNC_ORDERED && fcntl(fd, F_BARRIERFSYNC) == 0) return 0;
+#endif
+#if defined(F_FULLFSYNC)
+    if (purpose != MP4PROBE_SYNC_ORDERED && fcntl(fd, F_FULLFSYNC) == 0) return 0;
+#endif
+    /* Filesystems that refuse them (network, FAT): the flush they can do. */
     do { result = fsync(fd); } while (result != 0 && errno == EINTR);
+#else
+    /* Linux has no write barrier: ordering takes the flush; the data without the metadata
+       that reading it back does not need. */
+    if (purpose == MP4PROBE_SYNC_DURABLE) {
+        do { result = fsync(fd); } while (result != 0 && errno == EINTR);
+    } else {
+        do { result = fdatasync(fd); } while (result != 0 && errno == EINTR);
+    }
+#endif
     return result;
 }
+
+int mp4probe_full_sync(int fd) { return mp4probe_sync(fd, MP4PROBE_SYNC_DURABLE); }
 
 int mp4probe_opened_for_writing_elsewhere(int read_only_fd) {
 #if defined(__linux__) && defined(F_SETLEASE)

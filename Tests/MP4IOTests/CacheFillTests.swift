@@ -116,4 +116,43 @@ import MP4TestSupport
         let data = try #require(FileSystem.read(paths.data))
         #expect(data[5000..<9096].allSatisfy { $0 == 0 }, "bytes past the part were written")
     }
+
+    /// A commit's data flush (a full drive flush on a phone, tens of milliseconds) runs in the
+    /// fetch, not on the entry's actor: a player reading cached bytes of the same entry while
+    /// the fill flushes gets them at once. The disk is made slow (400 ms per flush of the data
+    /// file); with the flush on the actor (as before) the read waited for it.
+    @Test func readersDoNotWaitForACommitsFlush() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-fill")
+        defer { FileSystem.removeDirectory(directory) }
+        let paths = CachedByteSource.entryPaths(directory: directory, resource: "hooked://resource")
+        var options = CachedByteSource.Options()
+        options.commitInterval = 256 << 10
+        let cached = try await CachedByteSource(upstream: HookedUpstream(Self.origin) {}, directory: directory, options: options)
+        try await cached.fill(0..<(64 << 10))
+        let flushing = Locked(0)
+        Platform.beforeSync.withLock { hook in
+            hook = { path, _ in
+                guard path == paths.data else { return }
+                flushing.withLock { $0 += 1 }
+                Thread.sleep(forTimeInterval: 0.4)
+            }
+        }
+        defer { Platform.beforeSync.withLock { $0 = nil } }
+        let fill = Task { try await cached.fill(0..<UInt64(Self.origin.count)) }
+        var waits: [Double] = []
+        for _ in 0..<3 {
+            let seen = flushing.withLock { $0 }
+            while flushing.withLock({ $0 }) == seen { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(50))    // well inside the 400 ms flush
+            let start = ContinuousClock.now
+            let bytes = try await cached.read(0..<4096)
+            let wait = start.duration(to: .now)
+            waits.append(Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds))
+            #expect(bytes == Array(Self.origin[0..<4096]))
+        }
+        try await fill.value
+        print("a reader's wait for cached bytes during a commit's flush (400 ms): \(waits.map { String(format: "%.3f s", $0) })")
+        #expect(waits.allSatisfy { $0 < 0.2 }, "a reader waited for the commit's flush: \(waits)")
+        #expect(try await cached.read(0..<UInt64(Self.origin.count)) == Self.origin)
+    }
 }

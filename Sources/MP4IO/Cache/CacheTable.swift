@@ -141,8 +141,11 @@ struct CacheTable: Equatable {
         return table
     }
 
-    /// Writes the table atomically: temporary file, fsync, rename, directory fsync.
-    func write(to path: String) throws {
+    /// Writes the table atomically: temporary file, flush, rename (``AtomicFileWriter``).
+    /// `.durable` (a new or reset entry, whose earlier table may claim bytes the data file no
+    /// longer holds) flushes the directory too; `.ordered` (a commit, which only adds claims
+    /// to the same generation, so the earlier table is right as well) does not.
+    func write(to path: String, _ purpose: Platform.SyncPurpose = .durable) throws {
         let encoded = Encoded(version: version, resource: resource, length: length, validator: validator, generation: generation,
                               ranges: rangeSet.ranges.map { [$0.lowerBound, $0.upperBound] },
                               blocks: blockChecksums.isEmpty ? nil : blockChecksums.keys.sorted().map { [$0, blockChecksums[$0] ?? 0] },
@@ -154,6 +157,6 @@ struct CacheTable: Equatable {
         let data = try encoder.encode(encoded)
         let writer = try AtomicFileWriter(destination: path, permissions: 0o600)
         try writer.write(Array(data), at: 0)
-        try writer.commit()
+        try writer.commit(purpose)
     }
 }

@@ -270,21 +270,29 @@ final class EntryStore {
         }
     }
 
-    /// Claims `range` (written to the data file through `fd`) in the table: data flushed
-    /// first, then, holding the lock, the table as it is on disk now (other processes' ranges
-    /// merged) plus `range`, written atomically. Claims nothing and returns false when the
-    /// entry's generation is no longer `generation` (another process emptied it: the bytes
-    /// may be gone) or `fd` is no longer the data file.
+    /// Flushes what a fetch wrote through `fd` so that it reaches the disk before the table
+    /// that will claim it (``commit(_:writtenThrough:generation:)``). Ordered, not durable: a
+    /// cache's bytes can be fetched again, so no drive flush (``Platform/SyncPurpose/ordered``).
+    /// Called by the fetch, off the entry's actor: readers of the entry do not wait for it.
+    static func flushBeforeCommit(_ fd: Int32, path: String) throws {
+        try Platform.sync(fd, path: path, for: .ordered)
+    }
+
+    /// Claims `range` (written to the data file through `fd`, and flushed by
+    /// ``flushBeforeCommit(_:path:)``) in the table: holding the lock, the table as it is on
+    /// disk now (other processes' ranges merged) plus `range`, written atomically after the
+    /// data. Claims nothing and returns false when the entry's generation is no longer
+    /// `generation` (another process emptied it: the bytes may be gone) or `fd` is no longer
+    /// the data file.
     func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {
-        try Platform.syncData(fd, path: dataPath)       // data first ...
-        return try locked {
+        try locked {
             // Another process may have added ranges, or evicted or reset the entry: start from
             // what is on disk now (an empty entry when it is gone or damaged).
             try reloadLocked()
             guard table.generation == generation, fd == dataFD else { verifiedBlocks = []; return false }
             table.rangeSet.insert(range)
             try addBlockChecksums(around: range)
-            try table.write(to: tablePath)              // ... then the table that claims it
+            try table.write(to: tablePath, .ordered)     // after the data it claims
             noteTable()
             return true
         }

@@ -6,13 +6,13 @@ import FoundationNetworking
 /// A value behind a lock: how the HTTP code shares mutable state between tasks, URLSession's
 /// delegate queue and socket waits. Mutate through `withLock` only (in place: never copy a
 /// large value out, change it and store it back).
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

@@ -120,8 +120,24 @@ int mp4probe_clone_range(int source_fd, int64_t source_offset, int64_t length, i
 /// where the filesystem cannot.
 int mp4probe_clone_file(int source_fd, const char *path, unsigned int permissions);
 
-/// Flushes `fd` to stable storage: `F_FULLFSYNC` on Darwin, where `fsync` only reaches the
-/// drive's cache (plain `fsync` when the filesystem refuses it), `fsync` elsewhere.
+/// What a flush is for (`mp4probe_sync`).
+enum {
+    /// The bytes written to `fd` before reach the disk before any written after (a cache's
+    /// data before the table that claims it; a lost tail only claims less): `F_BARRIERFSYNC`
+    /// on Darwin (no drive flush), `fdatasync` on Linux (which has no barrier).
+    MP4PROBE_SYNC_ORDERED = 0,
+    /// The data of `fd` is on stable storage (not its metadata where reading the data back
+    /// does not need it): `F_FULLFSYNC` on Darwin, `fdatasync` on Linux.
+    MP4PROBE_SYNC_DURABLE_DATA = 1,
+    /// The file, data and metadata, is on stable storage (a user's output, a journal, a
+    /// directory after a rename): `F_FULLFSYNC` on Darwin, `fsync` on Linux.
+    MP4PROBE_SYNC_DURABLE = 2,
+};
+
+/// Flushes `fd` for `purpose` (one of the values above). Where the filesystem refuses the
+/// Darwin calls (network, FAT), plain `fsync`. 0, or -1 with errno.
+int mp4probe_sync(int fd, int purpose);
+/// `mp4probe_sync(fd, MP4PROBE_SYNC_DURABLE)`.
 int mp4probe_full_sync(int fd);
 /// Whether another open file description has the file open for writing (a read lease is
 /// refused): 1 yes, 0 no, -1 cannot tell (no leases here, not the file's owner...).
