@@ -157,6 +157,42 @@ int mp4probe_wait(int fd, int for_write, int timeout_ms) {
     return ready < 0 ? -1 : (ready == 0 ? 0 : 1);
 }
 
+int mp4probe_wake_pipe(int fds[2]) {
+    if (pipe(fds) != 0) return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFD, FD_CLOEXEC) != 0 || fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK) != 0) {
+            int saved = errno;
+            close(fds[0]); close(fds[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int mp4probe_wait_or_wake(int fd, int wake_fd, int timeout_ms) {
+    struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = wake_fd, .events = POLLIN } };
+    int ready;
+    do { ready = poll(p, 2, timeout_ms); } while (ready < 0 && errno == EINTR);
+    if (ready < 0) return -1;
+    if (ready == 0) return 0;
+    if (p[1].revents) return 2;
+    return 1;
+}
+
+int mp4probe_make_listener_defunct(int fd) {
+    int bound = 0;
+    int other = mp4probe_tcp_listen("127.0.0.1", 0, 1, &bound);
+    if (other < 0) return -1;
+    int result = dup2(other, fd) < 0 ? -1 : 0;
+    close(other);
+    if (result == 0) {
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0) (void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+    return result;
+}
+
 ssize_t mp4probe_recv(int fd, void *buffer, size_t length) {
     ssize_t n;
     do { n = recv(fd, buffer, length, MSG_DONTWAIT); } while (n < 0 && errno == EINTR);

@@ -126,6 +126,43 @@ import Glibc
         #expect(AcceptFailure.reopenDelay(afterAttempts: 0) == 50 && AcceptFailure.reopenDelay(afterAttempts: 40) == 2000)
     }
 
+    /// A listening socket taken away as XNU takes a suspended iOS app's (marked defunct: `poll`
+    /// never fires, `accept` says EWOULDBLOCK, the port is let go; here a socket on another
+    /// port stands in for it): players are refused until the app, back in the foreground,
+    /// asks the server to check; then it is made again on the same port. Without the check
+    /// the loop would wait on the dead socket for good.
+    @Test func aDefunctListenerIsMadeAgainWhenTheAppAsks() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        #expect(try await Self.get(server.port).status == 200)
+        server.simulateDefunctListener()
+        try await Task.sleep(for: .milliseconds(300))
+        let refused = try? await Self.get(server.port)
+        #expect((refused?.status ?? 0) == 0, "a player connected to a listener that was taken away")
+        #expect(server.acceptStatistics.reopenings == 0, "the defunct listener was noticed without a check")
+        server.checkListener()
+        for _ in 0..<100 where server.acceptStatistics.reopenings == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(server.acceptStatistics.reopenings == 1)
+        let exchange = try await Self.get(server.port)
+        #expect(exchange.status == 200 && exchange.body == Self.body)
+        // A check of a listener that is well makes nothing again.
+        server.checkListener()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(server.acceptStatistics.reopenings == 1)
+        #expect(try await Self.get(server.port).status == 200)
+    }
+
+    /// The accept loop's decisions: a check when asked or after a wait that lasted well past
+    /// its timeout (the process did not run: suspended), never on a timer alone.
+    @Test func theListenerIsCheckedWhenAskedOrAfterAGap() {
+        let limit = ListenerWatch.waitLimit
+        #expect(ListenerWatch.afterWait(listenerReady: false, stopAsked: false, checkAsked: false, elapsed: limit) == .wait)
+        #expect(ListenerWatch.afterWait(listenerReady: true, stopAsked: false, checkAsked: false, elapsed: .milliseconds(3)) == .accept)
+        #expect(ListenerWatch.afterWait(listenerReady: false, stopAsked: false, checkAsked: true, elapsed: .milliseconds(3)) == .check)
+        #expect(ListenerWatch.afterWait(listenerReady: false, stopAsked: false, checkAsked: false, elapsed: limit + .seconds(600)) == .check)
+        #expect(ListenerWatch.afterWait(listenerReady: true, stopAsked: true, checkAsked: true, elapsed: .zero) == .stop)
+    }
+
     /// A source that fails at once is a 502 with the reason, not a 206 that never delivers; one
     /// that fails midway closes the connection after the bytes it had (a short body, never
     /// wrong bytes).

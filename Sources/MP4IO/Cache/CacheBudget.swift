@@ -31,6 +31,10 @@ final class CacheBudget: @unchecked Sendable {
     /// When making room last failed: no new attempt for a second (each lists the directory).
     private var failedAt: ContinuousClock.Instant?
     private let evictions = Evictor()
+    /// Writes taken so far, and the eviction loops waiting for the next (``waitForWrites(after:)``).
+    private var writes: UInt64 = 0
+    private var writeWaiters: [(id: UInt64, continuation: CheckedContinuation<UInt64, Never>)] = []
+    private var nextWaiter: UInt64 = 0
 
     private init(directory: String, limit: UInt64) {
         self.directory = directory
@@ -69,10 +73,39 @@ final class CacheBudget: @unchecked Sendable {
     }
 
     private func takeIfItFits(_ count: UInt64) -> Bool {
-        lock.withLock {
-            guard let used, used <= _limit, count <= _limit - used else { return false }
+        let (fits, waiters) = lock.withLock { () -> (Bool, [CheckedContinuation<UInt64, Never>]) in
+            guard let used, used <= _limit, count <= _limit - used else { return (false, []) }
             self.used = used + count
-            return true
+            writes += 1
+            defer { writeWaiters = [] }
+            return (true, writeWaiters.map(\.continuation))
+        }
+        let count = lock.withLock { writes }
+        for waiter in waiters { waiter.resume(returning: count) }
+        return fits
+    }
+
+    /// Returns the number of writes taken once it is above `seen` (at once when it already is),
+    /// or when the calling task is cancelled. A loader's eviction pass waits here between
+    /// passes: an idle loader has no timer to wake it (a phone's energy; on Linux a pending
+    /// sleep of any length wakes the process every second).
+    func waitForWrites(after seen: UInt64) async -> UInt64 {
+        let id = lock.withLock { () -> UInt64 in nextWaiter += 1; return nextWaiter }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<UInt64, Never>) in
+                let now = lock.withLock { () -> UInt64? in
+                    if writes > seen || Task.isCancelled { return writes }
+                    writeWaiters.append((id, continuation))
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = lock.withLock { () -> (CheckedContinuation<UInt64, Never>, UInt64)? in
+                guard let index = writeWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return (writeWaiters.remove(at: index).continuation, writes)
+            }
+            if let (continuation, count) = waiter { continuation.resume(returning: count) }
         }
     }
 

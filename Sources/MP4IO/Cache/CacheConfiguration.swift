@@ -15,9 +15,9 @@ public struct CacheConfiguration: Sendable {
     /// The most the cache may occupy on disk, kept as bytes are written: a write that needs
     /// room evicts least-recently-used entries nothing in this process is reading; when those
     /// cannot make room, the bytes are passed through uncached. A ``MediaLoader`` also runs an
-    /// eviction pass every ``evictionInterval`` seconds. `nil`: no limit.
+    /// eviction pass at start and ``evictionInterval`` seconds after its writes. `nil`: no limit.
     public var maxBytes: UInt64?
-    /// Seconds between two eviction passes.
+    /// Seconds from a write to the eviction pass that follows it (a pass runs only after writes).
     public var evictionInterval: Double = 10
 
     public init(directory: String) { self.directory = directory }

@@ -70,16 +70,21 @@ public final class MediaLoader: Sendable {
     private let eviction: Task<Void, Never>?
 
     /// A loader; with ``CacheConfiguration/maxBytes`` set, the cache is kept within it as
-    /// bytes are written (``CacheBudget``) and by an eviction pass every
-    /// ``CacheConfiguration/evictionInterval`` seconds while the loader lives.
+    /// bytes are written (``CacheBudget``) and by an eviction pass at start and then
+    /// ``CacheConfiguration/evictionInterval`` seconds after this loader's writes (an idle
+    /// loader does not wake).
     public init(options: Options) {
         self.options = options
         preloads = PreloadTable(limit: options.preloadJobs)
         if let limit = options.cache.maxBytes {
             let budget = CacheBudget.for(options.cache.directory, limit: limit), interval = max(options.cache.evictionInterval, 0.1)
             eviction = ServingTask.start {
+                var seen: UInt64 = 0
                 while !Task.isCancelled {
                     await budget.evict()
+                    // The next pass once this process wrote again: no timer while idle (another
+                    // process's writes are seen at the next pass after one of ours).
+                    seen = await budget.waitForWrites(after: seen)
                     try? await Task.sleep(for: .seconds(interval))
                 }
             }

@@ -90,6 +90,13 @@ public final class CachingProxy: @unchecked Sendable {
         server?.stop()
     }
 
+    /// Makes sure the proxy still takes connections after the app was suspended, and makes
+    /// its listening socket again on the same port (the URLs handed out stay valid) when iOS
+    /// took it away meanwhile. Call it when the app returns to the foreground
+    /// (`sceneWillEnterForeground`, `UIApplication.willEnterForegroundNotification`); it
+    /// returns at once (``HTTPServer/checkListener()``).
+    public func resume() { server?.checkListener() }
+
     /// `http://127.0.0.1:PORT/SECRET/`.
     public var baseURL: String { (server?.baseURL ?? "http://127.0.0.1:0") + "/\(secret)/" }
 

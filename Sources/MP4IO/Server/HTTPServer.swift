@@ -140,6 +140,8 @@ public final class HTTPServer: @unchecked Sendable {
         var active: [ObjectIdentifier: SocketConnection] = [:]
         /// The listening socket (-1 before start and while it is being made again).
         var listener: Int32 = -1
+        /// The write end of the accept loop's wake pipe (-1 once the loop ended).
+        var wake: Int32 = -1
         var acceptFailures = 0
         var listenerReopenings = 0
         /// Connections whose requests showed the secret (``Options/requiresTrust``).
@@ -176,15 +178,44 @@ public final class HTTPServer: @unchecked Sendable {
         guard fd >= 0 else {
             throw MP4Error(.io, "cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
         }
-        state.withLock { $0.listener = fd }
+        var pipe: [Int32] = [-1, -1]
+        guard mp4probe_wake_pipe(&pipe) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Platform.closeFile(fd)
+            throw MP4Error(.io, "cannot make the server's wake pipe: \(reason)")
+        }
+        state.withLock { $0.listener = fd; $0.wake = pipe[1] }
         port = Int(bound)
-        DispatchQueue(label: "mp4probe.server.accept").async { [self] in acceptLoop(fd) }
+        let wakeRead = pipe[0]
+        DispatchQueue(label: "mp4probe.server.accept").async { [self] in acceptLoop(fd, wake: wakeRead) }
     }
 
-    /// Shuts the listening socket down as the system does when it reclaims a suspended iOS
-    /// app's socket (`accept` then fails while `poll` reports it ready): for tests.
+    /// Checks that the listening socket still takes connections (the server connects to
+    /// itself), and makes it again on the same port when it does not. An iOS app calls it when
+    /// it returns to the foreground: XNU takes a suspended app's listening socket away without
+    /// a word (``ListenerWatch``). Returns at once; the check runs on the server's own queue.
+    public func checkListener() { wakeAcceptLoop(ListenerWatch.checkByte) }
+
+    private func wakeAcceptLoop(_ byte: UInt8) {
+        state.withLock { state in
+            guard state.wake >= 0 else { return }
+            var byte = byte
+            _ = write(state.wake, &byte, 1)   // a full pipe already holds a wake-up
+        }
+    }
+
+    /// Shuts the listening socket down as Linux lets one be taken (`accept` then fails while
+    /// `poll` reports it ready): for tests.
     package func simulateReclaimedListener() {
         state.withLock { if $0.listener >= 0 { mp4probe_shutdown($0.listener) } }
+    }
+
+    /// Takes the listening socket away as XNU does from a suspended iOS app (`poll` never
+    /// fires, `accept` says EWOULDBLOCK, the port is let go): for tests.
+    /// (The loop is woken to wait again: Linux keeps a socket a `poll` is waiting on.)
+    package func simulateDefunctListener() {
+        state.withLock { if $0.listener >= 0 { _ = mp4probe_make_listener_defunct($0.listener) } }
+        wakeAcceptLoop(0)
     }
 
     /// Stops accepting, ends the connections being served and closes the socket.
@@ -195,17 +226,43 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard wasRunning else { return }
         for connection in connections { connection.shutdown() }
-        state.withLock { if $0.listener >= 0 { mp4probe_shutdown($0.listener) } }
+        wakeAcceptLoop(ListenerWatch.stopByte)
     }
 
     /// Connections being served now.
     public var activeConnectionCount: Int { state.withLock { $0.active.count } }
 
-    private func acceptLoop(_ first: Int32) {
+    /// Waits for connections, a stop or a check (``ListenerWatch``), with no timer while idle
+    /// but one wait of ``ListenerWatch/waitLimit``.
+    private func acceptLoop(_ first: Int32, wake: Int32) {
         var fd = first
-        defer { if fd >= 0 { Platform.closeFile(fd) } }
-        while !state.withLock({ $0.stopped }) {
-            guard mp4probe_wait(fd, 0, 250) > 0 else { continue }
+        defer {
+            if fd >= 0 { Platform.closeFile(fd) }
+            Platform.closeFile(wake)
+            state.withLock { state in
+                if state.wake >= 0 { Platform.closeFile(state.wake) }
+                state.wake = -1
+                state.listener = -1
+            }
+        }
+        let limit = ListenerWatch.waitLimit
+        let limitMilliseconds = Int32(limit.components.seconds * 1000)
+        while fd >= 0 {
+            let began = ContinuousClock.now
+            let ready = mp4probe_wait_or_wake(fd, wake, limitMilliseconds)
+            let elapsed = began.duration(to: .now)
+            var asked: [UInt8] = []
+            if ready == 2 { asked = Self.drain(wake) }
+            let action = ListenerWatch.afterWait(listenerReady: ready == 1, stopAsked: asked.contains(ListenerWatch.stopByte) || state.withLock { $0.stopped },
+                                                 checkAsked: asked.contains(ListenerWatch.checkByte), elapsed: elapsed, timeout: limit)
+            switch action {
+            case .stop: return
+            case .wait: continue
+            case .check:
+                if !takesConnections(fd) { fd = reopenListener(replacing: fd) }
+                continue
+            case .accept: break
+            }
             accepting: while true {
                 let client = mp4probe_tcp_accept(fd)
                 guard client >= 0 else {
@@ -258,6 +315,28 @@ public final class HTTPServer: @unchecked Sendable {
                 ServingTask.start { await work() }
             }
         }
+    }
+
+    /// The bytes waiting in the wake pipe.
+    private static func drain(_ wake: Int32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(wake, $0.baseAddress, $0.count) }
+            guard n > 0 else { return bytes }
+            bytes += buffer[0..<n]
+        }
+    }
+
+    /// Whether the listening socket `fd` takes connections: a connection to its own address
+    /// and port must be made and make `fd` ready within a second (it is then accepted as any
+    /// other, and ends at once).
+    private func takesConnections(_ fd: Int32) -> Bool {
+        var failure: Int32 = 0
+        let probe = mp4probe_tcp_connect(options.host, Int32(port), 1000, &failure)
+        guard probe >= 0 else { return false }
+        defer { Platform.closeFile(probe) }
+        return mp4probe_wait(fd, 0, 1000) > 0
     }
 
     /// The untrusted connection that has waited longest for a request head, if any.

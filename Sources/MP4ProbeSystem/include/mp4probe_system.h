@@ -58,6 +58,21 @@ int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failur
 /// timeout, -1 with errno.
 int mp4probe_wait(int fd, int for_write, int timeout_ms);
 
+/// A pipe for waking a thread that waits in `mp4probe_wait_or_wake`: `fds[0]` is read, a
+/// byte written to `fds[1]` wakes it. Both ends non-blocking and close-on-exec. 0, or -1.
+int mp4probe_wake_pipe(int fds[2]);
+
+/// Waits until `fd` is readable or `wake_fd` is, at most `timeout_ms` (-1: no limit), with no
+/// other wake-up. Returns 1 when `fd` is ready, 2 when `wake_fd` is (whether or not `fd` is
+/// too), 0 on timeout, -1 with errno.
+int mp4probe_wait_or_wake(int fd, int wake_fd, int timeout_ms);
+
+/// Tests only: makes the listening socket `fd` stand for one the system took away as XNU
+/// does from a suspended iOS app (marked defunct): `fd` becomes another listening socket, on
+/// an ephemeral port, so that `poll` never reports it ready for the old port and `accept`
+/// says EWOULDBLOCK, and the old port is let go. 0, or -1 with errno.
+int mp4probe_make_listener_defunct(int fd);
+
 /// recv(2) without blocking: bytes read, 0 at end of stream, -1 with errno (EAGAIN when nothing
 /// is there yet).
 ssize_t mp4probe_recv(int fd, void *buffer, size_t length);
