@@ -16,9 +16,33 @@ import Dispatch
 /// pool. Serving code starts its tasks here (`ServingTaskTests` holds every pool thread and
 /// requires answers).
 ///
-/// Before macOS 15 / iOS 18 (no task executors) the tasks are detached onto the pool, as
-/// before; that path is not tested here.
+/// Before macOS 15 / iOS 18 (no task executors) the tasks are detached onto the pool. There,
+/// the calls that can block for long leave it by other means: socket waits run on each
+/// connection's own queue (``SocketConnection``), and a cache commit's flush through
+/// ``offPool(_:)``. Preads of cached bytes and the entry's table lock (held by another process
+/// for one table write) still run on the pool there. `offPool`'s queue path is run here by
+/// forcing it (``offPoolDispatches``); the pool itself on iOS 16/17 is not.
 enum ServingTask {
+    /// Tests only: ``offPool(_:)`` takes the path it takes before macOS 15 / iOS 18.
+    package static let offPoolDispatches = Locked(false)
+
+    /// Whether serving tasks run on queues of their own (task executors), not on the pool.
+    static var hasOwnExecutors: Bool {
+        if offPoolDispatches.withLock({ $0 }) { return false }
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) { return true }
+        return false
+    }
+
+    /// Runs `body`, which may block for long (a drive flush), where it holds no thread of the
+    /// shared pool: inline in a serving task that has its own executor, else on a dispatch
+    /// queue while the task waits.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        if hasOwnExecutors { return try body() }
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     /// Starts `operation`, which cannot fail.
     @discardableResult
     static func start<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never> {

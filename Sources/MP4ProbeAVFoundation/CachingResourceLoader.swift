@@ -51,21 +51,24 @@ public final class CachingResourceLoader: NSObject, AVAssetResourceLoaderDelegat
     public func resourceLoader(_ resourceLoader: AVAssetResourceLoader,
                                shouldWaitForLoadingOfRequestedResource loadingRequest: AVAssetResourceLoadingRequest) -> Bool {
         guard let url = loadingRequest.request.url, let origin = ResourceLoading.origin(of: url) else { return false }
-        let request = RequestOnQueue(request: loadingRequest, queue: queue)
+        let request = RequestOnQueue(loadingRequest, queue: queue)
         let wantsInformation = loadingRequest.contentInformationRequest != nil
+        let allowedTypes = loadingRequest.contentInformationRequest?.allowedContentTypes
         let data = loadingRequest.dataRequest.map {
             ResourceLoading.DataRequest(offset: $0.requestedOffset, length: $0.requestedLength, toEnd: $0.requestsAllDataToEndOfResource)
         }
         let loader = self.loader, faststart = self.faststart
         loads.start(ObjectIdentifier(loadingRequest)) {
             do {
-                try await ResourceLoading.load(loader, origin: origin, faststart: faststart, wantsInformation: wantsInformation, data: data,
+                try await ResourceLoading.load(loader, origin: origin, faststart: faststart, wantsInformation: wantsInformation,
+                                               allowedTypes: allowedTypes, data: data,
                     answer: { answer in
                         await request.perform { request in
                             guard let information = request.contentInformationRequest else { return }
                             information.contentType = answer.contentType
                             information.contentLength = answer.contentLength
                             information.isByteRangeAccessSupported = answer.isByteRangeAccessSupported
+                            information.isEntireLengthAvailableOnDemand = answer.isEntireLengthAvailableOnDemand
                         }
                     },
                     deliver: { piece in
@@ -90,10 +93,15 @@ public final class CachingResourceLoader: NSObject, AVAssetResourceLoaderDelegat
 /// A loading request carried into a load's task. `AVAssetResourceLoadingRequest` is not
 /// `Sendable`: it is only touched in ``perform(_:)``, on the delegate's queue, where
 /// AVFoundation calls the delegate; that confinement is what makes this unchecked conformance
-/// sound.
+/// sound, and the request is private so that nothing else can reach it.
 private struct RequestOnQueue: @unchecked Sendable {
-    let request: AVAssetResourceLoadingRequest
-    let queue: DispatchQueue
+    private let request: AVAssetResourceLoadingRequest
+    private let queue: DispatchQueue
+
+    init(_ request: AVAssetResourceLoadingRequest, queue: DispatchQueue) {
+        self.request = request
+        self.queue = queue
+    }
 
     /// Runs `body` with the request on the delegate's queue, unless the request was finished
     /// or cancelled meanwhile, and returns when it ran (one piece at a time: memory stays

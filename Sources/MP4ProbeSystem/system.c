@@ -488,6 +488,27 @@ int mp4probe_opened_for_writing_elsewhere(int read_only_fd) {
 #include <sys/vfs.h>
 #endif
 
+#if defined(__APPLE__)
+#include <TargetConditionals.h>
+#endif
+
+int mp4probe_protect_until_first_unlock(const char *path) {
+#if defined(__APPLE__) && TARGET_OS_IPHONE && defined(F_SETPROTECTIONCLASS)
+    /* Class C: Apple's NSFileProtectionCompleteUntilFirstUserAuthentication (the class numbers
+       are not in the public headers: A = 1 complete ... D = 4 none). */
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int result = fcntl(fd, F_SETPROTECTIONCLASS, 3);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return result;
+#else
+    (void)path;
+    return 0;
+#endif
+}
+
 int64_t mp4probe_filesystem_type(const char *path) {
 #if defined(__linux__)
     struct statfs info;

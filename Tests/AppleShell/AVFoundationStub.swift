@@ -10,6 +10,8 @@ open class AVAssetResourceLoadingContentInformationRequest: NSObject {
     open var contentType: String?
     open var contentLength: Int64 = 0
     open var isByteRangeAccessSupported = false
+    open var allowedContentTypes: [String]? { nil }
+    open var isEntireLengthAvailableOnDemand = false
 }
 @available(*, unavailable) extension AVAssetResourceLoadingContentInformationRequest: @unchecked Sendable {}
 open class AVAssetResourceLoadingDataRequest: NSObject {

@@ -120,8 +120,11 @@ import MP4TestSupport
     /// A commit's data flush (a full drive flush on a phone, tens of milliseconds) runs in the
     /// fetch, not on the entry's actor: a player reading cached bytes of the same entry while
     /// the fill flushes gets them at once. The disk is made slow (400 ms per flush of the data
-    /// file); with the flush on the actor (as before) the read waited for it.
-    @Test func readersDoNotWaitForACommitsFlush() async throws {
+    /// file); with the flush on the actor (as before) the read waited for it. Also with the
+    /// flush on a dispatch queue, as before iOS 18 (`ServingTask.offPool`).
+    @Test(arguments: [false, true]) func readersDoNotWaitForACommitsFlush(flushOnAQueue: Bool) async throws {
+        ServingTask.offPoolDispatches.withLock { $0 = flushOnAQueue }
+        defer { ServingTask.offPoolDispatches.withLock { $0 = false } }
         let directory = FileSystem.temporaryDirectory("mp4probe-fill")
         defer { FileSystem.removeDirectory(directory) }
         let paths = CachedByteSource.entryPaths(directory: directory, resource: "hooked://resource")

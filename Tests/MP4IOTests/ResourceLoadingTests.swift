@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MP4Core
 @testable import MP4IO
 import MP4TestSupport
 
@@ -34,13 +35,27 @@ import MP4TestSupport
         #expect(R(offset: 0, length: -5, toEnd: true).range(resourceLength: length) == 0..<1000)        // length ignored
     }
 
-    @Test func contentIsAnsweredWithUniformTypes() {
+    @Test func contentIsAnsweredWithUniformTypes() throws {
         #expect(ResourceLoading.uniformType(ofMIMEType: "video/mp4") == "public.mpeg-4")
         #expect(ResourceLoading.uniformType(ofMIMEType: "Video/QuickTime; charset=x") == "com.apple.quicktime-movie")
         #expect(ResourceLoading.uniformType(ofMIMEType: "audio/mp4") == "com.apple.m4a-audio")
         #expect(ResourceLoading.uniformType(ofMIMEType: "application/octet-stream") == "public.mpeg-4")
-        let answer = ResourceLoading.answer(ContentInformation(length: UInt64.max, contentType: "audio/mp4"))
+        let answer = try ResourceLoading.answer(ContentInformation(length: UInt64.max, contentType: "audio/mp4"))
         #expect(answer == .init(contentType: "com.apple.m4a-audio", contentLength: Int64.max, isByteRangeAccessSupported: true))
+    }
+
+    /// A request's `allowedContentTypes` (finishing with a type outside them raises in
+    /// AVFoundation): ours when allowed, another of the same container when not, an error
+    /// when none fits.
+    @Test func theAnswersTypeIsOneThePlayerAllows() throws {
+        let video = ContentInformation(length: 10, contentType: "video/mp4")
+        #expect(try ResourceLoading.answer(video, allowedTypes: nil).contentType == "public.mpeg-4")
+        #expect(try ResourceLoading.answer(video, allowedTypes: []).contentType == "public.mpeg-4")
+        #expect(try ResourceLoading.answer(video, allowedTypes: ["com.apple.quicktime-movie", "public.mpeg-4"]).contentType == "public.mpeg-4")
+        #expect(try ResourceLoading.answer(video, allowedTypes: ["public.mp3", "com.apple.quicktime-movie"]).contentType == "com.apple.quicktime-movie")
+        #expect(throws: MP4Error.self) { try ResourceLoading.answer(video, allowedTypes: ["public.mp3", "public.aiff-audio"]) }
+        #expect(throws: MP4Error.self) { try ResourceLoading.answer(.init(length: 10, contentType: "audio/mpeg"), allowedTypes: ["public.mpeg-4"]) }
+        #expect(try ResourceLoading.answer(video, entirelyCached: true).isEntireLengthAvailableOnDemand)
     }
 
     /// AVPlayer's pattern against a real origin: the content information with `bytes 0-1`,
@@ -75,6 +90,19 @@ import MP4TestSupport
         let pieces = received.withLock { $0 }
         #expect(Array(pieces.joined()) == Array(bytes[1000...]))
         #expect(pieces.allSatisfy { $0.count <= ResourceLoading.maxPiece } && pieces.count >= bytes.count / ResourceLoading.maxPiece)
+
+        // Once every byte is cached the answer says so (AVFoundation may then read any part at
+        // once); a player that allows no MPEG-4 type gets an error, not an exception.
+        try await ResourceLoading.load(loader, origin: origin, wantsInformation: false, data: .init(offset: 0, length: 1000, toEnd: false),
+                                       answer: { _ in }, deliver: { _ in })
+        answers.withLock { $0 = [] }
+        try await ResourceLoading.load(loader, origin: origin, wantsInformation: true, data: nil,
+                                       answer: { answer in answers.withLock { $0.append(answer) } }, deliver: { _ in })
+        #expect(answers.withLock { $0.map(\.isEntireLengthAvailableOnDemand) } == [true])
+        await #expect(throws: MP4Error.self) {
+            try await ResourceLoading.load(loader, origin: origin, wantsInformation: true, allowedTypes: ["public.mp3"], data: nil,
+                                           answer: { _ in Issue.record("answered with a type the player does not allow") }, deliver: { _ in })
+        }
     }
 
     /// A request the player cancels stops delivering, its load ends without finishing the

@@ -281,7 +281,7 @@ actor CacheEntry {
         let task = ServingTask.startThrowing { [self] in
             do {
                 let result = try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written in
-                    try EntryStore.flushBeforeCommit(fd, path: path)   // here, not on the actor
+                    try await ServingTask.offPool { try EntryStore.flushBeforeCommit(fd, path: path) }   // not on the actor
                     return try await self.commit(written, writtenThrough: fd, generation: generation)
                 }
                 await ended(id)

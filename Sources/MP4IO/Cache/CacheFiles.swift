@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import MP4Core
+import MP4ProbeSystem
 
 /// How every file of a cache directory is opened: as if a trap could be there. Another local
 /// user, a sync tool or a bug may have put a symbolic link (its target would be written with
@@ -105,9 +106,18 @@ enum CacheFiles {
         _ = unlink(path)
     }
 
-    /// Creates the cache directory, private to this user (0700), when it is missing.
+    /// Creates the cache directory, private to this user (0700), when it is missing. On iOS
+    /// (and tvOS) a directory it creates gets the data protection that lets a locked device
+    /// read it once it was unlocked after boot (`completeUntilFirstUserAuthentication`; its
+    /// files inherit it): in an app whose default is `complete`, background audio from the
+    /// cache would fail while the device is locked. A directory that exists is left as the
+    /// app made it.
     static func makeDirectory(_ path: String) throws {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Platform.ioError("cannot create the directory \(path)") }
+        if mkdir(path, 0o700) == 0 {
+            _ = mp4probe_protect_until_first_unlock(path)
+        } else if errno != EEXIST {
+            throw Platform.ioError("cannot create the directory \(path)")
+        }
     }
 }
 

@@ -190,6 +190,14 @@ public struct MediaResource: ByteSource {
     /// Whether its origin is remote: an `MP4File` opened over it then does not walk every
     /// `moof` (a request each) unless asked.
     public var isRemote: Bool { source.isRemote }
+    /// Whether the cache holds every byte of the origin (the faststart view is then whole
+    /// on the device too).
+    public var isEntirelyCached: Bool {
+        get async {
+            guard let cache, let length = try? await cache.length() else { return false }
+            return await cache.cachedRanges.contains(0..<length)
+        }
+    }
     public func length() async throws -> UInt64 { try await source.length() }
     public func validator() async throws -> String? { try await source.validator() }
 

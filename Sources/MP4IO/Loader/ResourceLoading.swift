@@ -58,17 +58,41 @@ public enum ResourceLoading {
 
     /// What an `AVAssetResourceLoadingContentInformationRequest` is answered with.
     public struct ContentAnswer: Sendable, Equatable {
-        /// A uniform type identifier (AVFoundation wants a UTI here, not a MIME type).
+        /// A uniform type identifier (AVFoundation wants a UTI here, not a MIME type), one of
+        /// the request's `allowedContentTypes` when it has them.
         public var contentType: String
         public var contentLength: Int64
         public var isByteRangeAccessSupported: Bool
+        /// Every byte is on the device (the cache holds the whole resource): the player may
+        /// read any part at once, offline too (`isEntireLengthAvailableOnDemand`).
+        public var isEntireLengthAvailableOnDemand = false
     }
 
-    /// The answer for `information`.
-    public static func answer(_ information: ContentInformation) -> ContentAnswer {
-        ContentAnswer(contentType: uniformType(ofMIMEType: information.contentType),
-                      contentLength: Int64(clamping: information.length),
-                      isByteRangeAccessSupported: information.acceptsRanges)
+    /// The answer for `information`; `allowedTypes` are the request's `allowedContentTypes`
+    /// (nil: any). Finishing a request whose type is not among them raises an Objective-C
+    /// exception in AVFoundation, so a resource no allowed type fits is an error instead.
+    /// - Throws: ``MP4Error`` `.unsupported` when no allowed type fits.
+    public static func answer(_ information: ContentInformation, entirelyCached: Bool = false, allowedTypes: [String]? = nil) throws -> ContentAnswer {
+        let ours = uniformType(ofMIMEType: information.contentType)
+        guard let type = contentType(ours, allowed: allowedTypes) else {
+            throw MP4Error(.unsupported, "the player accepts only \((allowedTypes ?? []).joined(separator: ", ")) and this resource is \(ours)")
+        }
+        return ContentAnswer(contentType: type, contentLength: Int64(clamping: information.length),
+                             isByteRangeAccessSupported: information.acceptsRanges, isEntireLengthAvailableOnDemand: entirelyCached)
+    }
+
+    /// The uniform types of ISO base media files (MPEG-4, QuickTime, M4A, M4V, 3GPP): one
+    /// container, which AVFoundation reads whichever of them it is told.
+    static let isoBaseMediaTypes: Set<String> = ["public.mpeg-4", "com.apple.quicktime-movie", "com.apple.m4a-audio", "com.apple.m4v-video",
+                                                 "public.mpeg-4-audio", "public.3gpp", "public.3gpp2", "com.apple.protected-mpeg-4-audio"]
+
+    /// The type to answer with when the player allows only `allowed` (nil or empty: any):
+    /// `ours` when it is allowed, else the first allowed type of the same container (ISO
+    /// base media), else nil.
+    public static func contentType(_ ours: String, allowed: [String]?) -> String? {
+        guard let allowed, !allowed.isEmpty, !allowed.contains(ours) else { return ours }
+        guard isoBaseMediaTypes.contains(ours) else { return nil }
+        return allowed.first { isoBaseMediaTypes.contains($0) }
     }
 
     /// The uniform type identifier of a MIME type mp4probe serves (parameters ignored);
@@ -96,13 +120,13 @@ public enum ResourceLoading {
     /// (the player cancelled the request: nothing is to be finished), or what the loader throws
     /// (the request is to be finished with that error).
     public static func load(_ loader: MediaLoader, origin: String, faststart: Bool = false,
-                            wantsInformation: Bool, data request: DataRequest?,
+                            wantsInformation: Bool, allowedTypes: [String]? = nil, data request: DataRequest?,
                             answer: @Sendable (ContentAnswer) async -> Void,
                             deliver: @Sendable (ArraySlice<UInt8>) async -> Void) async throws {
         let resource = try await loader.resource(for: origin, faststart: faststart)
         try Task.checkCancellation()
         if wantsInformation {
-            await answer(Self.answer(try await resource.contentInformation()))
+            await answer(try Self.answer(try await resource.contentInformation(), entirelyCached: await resource.isEntirelyCached, allowedTypes: allowedTypes))
         }
         guard let request else { return }
         guard let range = request.range(resourceLength: try await resource.length()) else {

@@ -57,7 +57,9 @@ public final class CachingProxy: @unchecked Sendable {
     public func start() throws {
         let directory = options.loader.cache.directory
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let parent = (directory as NSString).deletingLastPathComponent
+            if !parent.isEmpty { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) }
+            try CacheFiles.makeDirectory(directory)
         } catch {
             throw MP4Error(.io, "cannot create the cache directory \(directory): \(error.localizedDescription)")
         }

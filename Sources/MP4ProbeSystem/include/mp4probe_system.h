@@ -158,6 +158,12 @@ int mp4probe_full_sync(int fd);
 /// refused): 1 yes, 0 no, -1 cannot tell (no leases here, not the file's owner...).
 int mp4probe_opened_for_writing_elsewhere(int read_only_fd);
 
+/// On iOS and tvOS: gives the directory `path` the data protection class "complete until
+/// first user authentication" (class C), which the files made in it inherit: readable while
+/// the device is locked, once it was unlocked after boot. Elsewhere does nothing. 0, or -1
+/// with errno.
+int mp4probe_protect_until_first_unlock(const char *path);
+
 /// The filesystem type of `path` (statfs f_type, e.g. 0x58465342 XFS), or -1.
 int64_t mp4probe_filesystem_type(const char *path);
 
