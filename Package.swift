@@ -35,10 +35,12 @@ let package = Package(
         .target(name: "CurlLazy"),
         .executableTarget(name: "mp4probe", dependencies: ["MP4ProbeCLI", "CurlLazy"]),
 
-        // Helpers shared by the test targets. A test target itself (it imports Testing): a plain
-        // `swift build` of the package does not compile it, so it builds where only Apple's
-        // Command Line Tools are installed (no Testing module outside `swift test` there).
-        .testTarget(name: "MP4TestSupport", dependencies: ["MP4Core", "MP4IO", "MP4ProbeSystem"], path: "Tests/MP4TestSupport"),
+        // Helpers shared by the test targets (they import Testing). A regular target, in no
+        // product: Xcode's build system does not let a test target depend on another test
+        // target, so `xcodebuild test` (the iOS simulator's tests) needs it so. `swift build`
+        // compiles it too, which needs the Testing module: Xcode 16 and Swift 6 toolchains
+        // have it.
+        .target(name: "MP4TestSupport", dependencies: ["MP4Core", "MP4IO", "MP4ProbeSystem"], path: "Tests/MP4TestSupport"),
         // Benchmarks are executables, run by scripts in Tests/Benchmarks, never timed in tests.
         .executableTarget(name: "SeekBenchmark", dependencies: ["MP4Core", "MP4IO"], path: "Tests/Benchmarks/SeekBenchmark"),
         .testTarget(name: "MP4CoreTests", dependencies: ["MP4Core", "MP4TestSupport"]),

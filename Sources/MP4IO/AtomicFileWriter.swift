@@ -7,8 +7,9 @@ import MP4ProbeSystem
 ///
 /// A library touches no process-wide state unless asked: it installs no signal handlers, since
 /// an app's handlers are its own. Without them, a temporary file left by a process that ended
-/// in the middle of a write is removed by the next write to the same destination (a faststart
-/// rewrite, a cache table) or the next eviction of a cache directory, once that process is gone.
+/// in the middle of a write is removed, once that process is gone, by the next faststart
+/// rewrite to the same destination, or (a cache table's) by the next eviction pass of its
+/// cache directory.
 public enum TemporaryFiles {
     /// Installs SIGINT, SIGTERM and SIGHUP handlers that remove the temporary files being
     /// written and then end the process as the signal would have (exit status 128 + n).

@@ -12,7 +12,7 @@ import MP4IO
 /// offline use of cached bytes, one fetch per byte).
 ///
 /// ```swift
-/// let loader = CachingResourceLoader(cacheDirectory: caches + "/media")
+/// let loader = CachingResourceLoader(cacheDirectory: caches + "/media", maxBytes: 500_000_000)
 /// if let asset = loader.asset(for: origin) {
 ///     player.replaceCurrentItem(with: AVPlayerItem(asset: asset))
 /// }
@@ -32,9 +32,13 @@ public final class CachingResourceLoader: NSObject, AVAssetResourceLoaderDelegat
         self.faststart = faststart
     }
 
-    /// A delegate over a new loader caching in `cacheDirectory`.
-    public convenience init(cacheDirectory: String, faststart: Bool = false) {
-        self.init(loader: MediaLoader(options: .init(cacheDirectory: cacheDirectory)), faststart: faststart)
+    /// A delegate over a new loader caching in `cacheDirectory`, kept under `maxBytes` on
+    /// disk (least recently used entries go first; 512 MiB unless told; nil: no limit, the
+    /// cache then grows until the system purges the app's caches).
+    public convenience init(cacheDirectory: String, maxBytes: UInt64? = 512 << 20, faststart: Bool = false) {
+        var options = MediaLoader.Options(cacheDirectory: cacheDirectory)
+        options.cache.maxBytes = maxBytes
+        self.init(loader: MediaLoader(options: options), faststart: faststart)
     }
 
     deinit { loads.cancelAll() }
