@@ -84,11 +84,8 @@ package enum Platform {
     static func status(_ fd: Int32, path: String) throws -> FileStatus {
         var info = stat()
         if fstat(fd, &info) != 0 { throw ioError("cannot stat \(path)") }
-        #if canImport(Darwin)
-        let seconds = Int64(info.st_mtimespec.tv_sec), nanoseconds = Int64(info.st_mtimespec.tv_nsec)
-        #else
-        let seconds = Int64(info.st_mtim.tv_sec), nanoseconds = Int64(info.st_mtim.tv_nsec)
-        #endif
+        var seconds: Int64 = 0, nanoseconds: Int64 = 0
+        mp4probe_modified_time(&info, &seconds, &nanoseconds)
         return FileStatus(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino), size: UInt64(max(0, info.st_size)), modified: seconds, modifiedNanoseconds: nanoseconds, permissions: UInt32(info.st_mode) & 0o7777, links: UInt64(info.st_nlink),
                           isRegularFile: (info.st_mode & S_IFMT) == S_IFREG)
     }
@@ -330,11 +327,9 @@ package enum Platform {
     package static func usage(_ path: String) -> (modified: Double, allocated: UInt64, size: UInt64)? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
-        #else
-        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-        #endif
+        var seconds: Int64 = 0, nanoseconds: Int64 = 0
+        mp4probe_modified_time(&info, &seconds, &nanoseconds)
+        let modified = Double(seconds) + Double(nanoseconds) / 1e9
         return (modified, UInt64(max(0, info.st_blocks)) * 512, UInt64(max(0, info.st_size)))
     }
 

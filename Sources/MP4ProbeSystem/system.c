@@ -16,6 +16,16 @@ ssize_t mp4probe_copy_file_range(int in_fd, int64_t in_offset, int out_fd, int64
 #endif
 }
 
+void mp4probe_modified_time(const struct stat *info, int64_t *seconds, int64_t *nanoseconds) {
+#if defined(__APPLE__)
+    *seconds = (int64_t)info->st_mtimespec.tv_sec;
+    *nanoseconds = (int64_t)info->st_mtimespec.tv_nsec;
+#else
+    *seconds = (int64_t)info->st_mtim.tv_sec;
+    *nanoseconds = (int64_t)info->st_mtim.tv_nsec;
+#endif
+}
+
 int64_t mp4probe_seek_data(int fd, int64_t offset) {
 #if defined(SEEK_DATA)
     return (int64_t)lseek(fd, (off_t)offset, SEEK_DATA);

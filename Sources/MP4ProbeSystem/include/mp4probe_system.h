@@ -6,6 +6,10 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/stat.h>
+
+/// The modification time of `info` (`st_mtim` on Linux, `st_mtimespec` on Darwin).
+void mp4probe_modified_time(const struct stat *info, int64_t *seconds, int64_t *nanoseconds);
 
 /// copy_file_range(2): copies up to `length` bytes between two file descriptors inside the
 /// kernel. Returns the bytes copied, or -1 with errno (ENOSYS, EXDEV, EINVAL...) to fall back.
