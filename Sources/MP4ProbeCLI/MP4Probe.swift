@@ -102,11 +102,8 @@ public enum MP4Probe {
         return !word.contains(".") && !word.contains("/") && !FileManager.default.fileExists(atPath: word)
     }
 
-    /// Opens the source named on the command line.
-    /// Options every reading command accepts: `--header "Name: value"` (repeatable) and
-    /// `--timeout S` for URLs, `--stats` for the reads made.
-
-    /// How URLs are fetched.
+    /// How URLs are fetched: what every reading command accepts (`--header "Name: value"`,
+    /// repeatable, and `--timeout S` for URLs; `--stats` for the reads made).
     struct SourceOptions: Sendable {
         var headers: [String: String] = [:]
         /// Lower-cased names given with `--secret-header`: dropped on cross-origin redirects

@@ -23,23 +23,14 @@ public struct StandardStream: TextOutput {
 }
 
 /// Collects text in memory (for tests).
-public final class CapturedOutput: TextOutput, @unchecked Sendable {
-    private let lock = NSLock()
-    private var buffer = ""
+public final class CapturedOutput: TextOutput, Sendable {
+    private let buffer = Locked("")
 
     /// An empty capture.
     public init() {}
 
-    public func write(_ text: String) {
-        lock.lock()
-        buffer += text
-        lock.unlock()
-    }
+    public func write(_ text: String) { buffer.withLock { $0 += text } }
 
     /// Everything written so far.
-    public var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return buffer
-    }
+    public var text: String { buffer.withLock { $0 } }
 }

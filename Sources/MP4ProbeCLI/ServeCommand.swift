@@ -106,13 +106,13 @@ enum ServeCommand: Command {
 }
 
 /// Lines appended to a file (or stderr), one write each, from any task.
-final class LineWriter: @unchecked Sendable {
-    private let handle: FileHandle
-    private let lock = NSLock()
+final class LineWriter: Sendable {
+    /// The file; one write at a time.
+    private let handle: Locked<FileHandle>
 
     static let standardError = LineWriter(handle: .standardError)
 
-    private init(handle: FileHandle) { self.handle = handle }
+    private init(handle: FileHandle) { self.handle = Locked(handle) }
 
     /// Appends to `path` (created 0644 when missing), or stderr for `-`.
     convenience init(path: String) throws {
@@ -129,6 +129,6 @@ final class LineWriter: @unchecked Sendable {
 
     func write(_ line: String) {
         let bytes = Data((line + "\n").utf8)
-        lock.withLock { try? handle.write(contentsOf: bytes) }
+        handle.withLock { try? $0.write(contentsOf: bytes) }
     }
 }

@@ -56,6 +56,30 @@ import MP4TestSupport
     }
 
     /// The page needs the secret like every control request; a bad origin is refused.
+    /// The page of a remote fragmented film without an index reads its head and its end, as
+    /// `mp4probe inspect URL` does, not every fragment (a request each: the resource did not
+    /// say it was remote, 301 requests for a 300-fragment film).
+    @Test(.requires("ffmpeg", "curl"), .timeLimit(.minutes(2)))
+    func aRemoteFragmentedFilmsPageCostsAFewRequests() async throws {
+        let film = try await FragmentedStartTests.film(seconds: 40)
+        let fragments = FragmentedStartTests.movieFragments(film).count
+        let origin = try #require(LoopbackHTTPServer(body: film, behavior: .normal))
+        defer { origin.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-inspect-fragmented")
+        defer { FileSystem.removeDirectory(directory) }
+        var options = CachingProxy.Options(cacheDirectory: directory + "/cache")
+        options.loader.cache.maxBytes = nil
+        let proxy = CachingProxy(options: options)
+        try proxy.start()
+        defer { proxy.stop() }
+        let answer = try await CachingProxyCurlTests.curl(proxy.baseURL + "_/inspect?url=" + CachingProxy.encoded(origin.url.absoluteString))
+        #expect(answer.status == 200)
+        let requests = origin.requestHeads.count
+        print("inspect of a \(fragments)-fragment film through serve: \(requests) origin requests")
+        #expect(fragments >= 15)
+        #expect(requests <= 6, "the page walked the fragments: \(requests) requests for \(fragments) fragments")
+    }
+
     @Test func inspectRequestsAreParsedLikeTheOthers() {
         #expect(ProxyControl.parse(ProxyControlTests.request("GET", query: ["url": "https://cdn.example/a.mp4"]), path: "inspect") == .success(.inspect(url: "https://cdn.example/a.mp4")))
         for (method, query, status) in [("POST", ["url": "https://cdn.example/a.mp4"], 405), ("GET", [:], 400), ("GET", ["url": "file:///etc/passwd"], 400)] {

@@ -5,13 +5,13 @@
 /// boundaries, so only `moov` (already read to plan) is needed before the first byte.
 ///
 /// Files the plan leaves alone (already faststart, fragmented) are presented unchanged. The
-/// rewriter writes a view to a file; the server (issue 17) will serve one over HTTP.
+/// rewriter writes a view to a file; `serve` serves one over HTTP.
 ///
 /// ```swift
 /// let view = try await FaststartView.make(source)
 /// let head = try await view.read(0..<65_536)   // ftyp + moov first
 /// ```
-public struct FaststartView: ByteSource {
+public struct FaststartView: WrappingSource {
     /// The input, read for the ranges the plan copies.
     public let input: any ByteSource
     /// The plan the view executes.
@@ -45,8 +45,9 @@ public struct FaststartView: ByteSource {
         return view
     }
 
-    public var name: String { input.name }
-    public var preferredReadSize: Int { input.preferredReadSize }
+    /// The input (``WrappingSource``: its name, read size, remoteness and attributes are the
+    /// view's).
+    public var base: any ByteSource { input }
 
     /// The output's length.
     public var size: UInt64 { starts.last ?? 0 }

@@ -87,6 +87,25 @@ extension ByteSource {
     }
 }
 
+/// A source that serves another's bytes (all or some, changed or not): what it does not
+/// implement itself is its base's (name, read size, remoteness, validator, attributes), so a
+/// wrapper cannot forget to pass one on. (`WatchedSource` and ``FaststartView`` did not pass
+/// on ``ByteSource/isRemote``, and a proxy's inspector page of a remote fragmented film made a
+/// request per fragment: 301 for one film.) Every wrapper of the package conforms;
+/// `WrappingSourceTests` checks them over a remote base.
+public protocol WrappingSource: ByteSource {
+    /// The source whose bytes this one serves.
+    var base: any ByteSource { get }
+}
+
+extension WrappingSource {
+    public var name: String { base.name }
+    public var preferredReadSize: Int { base.preferredReadSize }
+    public var isRemote: Bool { base.isRemote }
+    public func validator() async throws -> String? { try await base.validator() }
+    public func attributes() async throws -> ResourceAttributes { try await base.attributes() }
+}
+
 /// A byte source over bytes in memory.
 public struct MemorySource: ByteSource {
     /// The bytes.

@@ -13,7 +13,7 @@ import MP4Core
 /// since the directory was last measured, plus that measure (the data files' allocated
 /// blocks); each eviction pass measures again. Another process writing the same directory is
 /// seen at the next pass.
-final class CacheBudget: @unchecked Sendable {
+final class CacheBudget: Sendable {
     /// A write refused: the cache is at its limit and every entry that could go is in use.
     struct Exhausted: Error, CustomStringConvertible {
         let directory: String, limit: UInt64
@@ -23,26 +23,29 @@ final class CacheBudget: @unchecked Sendable {
     }
 
     let directory: String
-    private let lock = NSLock()
-    private var _limit: UInt64
-    /// Bytes the directory occupies, as last measured plus what was taken since; `nil` until
-    /// the first measure.
-    private var used: UInt64?
-    /// When making room last failed: no new attempt for a second (each lists the directory).
-    private var failedAt: ContinuousClock.Instant?
+    private struct State {
+        var limit: UInt64
+        /// Bytes the directory occupies, as last measured plus what was taken since; `nil`
+        /// until the first measure.
+        var used: UInt64?
+        /// When making room last failed: no new attempt for a second (each lists the directory).
+        var failedAt: ContinuousClock.Instant?
+        /// Writes taken so far, and the eviction loops waiting for the next
+        /// (``waitForWrites(after:)``).
+        var writes: UInt64 = 0
+        var writeWaiters: [(id: UInt64, continuation: CheckedContinuation<UInt64, Never>)] = []
+        var nextWaiter: UInt64 = 0
+    }
+    private let state: Locked<State>
     private let evictions = Evictor()
-    /// Writes taken so far, and the eviction loops waiting for the next (``waitForWrites(after:)``).
-    private var writes: UInt64 = 0
-    private var writeWaiters: [(id: UInt64, continuation: CheckedContinuation<UInt64, Never>)] = []
-    private var nextWaiter: UInt64 = 0
 
     private init(directory: String, limit: UInt64) {
         self.directory = directory
-        _limit = limit
+        state = Locked(State(limit: limit))
     }
 
     /// The limit (the smallest asked for this directory in this process).
-    var limit: UInt64 { lock.withLock { _limit } }
+    var limit: UInt64 { state.withLock { $0.limit } }
 
     private static let budgets = Locked<[String: CacheBudget]>([:])
 
@@ -52,7 +55,7 @@ final class CacheBudget: @unchecked Sendable {
     static func `for`(_ directory: String, limit: UInt64) -> CacheBudget {
         budgets.withLock { table in
             if let existing = table[directory] {
-                existing.lock.withLock { existing._limit = min(existing._limit, limit) }
+                existing.state.withLock { $0.limit = min($0.limit, limit) }
                 return existing
             }
             let made = CacheBudget(directory: directory, limit: limit)
@@ -73,15 +76,14 @@ final class CacheBudget: @unchecked Sendable {
     }
 
     private func takeIfItFits(_ count: UInt64) -> Bool {
-        let (fits, waiters) = lock.withLock { () -> (Bool, [CheckedContinuation<UInt64, Never>]) in
-            guard let used, used <= _limit, count <= _limit - used else { return (false, []) }
-            self.used = used + count
-            writes += 1
-            defer { writeWaiters = [] }
-            return (true, writeWaiters.map(\.continuation))
+        let (fits, waiters, writes) = state.withLock { state -> (Bool, [CheckedContinuation<UInt64, Never>], UInt64) in
+            guard let used = state.used, used <= state.limit, count <= state.limit - used else { return (false, [], state.writes) }
+            state.used = used + count
+            state.writes += 1
+            defer { state.writeWaiters = [] }
+            return (true, state.writeWaiters.map(\.continuation), state.writes)
         }
-        let count = lock.withLock { writes }
-        for waiter in waiters { waiter.resume(returning: count) }
+        for waiter in waiters { waiter.resume(returning: writes) }
         return fits
     }
 
@@ -90,20 +92,20 @@ final class CacheBudget: @unchecked Sendable {
     /// passes: an idle loader has no timer to wake it (a phone's energy; on Linux a pending
     /// sleep of any length wakes the process every second).
     func waitForWrites(after seen: UInt64) async -> UInt64 {
-        let id = lock.withLock { () -> UInt64 in nextWaiter += 1; return nextWaiter }
+        let id = state.withLock { state -> UInt64 in state.nextWaiter += 1; return state.nextWaiter }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<UInt64, Never>) in
-                let now = lock.withLock { () -> UInt64? in
-                    if writes > seen || Task.isCancelled { return writes }
-                    writeWaiters.append((id, continuation))
+                let now = state.withLock { state -> UInt64? in
+                    if state.writes > seen || Task.isCancelled { return state.writes }
+                    state.writeWaiters.append((id, continuation))
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
-            let waiter = lock.withLock { () -> (CheckedContinuation<UInt64, Never>, UInt64)? in
-                guard let index = writeWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return (writeWaiters.remove(at: index).continuation, writes)
+            let waiter = state.withLock { state -> (CheckedContinuation<UInt64, Never>, UInt64)? in
+                guard let index = state.writeWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return (state.writeWaiters.remove(at: index).continuation, state.writes)
             }
             if let (continuation, count) = waiter { continuation.resume(returning: count) }
         }
@@ -120,24 +122,24 @@ final class CacheBudget: @unchecked Sendable {
         await CacheRegistry.shared.evicted(Set(removed.map(\.resource)), directory: directory)
         // A pass that failed midway is measured afresh.
         let measured = pass?.remaining ?? CacheDirectory.entries(directory).reduce(0) { $0 + $1.allocatedBytes }
-        lock.withLock { used = measured }
+        state.withLock { $0.used = measured }
         return removed
     }
 
     private func makeRoom(for count: UInt64) async -> Bool {
         if takeIfItFits(count) { return true }   // another write made room meanwhile
-        if lock.withLock({ used == nil }) {
+        if state.withLock({ $0.used == nil }) {
             // Not measured yet: measure (evicting only what is over the limit), then look again;
             // a directory under its limit loses nothing to the first write.
             await evict()
             if takeIfItFits(count) { return true }
         }
         let now = ContinuousClock.now
-        if let failedAt = lock.withLock({ failedAt }), now - failedAt < .seconds(1) { return false }
+        if let failedAt = state.withLock({ $0.failedAt }), now - failedAt < .seconds(1) { return false }
         let limit = self.limit, headroom = max(count, limit / 8)
         await evict(toAtMost: limit - min(limit, headroom))
         let fits = takeIfItFits(count)
-        lock.withLock { failedAt = fits ? nil : ContinuousClock.now }
+        state.withLock { $0.failedAt = fits ? nil : ContinuousClock.now }
         return fits
     }
 

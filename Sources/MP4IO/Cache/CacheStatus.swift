@@ -95,12 +95,13 @@ extension CacheStatus {
     }
 }
 
-/// The first `length` bytes of a source, as a source of that length.
-struct PrefixSource: ByteSource {
+/// The first `length` bytes of a source, as a source of that length. Local whatever its base:
+/// its bytes are cached (a cache snapshot's, or a cached prefix), so an open walks its
+/// fragments without asking an origin.
+struct PrefixSource: WrappingSource {
     let base: any ByteSource
     let length: UInt64
-    var name: String { base.name }
-    var preferredReadSize: Int { base.preferredReadSize }
+    var isRemote: Bool { false }
     func length() async throws -> UInt64 { length }
     func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, length)

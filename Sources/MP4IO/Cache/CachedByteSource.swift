@@ -25,7 +25,7 @@ import MP4Core
 /// let cached = try await CachedByteSource(upstream: remote, directory: "/var/cache/videos")
 /// let file = try await MP4File.open(cached)      // moov now local too
 /// ```
-public final class CachedByteSource: ByteSource {
+public final class CachedByteSource: WrappingSource {
     /// Tuning.
     public struct Options: Sendable {
         /// Bytes streamed into the data file between two commits (data fsync, then the table
@@ -158,13 +158,13 @@ public final class CachedByteSource: ByteSource {
         }
     }
 
-    public var name: String { upstream.name }
+    /// The upstream (``WrappingSource``): its name and remoteness (a missing byte costs what
+    /// reading it there costs) are this source's.
+    public var base: any ByteSource { upstream }
     /// At most 16 KiB: a scan that hops from header to header reads this much at each (a
     /// `moof` of a few KiB), and every uncached byte of it is fetched from the origin (64 KiB
     /// windows made a 3 s preload of a fragmented film fetch 64 KiB at each of its 5 `moof`s).
     public var preferredReadSize: Int { min(upstream.preferredReadSize, 16 << 10) }
-    /// The origin's: a missing byte costs what reading it there costs.
-    public var isRemote: Bool { upstream.isRemote }
     public func length() async throws -> UInt64 { totalLength }
     /// The validator of the resource the entry holds (the origin's when it was confirmed).
     public func validator() async throws -> String? { entryValidator }

@@ -15,35 +15,31 @@ extension HTTPByteSource: PresumingSource {}
 /// never mixed into the entry. A mismatch is an error with cause ``MP4Error/Cause/sourceChanged``.
 /// An origin that checks each response itself (``PresumingSource``) is not asked first: the
 /// first missing byte costs one request, not a confirmation (a 64 KiB head) and then the fetch.
-final class CheckedOrigin: ByteSource, @unchecked Sendable {
+final class CheckedOrigin: WrappingSource {
     let base: any ByteSource
     let expectedLength: UInt64
     let expectedValidator: String?
-    private let lock = NSLock()
-    private var confirmed: Bool
+    private let confirmed: Locked<Bool>
 
     init(base: any ByteSource, length: UInt64, validator: String?) {
         self.base = base
         self.expectedLength = length
         self.expectedValidator = validator
-        self.confirmed = (base as? any PresumingSource)?.presume(length: length, validator: validator) ?? false
+        self.confirmed = Locked((base as? any PresumingSource)?.presume(length: length, validator: validator) ?? false)
     }
 
-    var name: String { base.name }
-    var preferredReadSize: Int { base.preferredReadSize }
-    var isRemote: Bool { base.isRemote }
     func length() async throws -> UInt64 { expectedLength }
     func validator() async throws -> String? { expectedValidator }
 
     private func confirm() async throws {
-        if lock.withLock({ confirmed }) { return }
+        if confirmed.withLock({ $0 }) { return }
         let length = try await base.length(), validator = try await base.validator()
         guard length == expectedLength, validator == expectedValidator else {
             var error = MP4Error(.io, "\(base.name) changed since it was cached (\(length) bytes, validator \(validator ?? "none"); the cache holds \(expectedLength) bytes, validator \(expectedValidator ?? "none")); nothing was mixed, the next open starts the entry again")
             error.cause = .sourceChanged
             throw error
         }
-        lock.withLock { confirmed = true }
+        confirmed.withLock { $0 = true }
     }
 
     func read(_ range: Range<UInt64>) async throws -> [UInt8] {

@@ -328,44 +328,48 @@ final class EntryStore {
 /// descriptor its fetch writes to and gets nothing once that is no longer the data file's;
 /// replaced descriptors are closed under the same lock, so a read never reaches a file that
 /// reuses the number.
-final class DataDescriptor: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Int32
-    private var retired: [Int32] = []
+final class DataDescriptor: Sendable {
+    private struct Descriptors {
+        var current: Int32
+        var retired: [Int32] = []
+    }
+    private let descriptors: Locked<Descriptors>
 
-    init(_ fd: Int32) { current = fd }
+    init(_ fd: Int32) { descriptors = Locked(Descriptors(current: fd)) }
 
-    var fd: Int32 { lock.withLock { current } }
+    var fd: Int32 { descriptors.withLock { $0.current } }
 
     /// `fd` is the data file's descriptor from now on; the old one is retired (closed by
     /// ``closeRetired()``).
     func replace(with fd: Int32) {
-        lock.withLock {
-            retired.append(current)
-            current = fd
+        descriptors.withLock {
+            $0.retired.append($0.current)
+            $0.current = fd
         }
     }
 
     /// Closes the retired descriptors. Call only when no fetch writes or holds locks
     /// through them.
     func closeRetired() {
-        lock.withLock {
-            for fd in retired { Platform.closeFile(fd) }
-            retired = []
+        descriptors.withLock {
+            for fd in $0.retired { Platform.closeFile(fd) }
+            $0.retired = []
         }
     }
 
     /// `count` bytes at `offset` of the data file, read through `fd` when it is still the data
     /// file's descriptor (nil when a reopen replaced it).
     func read(through fd: Int32, offset: UInt64, count: Int, path: String) throws -> [UInt8]? {
-        try lock.withLock {
-            guard fd == current else { return nil }
+        try descriptors.withLock {
+            guard fd == $0.current else { return nil }
             return try Platform.readFully(fd, offset: offset, count: count, path: path)
         }
     }
 
     deinit {
-        Platform.closeFile(current)
-        for fd in retired { Platform.closeFile(fd) }
+        descriptors.withLock {
+            Platform.closeFile($0.current)
+            for fd in $0.retired { Platform.closeFile(fd) }
+        }
     }
 }

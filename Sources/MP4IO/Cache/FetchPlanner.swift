@@ -122,7 +122,7 @@ struct FetchPlanner: Sendable {
         /// Read this run from the data file and hand it on.
         case serve(Range<UInt64>)
         /// Take the bytes of this fetch, from the reader's position up to `through`; at
-        /// `aheadAt` (when set) ask ``FetchPlanner/readAhead(_:present:)`` for the next window.
+        /// `aheadAt` (when set) ask ``FetchPlanner/readAhead(_:after:present:)`` for the next window.
         case follow(FetchID, through: UInt64, aheadAt: UInt64?)
         /// Claim this range (no other process may be fetching it), then report with
         /// ``claimed(_:for:lockToken:)``.

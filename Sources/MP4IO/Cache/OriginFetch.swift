@@ -6,57 +6,62 @@ import MP4Core
 /// bytes back from the data file, from the page cache). Keeping the latest 256 KiB in memory
 /// for them instead was measured and not kept: in one run of serve-benchmark.sh on loopback, a
 /// 256 MB uncached read took 977 ms with it and 726 ms without.
-final class FetchProgress: @unchecked Sendable {
+final class FetchProgress: Sendable {
     /// The range being fetched.
     let part: Range<UInt64>
     /// The data file descriptor the fetch writes to.
     let fd: Int32
-    private let lock = NSLock()
-    private var _written: UInt64
-    private var _committed: UInt64
-    private var _valid = true
-    private var _end: UInt64
-    private var finished = false
-    /// When the fetch was started, and when its first byte was written.
+    /// When the fetch was started.
     let startedAt = ContinuousClock.now
-    private var firstByteAt: ContinuousClock.Instant?
-    /// The rate is measured over windows of ``rateWindow``: where the current one began,
-    /// and the rate of the last complete one. A server's first burst (nginx with `sendfile`
-    /// writes a socket buffer's worth at once, then paces) says nothing of the rate after it.
-    private var window: (start: ContinuousClock.Instant, written: UInt64)?
-    private var lastWindowRate: Double?
     static let rateWindow: Duration = .milliseconds(200)
-    private var waiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
-    private var nextWaiter: UInt64 = 0
-    private var commitWaiters: [(offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+
+    private typealias Waiter = (offset: UInt64, id: UInt64, continuation: CheckedContinuation<Void, Never>)
+    private struct State {
+        var written: UInt64
+        var committed: UInt64
+        var valid = true
+        var end: UInt64
+        var finished = false
+        /// When the first byte was written.
+        var firstByteAt: ContinuousClock.Instant?
+        /// The rate is measured over windows of ``rateWindow``: where the current one began,
+        /// and the rate of the last complete one. A server's first burst (nginx with
+        /// `sendfile` writes a socket buffer's worth at once, then paces) says nothing of the
+        /// rate after it.
+        var window: (start: ContinuousClock.Instant, written: UInt64)?
+        var lastWindowRate: Double?
+        var waiters: [Waiter] = []
+        var nextWaiter: UInt64 = 0
+        var commitWaiters: [Waiter] = []
+    }
+    private let state: Locked<State>
+
     init(_ part: Range<UInt64>, fd: Int32) {
         self.part = part
         self.fd = fd
-        _written = part.lowerBound
-        _committed = part.lowerBound
-        _end = part.upperBound
+        state = Locked(State(written: part.lowerBound, committed: part.lowerBound, end: part.upperBound))
     }
 
     /// End of the bytes written to the data file.
-    var written: UInt64 { lock.withLock { _written } }
+    var written: UInt64 { state.withLock { $0.written } }
     /// End of the bytes the table claims.
-    var committed: UInt64 { lock.withLock { _committed } }
+    var committed: UInt64 { state.withLock { $0.committed } }
     /// Where the fetch stops: the end of its part, or earlier once another fetch took over.
-    var end: UInt64 { lock.withLock { _end } }
+    var end: UInt64 { state.withLock { $0.end } }
     /// False once a commit found the entry started again by another process.
-    var valid: Bool { lock.withLock { _valid } }
+    var valid: Bool { state.withLock { $0.valid } }
 
     /// Seconds from the start to the first byte (nil: none yet), and the bytes per second it
     /// delivers lately: over the current window once it is ``rateWindow`` long (a stall
     /// counts), else the last complete window's; nil for the first window after the first
     /// byte.
     var measures: (latency: Double?, bytesPerSecond: Double?) {
-        lock.withLock {
-            guard let first = firstByteAt, let window else { return (nil, nil) }
+        state.withLock { state in
+            guard let first = state.firstByteAt, let window = state.window else { return (nil, nil) }
             let latency = Self.seconds(first - startedAt)
             let span = ContinuousClock.now - window.start
-            guard span >= Self.rateWindow else { return (latency, lastWindowRate) }
-            return (latency, Double(_written - window.written) / Self.seconds(span))
+            guard span >= Self.rateWindow else { return (latency, state.lastWindowRate) }
+            return (latency, Double(state.written - window.written) / Self.seconds(span))
         }
     }
 
@@ -66,16 +71,17 @@ final class FetchProgress: @unchecked Sendable {
 
     /// The fetch wrote `count` more bytes: readers waiting for them wake.
     func wrote(_ count: Int) {
-        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             let now = ContinuousClock.now
-            if firstByteAt == nil { firstByteAt = now; window = (now, _written) }
-            if let current = window, now - current.start >= Self.rateWindow {
-                lastWindowRate = Double(_written - current.written) / Self.seconds(now - current.start)
-                window = (now, _written)
+            if state.firstByteAt == nil { state.firstByteAt = now; state.window = (now, state.written) }
+            if let current = state.window, now - current.start >= Self.rateWindow {
+                state.lastWindowRate = Double(state.written - current.written) / Self.seconds(now - current.start)
+                state.window = (now, state.written)
             }
-            _written += UInt64(count)
-            let ready = waiters.filter { $0.offset < _written }.map(\.continuation)
-            waiters.removeAll { $0.offset < _written }
+            state.written += UInt64(count)
+            let written = state.written
+            let ready = state.waiters.filter { $0.offset < written }.map(\.continuation)
+            state.waiters.removeAll { $0.offset < written }
             return ready
         }
         for continuation in ready { continuation.resume() }
@@ -84,12 +90,13 @@ final class FetchProgress: @unchecked Sendable {
     /// The table now claims the bytes up to `offset` (fills waiting for them wake), or, with
     /// `valid` false, the entry was started again by another process: nothing is claimed.
     func committed(through offset: UInt64, valid: Bool) {
-        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            _valid = _valid && valid
-            guard _valid else { return [] }
-            _committed = max(_committed, offset)
-            let ready = commitWaiters.filter { $0.offset <= _committed }.map(\.continuation)
-            commitWaiters.removeAll { $0.offset <= _committed }
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.valid = state.valid && valid
+            guard state.valid else { return [] }
+            state.committed = max(state.committed, offset)
+            let committed = state.committed
+            let ready = state.commitWaiters.filter { $0.offset <= committed }.map(\.continuation)
+            state.commitWaiters.removeAll { $0.offset <= committed }
             return ready
         }
         for continuation in ready { continuation.resume() }
@@ -97,8 +104,8 @@ final class FetchProgress: @unchecked Sendable {
 
     /// Makes the fetch stop at `offset`, unless it has already written past it.
     func shrink(to offset: UInt64) {
-        lock.withLock {
-            if _written < offset && offset < _end { _end = offset }
+        state.withLock { state in
+            if state.written < offset && offset < state.end { state.end = offset }
         }
     }
 
@@ -107,10 +114,10 @@ final class FetchProgress: @unchecked Sendable {
 
     /// The fetch ended (done, failed or cancelled): wakes every waiter.
     func finish() {
-        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            finished = true
-            defer { waiters = []; commitWaiters = [] }
-            return waiters.map(\.continuation) + commitWaiters.map(\.continuation)
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.finished = true
+            defer { state.waiters = []; state.commitWaiters = [] }
+            return state.waiters.map(\.continuation) + state.commitWaiters.map(\.continuation)
         }
         for continuation in ready { continuation.resume() }
     }
@@ -118,35 +125,35 @@ final class FetchProgress: @unchecked Sendable {
     /// Waits until the table claims the bytes up to `offset` or the fetch has ended, or the
     /// waiting task is cancelled (a fill whose caller went away: a cancelled preload).
     func wait(committedThrough offset: UInt64) async -> (committed: UInt64, finished: Bool) {
-        await cancellableWait(ready: { $0._committed >= offset }) { $0.commitWaiters.append((offset, $1, $2)) }
-        return lock.withLock { (_committed, finished) }
+        await cancellableWait(ready: { $0.committed >= offset }) { $0.commitWaiters.append((offset, $1, $2)) }
+        return state.withLock { ($0.committed, $0.finished) }
     }
 
     /// Waits until bytes past `offset` are written or the fetch has ended, or the waiting task
     /// is cancelled (its reader left: a player that went away while the origin was slow).
     func wait(beyond offset: UInt64) async -> (written: UInt64, finished: Bool) {
-        await cancellableWait(ready: { $0._written > offset }) { $0.waiters.append((offset, $1, $2)) }
-        return lock.withLock { (_written, finished) }
+        await cancellableWait(ready: { $0.written > offset }) { $0.waiters.append((offset, $1, $2)) }
+        return state.withLock { ($0.written, $0.finished) }
     }
 
     /// The one way both waits wait: at once when `ready`, the fetch ended or the task is
     /// cancelled; otherwise `enqueue` files the continuation under an id, which cancellation
     /// takes back out of either list and resumes.
-    private func cancellableWait(ready: (FetchProgress) -> Bool, enqueue: (FetchProgress, UInt64, CheckedContinuation<Void, Never>) -> Void) async {
-        let id = lock.withLock { () -> UInt64 in nextWaiter += 1; return nextWaiter }
+    private func cancellableWait(ready: (State) -> Bool, enqueue: (inout State, UInt64, CheckedContinuation<Void, Never>) -> Void) async {
+        let id = state.withLock { state -> UInt64 in state.nextWaiter += 1; return state.nextWaiter }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = lock.withLock { () -> Bool in
-                    if ready(self) || finished || Task.isCancelled { return true }
-                    enqueue(self, id, continuation)
+                let now = state.withLock { state -> Bool in
+                    if ready(state) || state.finished || Task.isCancelled { return true }
+                    enqueue(&state, id, continuation)
                     return false
                 }
                 if now { continuation.resume() }
             }
         } onCancel: {
-            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-                if let index = waiters.firstIndex(where: { $0.id == id }) { return waiters.remove(at: index).continuation }
-                if let index = commitWaiters.firstIndex(where: { $0.id == id }) { return commitWaiters.remove(at: index).continuation }
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index).continuation }
+                if let index = state.commitWaiters.firstIndex(where: { $0.id == id }) { return state.commitWaiters.remove(at: index).continuation }
                 return nil
             }
             waiter?.resume()

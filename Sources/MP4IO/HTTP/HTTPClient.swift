@@ -3,22 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A value behind a lock: how the HTTP code shares mutable state between tasks, URLSession's
-/// delegate queue and socket waits. Mutate through `withLock` only (in place: never copy a
-/// large value out, change it and store it back).
-package final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    package init(_ value: Value) { self.value = value }
-
-    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
 /// How long one wait on the network may last: the idle timeout, cut short by the request's
 /// deadline. Evaluated at every wait, so a server that sends a byte now and then still meets
 /// the deadline.

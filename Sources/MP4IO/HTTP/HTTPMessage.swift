@@ -1,8 +1,7 @@
 import Foundation
 
 /// HTTP/1.1 message heads and body framing (RFC 9112), as plain functions over bytes: the
-/// client parses responses with them, and the `serve` server will parse requests with the same
-/// code. Every size is bounded; malformed input is an error, never a guess.
+/// client parses responses with them, and the server requests. Every size is bounded; malformed input is an error, never a guess.
 enum HTTPMessage {
     /// Most bytes a head (start line and header fields) may take.
     static let maxHeadSize = 64 << 10
@@ -53,13 +52,13 @@ enum HTTPMessage {
         return nil
     }
 
-    /// Parses a head (the bytes up to and including the empty line).
     /// `bytes` as text when they are valid UTF-8, else `nil`. (Not `String(validating:as:)`:
     /// macOS 15 / iOS 18, newer than the deployment targets; PackageTests keeps the list.)
     static func utf8(_ bytes: ArraySlice<UInt8>) -> String? {
         String(bytes: bytes, encoding: .utf8)
     }
 
+    /// Parses a head (the bytes up to and including the empty line).
     static func parseHead(_ bytes: ArraySlice<UInt8>) throws -> Head {
         guard bytes.count <= maxHeadSize else { throw Malformed(description: "head longer than \(maxHeadSize) bytes", tooLarge: true) }
         var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> ArraySlice<UInt8> in

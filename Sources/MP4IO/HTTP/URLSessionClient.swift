@@ -15,43 +15,53 @@ import FoundationNetworking
 /// exchange ends *paused*: the reader takes what is buffered, and the source asks for the
 /// rest in a new request (one round trip per `capacity` bytes the reader is slow by; memory
 /// is bounded by `capacity` whatever the range).
-final class BodyPipe: @unchecked Sendable {
+final class BodyPipe: Sendable {
     let capacity: Int
-    private let lock = NSLock()
-    private var response: HTTPURLResponse?
-    private var pieces: [Data] = []
-    private var first = 0
-    private(set) var buffered = 0
-    /// Body bytes that arrived, taken or not.
-    private(set) var arrived = 0
-    private var ended = false
-    private var failure: (any Error)?
-    /// Cancelled because the reader fell behind.
-    private(set) var paused = false
-    /// The reader wants no more.
-    private var closed = false
-    private var waiter: CheckedContinuation<Void, Never>?
+    private struct State {
+        var response: HTTPURLResponse?
+        var pieces: [Data] = []
+        var first = 0
+        var buffered = 0
+        /// Body bytes that arrived, taken or not.
+        var arrived = 0
+        var ended = false
+        var failure: (any Error)?
+        /// Cancelled because the reader fell behind.
+        var paused = false
+        /// The reader wants no more.
+        var closed = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Locked(State())
 
     init(capacity: Int) { self.capacity = max(capacity, 1 << 16) }
+
+    /// Bytes buffered, not taken yet.
+    var buffered: Int { state.withLock { $0.buffered } }
+    /// Body bytes that arrived, taken or not.
+    var arrived: Int { state.withLock { $0.arrived } }
+    /// Whether the transfer was cancelled because the reader fell behind.
+    var paused: Bool { state.withLock { $0.paused } }
 
     // MARK: The delegate's side
 
     func arrived(_ response: HTTPURLResponse) {
-        wake { if self.response == nil { self.response = response } }
+        wake { if $0.response == nil { $0.response = response } }
     }
 
     /// Appends `data`; returns true when the transfer must be cancelled (the reader is more
     /// than ``capacity`` behind, or gone).
     func received(_ data: Data) -> Bool {
         var cancel = false
-        wake {
-            guard !ended && !closed else { cancel = closed; return }
-            arrived += data.count
-            pieces.append(data)
-            buffered += data.count
-            if buffered > capacity {
-                paused = true
-                ended = true
+        let capacity = self.capacity
+        wake { state in
+            guard !state.ended && !state.closed else { cancel = state.closed; return }
+            state.arrived += data.count
+            state.pieces.append(data)
+            state.buffered += data.count
+            if state.buffered > capacity {
+                state.paused = true
+                state.ended = true
                 cancel = true
             }
         }
@@ -60,11 +70,11 @@ final class BodyPipe: @unchecked Sendable {
 
     /// The transfer ended (`error` nil: the whole body arrived).
     func completed(_ error: (any Error)?, response: HTTPURLResponse?) {
-        wake {
-            if self.response == nil { self.response = response }
-            guard !ended else { return }
-            ended = true
-            failure = error
+        wake { state in
+            if state.response == nil { state.response = response }
+            guard !state.ended else { return }
+            state.ended = true
+            state.failure = error
         }
     }
 
@@ -74,20 +84,20 @@ final class BodyPipe: @unchecked Sendable {
     /// ``failure`` says why).
     func head() async -> HTTPURLResponse? {
         await waitUntil { $0.response != nil || $0.ended }
-        return lock.withLock { response }
+        return state.withLock { $0.response }
     }
 
     /// The next piece; nil at the end of the exchange (see ``outcome``).
     func next() async -> Data? {
         await waitUntil { $0.first < $0.pieces.count || $0.ended }
-        return lock.withLock {
-            guard first < pieces.count else { return nil }
-            let piece = pieces[first]
-            first += 1
-            buffered -= piece.count
-            if first > 64 && first * 2 > pieces.count {
-                pieces.removeFirst(first)
-                first = 0
+        return state.withLock { state in
+            guard state.first < state.pieces.count else { return nil }
+            let piece = state.pieces[state.first]
+            state.first += 1
+            state.buffered -= piece.count
+            if state.first > 64 && state.first * 2 > state.pieces.count {
+                state.pieces.removeFirst(state.first)
+                state.first = 0
             }
             return piece
         }
@@ -95,34 +105,34 @@ final class BodyPipe: @unchecked Sendable {
 
     /// How the exchange ended, once ``next()`` returned nil: the transfer's error (nil when
     /// complete or paused) and whether it was paused.
-    var outcome: (failure: (any Error)?, paused: Bool) { lock.withLock { (failure, paused) } }
+    var outcome: (failure: (any Error)?, paused: Bool) { state.withLock { ($0.failure, $0.paused) } }
 
     /// The reader is done (or gone): nothing more is kept, a waiting reader returns.
     func close(_ error: (any Error)? = nil) {
-        wake {
-            closed = true
-            if !ended { ended = true; failure = error }
-            pieces = []
-            first = 0
-            buffered = 0
+        wake { state in
+            state.closed = true
+            if !state.ended { state.ended = true; state.failure = error }
+            state.pieces = []
+            state.first = 0
+            state.buffered = 0
         }
     }
 
-    private func wake(_ change: () -> Void) {
-        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            change()
-            defer { waiter = nil }
-            return waiter
+    private func wake(_ change: (inout State) -> Void) {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            change(&state)
+            defer { state.waiter = nil }
+            return state.waiter
         }
         waiting?.resume()
     }
 
-    private func waitUntil(_ ready: @escaping (BodyPipe) -> Bool) async {
-        while !lock.withLock({ ready(self) }) {
+    private func waitUntil(_ ready: @escaping (State) -> Bool) async {
+        while !state.withLock({ ready($0) }) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = lock.withLock { () -> Bool in
-                    if ready(self) { return true }
-                    waiter = continuation
+                let now = state.withLock { state -> Bool in
+                    if ready(state) { return true }
+                    state.waiter = continuation
                     return false
                 }
                 if now { continuation.resume() }

@@ -170,7 +170,7 @@ public final class MediaLoader: Sendable {
 
 /// One resource of a ``MediaLoader``: a ``ByteSource`` whose reads come from the cache and
 /// the origin, and which moves `moov` first and prefetches ahead of them.
-public struct MediaResource: ByteSource {
+public struct MediaResource: WrappingSource {
     /// The origin URL.
     public let origin: String
     /// Whether this is the faststart view of the origin.
@@ -185,11 +185,10 @@ public struct MediaResource: ByteSource {
     var reachability: OriginReachability?
     var originWait: Double = 0
 
-    public var name: String { source.name }
-    public var preferredReadSize: Int { source.preferredReadSize }
-    /// Whether its origin is remote: an `MP4File` opened over it then does not walk every
-    /// `moof` (a request each) unless asked.
-    public var isRemote: Bool { source.isRemote }
+    /// The source it serves (``WrappingSource``): its name, read size, remoteness (an
+    /// `MP4File` opened over a remote resource does not walk every `moof`, a request each,
+    /// unless asked), validator and attributes are the resource's.
+    public var base: any ByteSource { source }
     /// Whether the cache holds every byte of the origin (the faststart view is then whole
     /// on the device too).
     public var isEntirelyCached: Bool {
@@ -199,7 +198,6 @@ public struct MediaResource: ByteSource {
         }
     }
     public func length() async throws -> UInt64 { try await source.length() }
-    public func validator() async throws -> String? { try await source.validator() }
 
     /// Length, type, validators, before any data: what a server renders as headers and an
     /// `AVAssetResourceLoadingContentInformationRequest` is answered with.
@@ -207,7 +205,6 @@ public struct MediaResource: ByteSource {
         try await ContentInformation.of(source, fallbackType: ContentInformation.nameType(of: origin))
     }
 
-    public func attributes() async throws -> ResourceAttributes { try await source.attributes() }
 
     /// A player's request: `length` bytes from `offset` (`nil`: to the end), streamed to
     /// `consume` as they arrive. Reading past the end delivers what there is.
@@ -398,12 +395,9 @@ actor ResourceTable {
 /// A source that calls `changed` when a read finds that its origin is no longer the version
 /// it opened (``MP4Error/Cause/sourceChanged``); the error itself still reaches the reader, so
 /// no byte of the new version is mixed into a response about the old one.
-struct WatchedSource: ByteSource {
+struct WatchedSource: WrappingSource {
     let base: any ByteSource
     let changed: @Sendable () async -> Void
-
-    var name: String { base.name }
-    var preferredReadSize: Int { base.preferredReadSize }
 
     func length() async throws -> UInt64 { try await watching { try await base.length() } }
     func validator() async throws -> String? { try await watching { try await base.validator() } }

@@ -260,18 +260,14 @@ extension Preload {
     /// for players like its fills: a read that needs the origin waits while `busy`; one of more
     /// than ``YieldingReads/stoppable`` bytes (a long film's `moov`: 7.4 MB for two hours) is
     /// filled first as a fill is, stopping when a player starts. Reads of cached bytes go at once.
-    struct YieldingReads: ByteSource {
+    struct YieldingReads: WrappingSource {
         /// Missing bytes above which a read is filled first, stoppable.
         static let stoppable: UInt64 = 256 << 10
         let source: CachedByteSource
         let busy: (@Sendable () -> Bool)?
 
-        var name: String { source.name }
-        var preferredReadSize: Int { source.preferredReadSize }
-        var isRemote: Bool { source.isRemote }
+        var base: any ByteSource { source }
         func length() async throws -> UInt64 { try await source.length() }
-        func validator() async throws -> String? { try await source.validator() }
-        func attributes() async throws -> ResourceAttributes { try await source.attributes() }
 
         /// Waits for the origin to be free when `range` is not all cached.
         private func standAside(_ range: Range<UInt64>) async throws {

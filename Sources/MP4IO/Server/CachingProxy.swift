@@ -169,6 +169,9 @@ public final class CachingProxy: @unchecked Sendable {
                 let resource = try await loader.resource(for: url)
                 var opening = MP4File.Options()
                 opening.followsSegmentIndex = true
+                // As `mp4probe inspect URL`: a remote fragmented film's fragments are not
+                // walked (a request per `moof`); its duration comes from the last one.
+                opening.stopsAtFirstFragment = resource.isRemote
                 let file = try await MP4File.open(resource, options: opening)
                 let (cache, _, _) = await loader.status(of: url)
                 // The origin's file name without its query, so a player sees the extension.

@@ -7,73 +7,12 @@ import Darwin
 import MP4ProbeSystem
 import MP4Core
 
-/// A request as ``HTTPServer`` hands it to its handler.
-public struct HTTPServerRequest: Sendable {
-    /// `GET`, `HEAD`, or one of ``HTTPServer/Options/methodsWithBodies`` (the server answers
-    /// other methods itself, 405).
-    public var method: String
-    /// The request target as sent (`/abc/movie.mp4?url=...`).
-    public var target: String
-    /// The path part of the target, percent-decoded.
-    public var path: String
-    /// The query parameters, percent-decoded (the last value of a repeated name wins).
-    public var query: [String: String]
-    /// The header fields in order.
-    public var headers: [(name: String, value: String)]
-    /// The request body (only for ``HTTPServer/Options/methodsWithBodies``; at most
-    /// ``HTTPServer/Options/maxRequestBody`` bytes).
-    public var body: [UInt8] = []
-
-    /// The value of header `name` (any case); repeated fields joined with ", ".
-    public func header(_ name: String) -> String? {
-        let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
-    }
-}
-
-/// A response: status, header fields, and a body the server streams.
-public struct HTTPServerResponse: Sendable {
-    /// Where the body comes from.
-    public enum Body: Sendable {
-        case empty
-        case bytes([UInt8])
-        /// `range` of `source`, streamed as it is read (memory: one piece).
-        case source(any ByteSource, Range<UInt64>)
-
-        var count: UInt64 {
-            switch self {
-            case .empty: return 0
-            case .bytes(let bytes): return UInt64(bytes.count)
-            case .source(_, let range): return UInt64(range.count)
-            }
-        }
-    }
-
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: Body
-    /// The request showed what the server's users hold (the proxy's secret): its connection
-    /// may stay open and keep its slot. See ``HTTPServer/Options/requiresTrust``.
-    public var trustsConnection = false
-
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .empty) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
-    /// A short text response (errors).
-    public static func text(_ status: Int, _ message: String) -> HTTPServerResponse {
-        HTTPServerResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: .bytes(Array((message + "\n").utf8)))
-    }
-}
-
 /// A small HTTP/1.1 server over POSIX sockets for loopback use: GET and HEAD, keep-alive,
 /// every size and time bounded (head 64 KiB and 200 fields, 10 s to send a head, 30 s idle,
 /// at most ``Options/maxConnections`` at once), `Host` checked against its own address (DNS
 /// rebinding), bodies streamed from a ``ByteSource``. The caching proxy (`mp4probe serve`) is
 /// a handler on top of it.
-public final class HTTPServer: @unchecked Sendable {
+public final class HTTPServer: Sendable {
     /// Bounds and address.
     public struct Options: Sendable {
         /// A numeric loopback address by default; anything else is the caller's decision.
@@ -133,17 +72,13 @@ public final class HTTPServer: @unchecked Sendable {
     private let handler: Handler
     private let state = Locked(State())
     /// The port it listens on (after ``start()``).
-    public private(set) var port = 0
+    public var port: Int { state.withLock { $0.listener?.port ?? 0 } }
 
     private struct State {
         var stopped = false
         var active: [ObjectIdentifier: SocketConnection] = [:]
-        /// The listening socket (-1 before start and while it is being made again).
-        var listener: Int32 = -1
-        /// The write end of the accept loop's wake pipe (-1 once the loop ended).
-        var wake: Int32 = -1
-        var acceptFailures = 0
-        var listenerReopenings = 0
+        /// The listening socket and its accept loop (after ``start()``).
+        var listener: Listener?
         /// Connections whose requests showed the secret (``Options/requiresTrust``).
         var trusted: Set<ObjectIdentifier> = []
         /// Connections waiting for a request head, with the order in which they began to wait.
@@ -154,7 +89,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// `accept` calls that failed other than for want of a connection, and the times the
     /// listening socket was made again after the system took it (``AcceptFailure``).
     public var acceptStatistics: (failures: Int, reopenings: Int) {
-        state.withLock { ($0.acceptFailures, $0.listenerReopenings) }
+        state.withLock { $0.listener }?.statistics ?? (0, 0)
     }
 
     public init(options: Options = Options(), handler: @escaping Handler) {
@@ -170,204 +105,82 @@ public final class HTTPServer: @unchecked Sendable {
         return "http://\(host):\(port)"
     }
 
-    /// Binds and starts accepting connections (on a dispatch queue of its own).
+    /// Binds and starts accepting connections (on a dispatch queue of its own: ``Listener``).
     /// - Throws: ``MP4Error`` `.io` when the address cannot be bound.
     public func start() throws {
-        var bound: Int32 = 0
-        let fd = mp4probe_tcp_listen(options.host, Int32(options.port), 128, &bound)
-        guard fd >= 0 else {
-            throw MP4Error(.io, "cannot listen on \(options.host):\(options.port): \(String(cString: strerror(errno)))")
-        }
-        var pipe: [Int32] = [-1, -1]
-        guard mp4probe_wake_pipe(&pipe) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Platform.closeFile(fd)
-            throw MP4Error(.io, "cannot make the server's wake pipe: \(reason)")
-        }
-        state.withLock { $0.listener = fd; $0.wake = pipe[1] }
-        port = Int(bound)
-        let wakeRead = pipe[0]
-        DispatchQueue(label: "mp4probe.server.accept").async { [self] in acceptLoop(fd, wake: wakeRead) }
+        let listener = try Listener(host: options.host, port: options.port)
+        state.withLock { $0.listener = listener }
+        listener.run { [self] client in admit(client) }
     }
 
     /// Checks that the listening socket still takes connections (the server connects to
     /// itself), and makes it again on the same port when it does not. An iOS app calls it when
     /// it returns to the foreground: XNU takes a suspended app's listening socket away without
     /// a word (``ListenerWatch``). Returns at once; the check runs on the server's own queue.
-    public func checkListener() { wakeAcceptLoop(ListenerWatch.checkByte) }
+    public func checkListener() { state.withLock { $0.listener }?.check() }
 
-    private func wakeAcceptLoop(_ byte: UInt8) {
-        state.withLock { state in
-            guard state.wake >= 0 else { return }
-            var byte = byte
-            _ = write(state.wake, &byte, 1)   // a full pipe already holds a wake-up
-        }
-    }
+    /// Shuts the listening socket down as Linux lets one be taken: for tests.
+    package func simulateReclaimedListener() { state.withLock { $0.listener }?.simulateReclaimed() }
 
-    /// Shuts the listening socket down as Linux lets one be taken (`accept` then fails while
-    /// `poll` reports it ready): for tests.
-    package func simulateReclaimedListener() {
-        state.withLock { if $0.listener >= 0 { mp4probe_shutdown($0.listener) } }
-    }
-
-    /// Takes the listening socket away as XNU does from a suspended iOS app (`poll` never
-    /// fires, `accept` says EWOULDBLOCK, the port is let go): for tests.
-    /// (The loop is woken to wait again: Linux keeps a socket a `poll` is waiting on.)
-    package func simulateDefunctListener() {
-        state.withLock { if $0.listener >= 0 { _ = mp4probe_make_listener_defunct($0.listener) } }
-        wakeAcceptLoop(0)
-    }
+    /// Takes the listening socket away as XNU does from a suspended iOS app: for tests.
+    package func simulateDefunctListener() { state.withLock { $0.listener }?.simulateDefunct() }
 
     /// Stops accepting, ends the connections being served and closes the socket.
     public func stop() {
-        let (wasRunning, connections) = state.withLock { state -> (Bool, [SocketConnection]) in
+        let (wasRunning, connections, listener) = state.withLock { state -> (Bool, [SocketConnection], Listener?) in
             defer { state.stopped = true; state.active = [:] }
-            return (!state.stopped, Array(state.active.values))
+            return (!state.stopped, Array(state.active.values), state.listener)
         }
         guard wasRunning else { return }
         for connection in connections { connection.shutdown() }
-        wakeAcceptLoop(ListenerWatch.stopByte)
+        listener?.stop()
     }
 
     /// Connections being served now.
     public var activeConnectionCount: Int { state.withLock { $0.active.count } }
 
-    /// Waits for connections, a stop or a check (``ListenerWatch``), with no timer while idle
-    /// but one wait of ``ListenerWatch/waitLimit``.
-    private func acceptLoop(_ first: Int32, wake: Int32) {
-        var fd = first
-        defer {
-            if fd >= 0 { Platform.closeFile(fd) }
-            Platform.closeFile(wake)
+    /// A connection the listener accepted: served on a queue of its own, or, over
+    /// ``Options/maxConnections``, refused at once (or, with ``Options/requiresTrust``, let in
+    /// in place of the untrusted connection that has waited longest for a head).
+    private func admit(_ client: Int32) {
+        let connection = SocketConnection(fd: client, key: "client")
+        let (admitted, displaced) = state.withLock { state -> (Bool, SocketConnection?) in
+            guard !state.stopped else { return (false, nil) }
+            var displaced: SocketConnection?
+            if state.active.count >= options.maxConnections {
+                guard options.requiresTrust, let victim = Self.untrustedWaitingLongest(state) else { return (false, nil) }
+                displaced = state.active.removeValue(forKey: victim)
+                state.waiting[victim] = nil
+            }
+            state.active[ObjectIdentifier(connection)] = connection
+            return (true, displaced)
+        }
+        displaced?.shutdown()
+        guard admitted else {
+            // Over the bound: refused at once rather than queued without limit.
+            let refusal = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n".utf8)
+            _ = refusal.withUnsafeBytes { mp4probe_send(client, $0.baseAddress, $0.count) }
+            connection.close()
+            return
+        }
+        // Each connection runs on a queue of its own, not on the shared task pool: a pool kept
+        // busy by other work (an app's, a test run's) must not stall the player's requests or
+        // the server's timeouts.
+        ServingTask.start { [self] in
+            await serve(connection)
             state.withLock { state in
-                if state.wake >= 0 { Platform.closeFile(state.wake) }
-                state.wake = -1
-                state.listener = -1
+                let id = ObjectIdentifier(connection)
+                state.active[id] = nil
+                state.trusted.remove(id)
+                state.waiting[id] = nil
             }
+            connection.close()
         }
-        let limit = ListenerWatch.waitLimit
-        let limitMilliseconds = Int32(limit.components.seconds * 1000)
-        while fd >= 0 {
-            let began = ContinuousClock.now
-            let ready = mp4probe_wait_or_wake(fd, wake, limitMilliseconds)
-            let elapsed = began.duration(to: .now)
-            var asked: [UInt8] = []
-            if ready == 2 { asked = Self.drain(wake) }
-            let action = ListenerWatch.afterWait(listenerReady: ready == 1, stopAsked: asked.contains(ListenerWatch.stopByte) || state.withLock { $0.stopped },
-                                                 checkAsked: asked.contains(ListenerWatch.checkByte), elapsed: elapsed, timeout: limit)
-            switch action {
-            case .stop: return
-            case .wait: continue
-            case .check:
-                if !takesConnections(fd) { fd = reopenListener(replacing: fd) }
-                continue
-            case .accept: break
-            }
-            accepting: while true {
-                let client = mp4probe_tcp_accept(fd)
-                guard client >= 0 else {
-                    let action = AcceptFailure.action(errno: errno)
-                    if action != .idle { state.withLock { $0.acceptFailures += 1 } }
-                    switch action {
-                    case .idle: break accepting
-                    case .next: continue accepting
-                    case .pause(let milliseconds):
-                        _ = poll(nil, 0, milliseconds)
-                        break accepting
-                    case .reopen:
-                        fd = reopenListener(replacing: fd)
-                        break accepting
-                    }
-                }
-                let connection = SocketConnection(fd: client, key: "client")
-                let (admitted, displaced) = state.withLock { state -> (Bool, SocketConnection?) in
-                    guard !state.stopped else { return (false, nil) }
-                    var displaced: SocketConnection?
-                    if state.active.count >= options.maxConnections {
-                        guard options.requiresTrust, let victim = Self.untrustedWaitingLongest(state) else { return (false, nil) }
-                        displaced = state.active.removeValue(forKey: victim)
-                        state.waiting[victim] = nil
-                    }
-                    state.active[ObjectIdentifier(connection)] = connection
-                    return (true, displaced)
-                }
-                displaced?.shutdown()
-                guard admitted else {
-                    // Over the bound: refused at once rather than queued without limit.
-                    let refusal = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n".utf8)
-                    _ = refusal.withUnsafeBytes { mp4probe_send(client, $0.baseAddress, $0.count) }
-                    connection.close()
-                    continue
-                }
-                let work: @Sendable () async -> Void = { [self] in
-                    await serve(connection)
-                    state.withLock { state in
-                        let id = ObjectIdentifier(connection)
-                        state.active[id] = nil
-                        state.trusted.remove(id)
-                        state.waiting[id] = nil
-                    }
-                    connection.close()
-                }
-                // Each connection runs on a queue of its own, not on the shared task pool: a
-                // pool kept busy by other work (an app's, a test run's) must not stall the
-                // player's requests or the server's timeouts.
-                ServingTask.start { await work() }
-            }
-        }
-    }
-
-    /// The bytes waiting in the wake pipe.
-    private static func drain(_ wake: Int32) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(wake, $0.baseAddress, $0.count) }
-            guard n > 0 else { return bytes }
-            bytes += buffer[0..<n]
-        }
-    }
-
-    /// Whether the listening socket `fd` takes connections: a connection to its own address
-    /// and port must be made and make `fd` ready within a second (it is then accepted as any
-    /// other, and ends at once).
-    private func takesConnections(_ fd: Int32) -> Bool {
-        var failure: Int32 = 0
-        let probe = mp4probe_tcp_connect(options.host, Int32(port), 1000, &failure)
-        guard probe >= 0 else { return false }
-        defer { Platform.closeFile(probe) }
-        return mp4probe_wait(fd, 0, 1000) > 0
     }
 
     /// The untrusted connection that has waited longest for a request head, if any.
     private static func untrustedWaitingLongest(_ state: State) -> ObjectIdentifier? {
         state.waiting.filter { !state.trusted.contains($0.key) }.min { $0.value < $1.value }?.key
-    }
-
-    /// Makes the listening socket again on the same address and port, retrying with a
-    /// growing delay while the port is still held, until it succeeds or the server stops.
-    /// Returns the new socket, or -1 once the server stopped.
-    private func reopenListener(replacing old: Int32) -> Int32 {
-        state.withLock { $0.listener = -1 }
-        Platform.closeFile(old)
-        var attempts = 0
-        while !state.withLock({ $0.stopped }) {
-            var bound: Int32 = 0
-            let fd = mp4probe_tcp_listen(options.host, Int32(port), 128, &bound)
-            if fd >= 0 {
-                let kept = state.withLock { state -> Bool in
-                    guard !state.stopped else { return false }
-                    state.listener = fd
-                    state.listenerReopenings += 1
-                    return true
-                }
-                if !kept { mp4probe_shutdown(fd) }
-                return fd
-            }
-            _ = poll(nil, 0, AcceptFailure.reopenDelay(afterAttempts: attempts))
-            attempts += 1
-        }
-        return -1
     }
 
     /// The `Host` values a request may carry: this server's own address, by number or as
