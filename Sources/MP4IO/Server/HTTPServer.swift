@@ -192,6 +192,9 @@ public final class HTTPServer: Sendable {
         return hosts
     }
 
+    /// Serves the requests of one connection, one at a time, until it ends, fails a bound or
+    /// the server stops: the head (``readHead(_:)``), then ``RequestDecision``, then the body
+    /// and the handler's answer.
     private func serve(_ connection: SocketConnection) async {
         let idle = WaitLimit(idle: options.idleTimeout, deadline: nil)
         let id = ObjectIdentifier(connection)
@@ -200,108 +203,92 @@ public final class HTTPServer: Sendable {
                 state.waits += 1
                 state.waiting[id] = state.waits
             }
-            // The head: the first byte may take the idle timeout, the whole head at most
-            // headTimeout after that. A timer outside the task pool enforces the second bound
-            // by ending the connection (a busy pool must not let a client that trickles its
-            // head hold a slot for longer).
-            var scanned = 0
-            var end: Int?
+            // Until the body has arrived: the head's deadline (below) still runs.
             let readingHead = Locked(true)
             defer { readingHead.withLock { $0 = false } }
-            var timed = false
-            while true {
-                end = HTTPMessage.headEnd(connection.available, scanned: scanned)
-                if end != nil { break }
-                scanned = connection.available.count
-                if scanned > HTTPMessage.maxHeadSize {
-                    await send(.text(431, "request head too large"), to: connection, head: false, keepAlive: false)
-                    return
-                }
-                guard let received = try? await connection.fill(timeout: idle), received > 0 else { return }
-                if !timed {
-                    timed = true
-                    // Weakly: a served connection (and its 256 KiB buffer) must go when it
-                    // ends, not when this timer fires (each aborted request held it 10 s).
-                    DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) { [weak connection, readingHead] in
-                        if readingHead.withLock({ $0 }) { connection?.shutdown() }
-                    }
-                }
-            }
+            let read = await readHead(connection, idle: idle, readingHead: readingHead)
             state.withLock { _ = $0.waiting.removeValue(forKey: id) }
-            guard let headEnd = end else { return }
-            let bytes = connection.available
-            let headBytes = bytes[bytes.startIndex..<(bytes.startIndex + headEnd - bytes.startIndex)]
             let head: HTTPMessage.Head
-            do {
-                head = try HTTPMessage.parseHead(headBytes)
-            } catch let error as HTTPMessage.Malformed where error.tooLarge {
-                // Over a bound whether it arrived whole or not (RFC 6585 §5).
-                await send(.text(431, "request head too large: \(error)"), to: connection, head: false, keepAlive: false)
+            switch read {
+            case .gone: return
+            case .refused(let status, let text):
+                await send(.text(status, text), to: connection, head: false, keepAlive: false)
                 return
-            } catch {
-                await send(.text(400, "malformed request: \(error)"), to: connection, head: false, keepAlive: false)
-                return
+            case .head(let parsed): head = parsed
             }
-            connection.consume(headEnd - bytes.startIndex)
             let (method, target, version) = head.startLine
-            guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
-                await send(.text(505, "HTTP/1.1 only"), to: connection, head: false, keepAlive: false)
-                return
-            }
-            let fields = head.fieldsByName
-            let takesBody = options.methodsWithBodies.contains(method)
-            // Request bodies only for the methods that take one, framed by Content-Length.
-            if fields["transfer-encoding"] != nil {
-                await send(.text(takesBody ? 411 : 400, "request bodies are framed by Content-Length here"), to: connection, head: false, keepAlive: false)
-                return
-            }
-            var body: [UInt8] = []
-            if let declared = fields["content-length"], declared != "0" {
-                guard takesBody else {
-                    await send(.text(400, "request bodies are not accepted"), to: connection, head: false, keepAlive: false)
-                    return
-                }
-                guard declared.allSatisfy(\.isASCIIDigit), declared.count <= 9, let count = Int(declared) else {
-                    await send(.text(400, "malformed Content-Length"), to: connection, head: false, keepAlive: false)
-                    return
-                }
-                let limit = min(options.maxRequestBody, SocketConnection.bufferSize - HTTPMessage.maxHeadSize)
-                guard count <= limit else {
-                    await send(.text(413, "request body over \(limit) bytes"), to: connection, head: false, keepAlive: false)
-                    return
-                }
-                // Under the head's deadline (the timer above still runs).
-                while connection.available.count < count {
-                    guard let received = try? await connection.fill(timeout: idle), received > 0 else { return }
-                }
-                body = Array(connection.available.prefix(count))
-                connection.consume(count)
-            }
-            readingHead.withLock { $0 = false }
             let seen = Self.request(method: method, target: target, headers: head.fields)
-            guard let host = fields["host"]?.lowercased(), allowedHosts.contains(host) else {
-                await send(.text(421, "unknown Host (this server answers only to its own address)"), to: connection, head: false, keepAlive: false, request: seen)
-                return
-            }
-            let keepAlive = version == "HTTP/1.1" && !(fields["connection"]?.lowercased().contains("close") ?? false)
-            guard method == "GET" || method == "HEAD" || takesBody else {
-                var refusal = HTTPServerResponse.text(405, "only GET and HEAD")
-                refusal.headers.append(("Allow", (["GET", "HEAD"] + options.methodsWithBodies.sorted()).joined(separator: ", ")))
-                await send(refusal, to: connection, head: false, keepAlive: keepAlive, request: seen)
+            switch RequestDecision.decide(method: method, version: version, fields: head.fieldsByName, options: options, allowedHosts: allowedHosts) {
+            case .refuse(let status, let text, let keepAlive, let logged, let allow):
+                var refusal = HTTPServerResponse.text(status, text)
+                if let allow { refusal.headers.append(("Allow", allow)) }
+                await send(refusal, to: connection, head: false, keepAlive: keepAlive, request: logged ? seen : nil)
                 if !keepAlive { return }
-                continue
+            case .handle(let keepAlive, let bodyLength):
+                var request = seen
+                if bodyLength > 0 {
+                    while connection.available.count < bodyLength {
+                        guard let received = try? await connection.fill(timeout: idle), received > 0 else { return }
+                    }
+                    request.body = Array(connection.available.prefix(bodyLength))
+                    connection.consume(bodyLength)
+                }
+                readingHead.withLock { $0 = false }
+                let started = Date()
+                let response = await handler(request)
+                // An untrusted connection is closed after its answer (Options.requiresTrust).
+                let trusted = state.withLock { state -> Bool in
+                    if response.trustsConnection { state.trusted.insert(id) }
+                    return state.trusted.contains(id)
+                }
+                let keep = keepAlive && (trusted || !options.requiresTrust)
+                guard await send(response, to: connection, head: method == "HEAD", keepAlive: keep, request: request, started: started), keep else { return }
             }
-            var request = Self.request(method: method, target: target, headers: head.fields)
-            request.body = body
-            let started = Date()
-            let response = await handler(request)
-            // An untrusted connection is closed after its answer (Options.requiresTrust).
-            let trusted = state.withLock { state -> Bool in
-                if response.trustsConnection { state.trusted.insert(id) }
-                return state.trusted.contains(id)
+        }
+    }
+
+    /// What reading a request head gave.
+    private enum HeadRead {
+        case head(HTTPMessage.Head)
+        /// Over a bound, or malformed: answered with `status` and the connection closed.
+        case refused(Int, String)
+        /// The client went, or was too slow.
+        case gone
+    }
+
+    /// Reads one request head, consuming it from the connection's buffer. The first byte may
+    /// take the idle timeout, the whole head (and a body after it) at most ``Options/headTimeout``
+    /// after that: a timer outside the task pool enforces that bound by ending the
+    /// connection while `readingHead` holds (a busy pool must not let a client that trickles
+    /// its head hold a slot for longer).
+    private func readHead(_ connection: SocketConnection, idle: WaitLimit, readingHead: Locked<Bool>) async -> HeadRead {
+        var scanned = 0
+        var timed = false
+        while true {
+            if let end = HTTPMessage.headEnd(connection.available, scanned: scanned) {
+                let bytes = connection.available
+                do {
+                    let head = try HTTPMessage.parseHead(bytes[bytes.startIndex..<end])
+                    connection.consume(end - bytes.startIndex)
+                    return .head(head)
+                } catch let error as HTTPMessage.Malformed where error.tooLarge {
+                    // Over a bound whether it arrived whole or not (RFC 6585 §5).
+                    return .refused(431, "request head too large: \(error)")
+                } catch {
+                    return .refused(400, "malformed request: \(error)")
+                }
             }
-            let keep = keepAlive && (trusted || !options.requiresTrust)
-            guard await send(response, to: connection, head: method == "HEAD", keepAlive: keep, request: request, started: started), keep else { return }
+            scanned = connection.available.count
+            if scanned > HTTPMessage.maxHeadSize { return .refused(431, "request head too large") }
+            guard let received = try? await connection.fill(timeout: idle), received > 0 else { return .gone }
+            if !timed {
+                timed = true
+                // Weakly: a served connection (and its 256 KiB buffer) must go when it ends,
+                // not when this timer fires (each aborted request held it 10 s).
+                DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) { [weak connection, readingHead] in
+                    if readingHead.withLock({ $0 }) { connection?.shutdown() }
+                }
+            }
         }
     }
 
