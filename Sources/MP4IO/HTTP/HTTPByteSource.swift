@@ -121,27 +121,6 @@ public final class HTTPByteSource: ByteSource {
     /// When every read must have ended (``Options/maxTotalTime`` from creation), if ever.
     private let totalDeadline: ContinuousClock.Instant?
 
-    /// `seconds` as a duration, for any input (negative: 0; huge or NaN: about 31 years).
-    /// Why a redirect was not followed: no `Location`, a scheme other than `http:`/`https:`
-    /// (say `file:`), or more redirects than allowed (a loop, most likely).
-    static func unfollowedRedirect(location: String?, maxRedirects: Int) -> String {
-        guard let location, !location.isEmpty else { return "a redirect without a Location header" }
-        let shown = location.count > 200 ? String(location.prefix(200)) + "…" : location
-        if let scheme = URL(string: location)?.scheme?.lowercased(), scheme != "http" && scheme != "https" {
-            return "a redirect to a \(scheme): URL (\(shown)), which is not followed: only http: and https: are"
-        }
-        return "more than \(maxRedirects) redirects (a redirect loop?); the last one pointed to \(shown)"
-    }
-
-    /// Seconds for a message: whole when whole, else to a tenth.
-    static func secondsText(_ seconds: Double) -> String {
-        seconds.rounded() == seconds && seconds < 1e9 ? String(Int(seconds)) : String(format: "%.1f", seconds)
-    }
-
-    static func duration(_ seconds: TimeInterval) -> Duration {
-        .milliseconds(Int64(min(max(seconds.isNaN ? 1e9 : seconds, 0), 1e9) * 1000))
-    }
-
     /// A source for `url` (http or https).
     public init(url: URL, options: Options = Options()) throws {
         totalDeadline = options.maxTotalTime.map { ContinuousClock.now + Self.duration($0) }
@@ -317,50 +296,11 @@ public final class HTTPByteSource: ByteSource {
         return HTTPRequest(url: url, headers: headers, timeout: options.timeout, credentialHeaders: options.credentialHeaders)
     }
 
-    /// Parses `bytes a-b/total` (total may be `*`).
-    static func parseContentRange(_ text: String) -> (first: UInt64, last: UInt64, total: UInt64?)? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = trimmed.dropFirst(6)
-        let parts = spec.split(separator: "/", maxSplits: 1)
-        guard parts.count == 2 else { return nil }
-        let bounds = parts[0].split(separator: "-")
-        guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), first <= last else { return nil }
-        if parts[1] == "*" { return (first, last, nil) }
-        // A range that passes its own total (`bytes 0-65535/1000`) is a lie, not a length.
-        guard let total = UInt64(parts[1]), last < total else { return nil }
-        return (first, last, total)
-    }
-
-    /// Refuses a response body in a coding mp4probe does not decode: any `Content-Encoding`
-    /// but `identity`, any transfer coding but `chunked` and `identity`. Requests ask for
-    /// `Accept-Encoding: identity`, but CDNs and misconfigured servers gzip anyway, and the
-    /// compressed bytes are not the file: none of them may be delivered, or cached.
-    static func checkCodings(_ head: HTTPResponseHead, name: String) throws {
-        func codings(_ field: String) -> [String] {
-            (head.header(field) ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        if let coding = codings("content-encoding").first(where: { $0 != "identity" }) {
-            throw MP4Error(.io, "\(name): the server sent the body compressed (Content-Encoding: \(coding)) although asked for identity; mp4probe does not decode it, so none of it was used")
-        }
-        if let coding = codings("transfer-encoding").first(where: { $0 != "chunked" && $0 != "identity" }) {
-            throw MP4Error(.io, "\(name): the server sent the body in a transfer coding mp4probe does not decode (Transfer-Encoding: \(coding)); none of it was used")
-        }
-    }
-
     /// Records the resource's length, refusing what no file can be (more than 2^63 - 1 bytes:
     /// file offsets are signed 64-bit, and the cache sizes its data file to the length).
     private func learn(length: UInt64) throws {
         guard length <= UInt64(Int64.max) else { throw MP4Error(.io, "\(name): the server claims a length of \(length) bytes") }
         state.withLock { $0.length = length }
-    }
-
-    /// A header value fit to pass on in a response of our own: one line, printable, at most
-    /// 256 bytes (an origin's value is not trusted to be either).
-    static func passable(_ value: String) -> String? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 256, trimmed.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else { return nil }
-        return trimmed
     }
 
     /// A `200` to a request made on a presumed description (``presume(length:validator:)``)
@@ -417,9 +357,7 @@ public final class HTTPByteSource: ByteSource {
             if pastDeadline() { throw tooSlow() }
             guard attempt <= options.maxRetries else { throw MP4Error(.io, "\(name): \(why) (gave up after \(options.maxRetries) retries)", offset: wanted.lowerBound) }
             state.withLock { $0.statistics.retries += 1 }
-            // `delay` is the server's Retry-After: negative, NaN or huge must not trap.
-            let wait = delay.flatMap { $0.isFinite ? $0 : nil } ?? options.retryDelay * Double(1 << min(attempt - 1, 30))
-            let seconds = min(max(wait, 0), max(options.maxRetryAfter, 0))
+            let seconds = RangeFetch.wait(attempt: attempt, retryAfter: delay, options: options)
             if let deadline, ContinuousClock.now + Self.duration(seconds) >= deadline {
                 // Said as it happened: the wait asked for would pass the limit (not "took longer").
                 let limit = (self.totalDeadline == deadline ? options.maxTotalTime : options.maxTime) ?? 0
@@ -428,7 +366,6 @@ public final class HTTPByteSource: ByteSource {
             try await Task.sleep(for: Self.duration(seconds))
         }
         while !wanted.isEmpty {
-            let supportsRanges = state.withLock { $0.supportsRanges }
             // Bytes of this response's body to deliver (set by the head check), and delivered.
             var expected = 0, given = 0
             let outcome: HTTPOutcome
@@ -439,62 +376,7 @@ public final class HTTPByteSource: ByteSource {
                 var request = request(wanted)
                 request.deadline = deadline
                 outcome = try await client.get(request, limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
-                    if head.url.scheme?.lowercased() == "https" { state.withLock { $0.answeredOverHTTPS = true } }
-                    if head.status == 200 || head.status == 206 { try Self.checkCodings(head, name: name) }
-                    switch head.status {
-                    case 206:
-                        guard let contentRange = head.header("content-range").flatMap(Self.parseContentRange) else {
-                            throw MP4Error(.io, "\(name): 206 response without a valid Content-Range (\(head.header("content-range") ?? "missing"))", offset: wanted.lowerBound)
-                        }
-                        guard contentRange.first == wanted.lowerBound, contentRange.last < wanted.upperBound || learning else {
-                            throw MP4Error(.io, "\(name): asked for bytes \(wanted.lowerBound)-\(wanted.upperBound - 1), the server sent \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
-                        }
-                        // A Content-Length must count the bytes the Content-Range names.
-                        // (Compared as `length - 1` and `last - first`: `last + 1` may overflow.)
-                        if let length = head.header("content-length"),
-                           UInt64(length.trimmingCharacters(in: .whitespaces)).map({ $0 == 0 || $0 - 1 != contentRange.last - contentRange.first }) ?? true {
-                            throw MP4Error(.io, "\(name): Content-Length \(length) does not match Content-Range bytes \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
-                        }
-                        try validate(head, learning: learning)
-                        if learning {
-                            guard let total = contentRange.total else { throw MP4Error(.io, "\(name): Content-Range does not give the file's length") }
-                            try learn(length: total)
-                            wanted = wanted.lowerBound..<min(wanted.upperBound, total)
-                        } else if let total = contentRange.total, total != state.withLock({ $0.length }) {
-                            throw MP4Error(.io, "\(name) changed on the server: its length went from \(state.withLock { $0.length ?? 0 }) to \(total) bytes").caused(by: .sourceChanged)
-                        } else {
-                            state.withLock { $0.presumed = false }
-                        }
-                        // `last` may be anything up to 2^64-1 in a learning answer: no `last + 1`.
-                        expected = Int(min(contentRange.last, wanted.upperBound - 1) + 1 - wanted.lowerBound)
-                    case 200:
-                        let (validated, presumed) = state.withLock { ($0.etag != nil || $0.lastModified != nil, $0.presumed) }
-                        if presumed {
-                            // Either If-Range did not match or the origin ignores Range: the
-                            // same validator and length say which.
-                            try confirmWhole(head)
-                        } else if !learning && validated && supportsRanges {
-                            // If-Range did not match: the file is not the one we started reading.
-                            throw MP4Error(.io, "\(name) changed on the server between two reads (If-Range did not match); open it again").caused(by: .sourceChanged)
-                        }
-                        try validate(head, learning: learning)
-                        let first = state.withLock { state -> Bool in
-                            defer { state.supportsRanges = false }
-                            return state.supportsRanges
-                        }
-                        if first {
-                            options.warn?("\(name): the server ignores Range requests and sends the whole file from its first byte; every read downloads everything before the bytes it needs")
-                        }
-                        if learning, let total = head.header("content-length").flatMap({ UInt64($0) }) {
-                            try learn(length: total)
-                            wanted = wanted.lowerBound..<min(wanted.upperBound, total)
-                        }
-                        expected = Int(clamping: wanted.count)
-                    case 416 where learning:
-                        try validate(head, learning: true)
-                    default:
-                        break
-                    }
+                    (wanted, expected) = try checkHead(head, wanted: wanted, learning: learning)
                 }, body: { bytes in
                     let take = bytes.prefix(max(0, expected - given))
                     given += take.count
@@ -523,91 +405,90 @@ public final class HTTPByteSource: ByteSource {
                 throw MP4Error(.io, "\(name): request failed: \((error as? URLError).map { Self.describe($0, timeout: options.timeout, host: url.host) } ?? error.localizedDescription)", offset: wanted.lowerBound)
             }
             state.withLock { $0.statistics.bytesReceived += UInt64(outcome.received) }
-            switch outcome.status {
-            case 206:
-                wanted = (wanted.lowerBound + UInt64(given))..<wanted.upperBound
-                if learning { return }  // the head: whatever the window held
-                // Cut short because the reader fell behind (URLSession): the rest is asked
-                // for now, not as a retry (each pause delivered a buffer's worth).
-                if outcome.paused && given > 0 && !wanted.isEmpty { continue }
-                if given < expected || !wanted.isEmpty {
-                    // Cut short (dropped connection, short body): fetch only the missing part.
-                    try await retry(after: nil, "the response ended after \(given) of \(expected) bytes")
-                }
-            case 200:
-                if learning && state.withLock({ $0.length == nil }) {
-                    guard outcome.error == nil && !outcome.stoppedAtLimit && !outcome.paused else {
-                        throw MP4Error(.io, "\(name): the server ignores Range and does not say how long the file is")
-                    }
-                    try learn(length: UInt64(given))
-                    return
-                }
-                // The whole body from 0, minus the `skipped` bytes before the range.
-                if outcome.skipped < Int(clamping: wanted.lowerBound) { given = 0 }
-                wanted = (wanted.lowerBound + UInt64(given))..<wanted.upperBound
-                if wanted.isEmpty || (learning && outcome.error == nil && !outcome.stoppedAtLimit && !outcome.paused) { return }
-                if outcome.paused && given > 0 { continue }
-                try await retry(after: nil, "the response ended after \(outcome.skipped + given) bytes")
-            case 416 where learning:
-                // `bytes=0-…` not satisfiable: an empty file (`Content-Range: bytes */0`).
-                guard outcome.header("content-range").map({ $0.trimmingCharacters(in: .whitespaces) == "bytes */0" }) ?? true else {
-                    throw MP4Error(.io, "\(name): 416 for the first bytes of the file (\(outcome.header("content-range") ?? "no Content-Range"))")
-                }
+            let response = RangeFetch.Response(status: outcome.status, given: given, expected: expected, skipped: outcome.skipped, paused: outcome.paused,
+                                               complete: outcome.error == nil && !outcome.stoppedAtLimit, contentRange: outcome.header("content-range"),
+                                               retryAfter: outcome.header("retry-after"), location: outcome.header("location"))
+            switch RangeFetch.after(response, wanted: wanted, learning: learning, knownLength: state.withLock { $0.length }, name: name, maxRedirects: options.maxRedirects) {
+            case .done: return
+            case .next(let rest): wanted = rest
+            case .retry(let rest, let why, let retryAfter):
+                wanted = rest
+                try await retry(after: retryAfter, why)
+            case .learnedWhole(let length):
+                try learn(length: length)
+                return
+            case .empty:
                 state.withLock { $0.length = 0 }
                 return
-            case 416:
-                throw MP4Error(.io, "\(name): 416 range \(wanted.lowerBound)-\(wanted.upperBound - 1) not satisfiable (the file is shorter than \(state.withLock { $0.length ?? 0 }) bytes: changed on the server?)", offset: wanted.lowerBound).caused(by: .sourceChanged)
-            case 429, 500...599:
-                let retryAfter = outcome.header("retry-after").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-                try await retry(after: retryAfter, "HTTP \(outcome.status)")
-            case 300...399:
-                throw MP4Error(.io, "\(name): HTTP \(outcome.status), \(Self.unfollowedRedirect(location: outcome.header("location"), maxRedirects: options.maxRedirects))", offset: wanted.lowerBound)
-                    .caused(by: .refused(status: outcome.status))
-            default:
-                throw MP4Error(.io, "\(name): HTTP \(outcome.status)\(outcome.status == 404 ? " (not found)" : outcome.status == 401 || outcome.status == 403 ? " (not allowed: --header \"Authorization: ...\"?)" : "")", offset: wanted.lowerBound)
-                    .caused(by: .refused(status: outcome.status))
+            case .fail(let error): throw error
             }
         }
     }
 
-    /// What went wrong, in words (Foundation on Linux describes every URLError as "The
-    /// operation could not be completed").
-    static func describe(_ error: URLError, timeout: Double, host: String? = nil) -> String {
-        switch error.code {
-        case .cannotConnectToHost: return "cannot connect to the server (connection refused or unreachable)"
-        case .cannotFindHost, .dnsLookupFailed: return "the server's host name could not be resolved"
-        case .timedOut: return "timed out (nothing arrived for \(timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)) s; --timeout S waits longer)"
-        case .networkConnectionLost: return "the connection was lost"
-        case .notConnectedToInternet: return "no network connection"
-        case .badServerResponse: return "the server's answer is not valid HTTP"
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-            return tlsFailure(error, host: host)
-        case .userAuthenticationRequired: return "the server asks for credentials (--header \"Authorization: ...\")"
-        case .unsupportedURL: return "the URL is not supported (only http:// and https://)"
+    /// Checks a response's head before any of its body is delivered (status, codings,
+    /// `Content-Range` against `wanted`, validators); with `learning`, records the length and
+    /// validators. Returns the range to deliver (clamped to a length just learned) and the
+    /// bytes of this body to hand on (0 for a status that delivers nothing).
+    private func checkHead(_ head: HTTPResponseHead, wanted given: Range<UInt64>, learning: Bool) throws -> (wanted: Range<UInt64>, expected: Int) {
+        var wanted = given
+        var expected = 0
+        if head.url.scheme?.lowercased() == "https" { state.withLock { $0.answeredOverHTTPS = true } }
+        if head.status == 200 || head.status == 206 { try Self.checkCodings(head, name: name) }
+        switch head.status {
+        case 206:
+            guard let contentRange = head.header("content-range").flatMap(Self.parseContentRange) else {
+                throw MP4Error(.io, "\(name): 206 response without a valid Content-Range (\(head.header("content-range") ?? "missing"))", offset: wanted.lowerBound)
+            }
+            guard contentRange.first == wanted.lowerBound, contentRange.last < wanted.upperBound || learning else {
+                throw MP4Error(.io, "\(name): asked for bytes \(wanted.lowerBound)-\(wanted.upperBound - 1), the server sent \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
+            }
+            // A Content-Length must count the bytes the Content-Range names.
+            // (Compared as `length - 1` and `last - first`: `last + 1` may overflow.)
+            if let length = head.header("content-length"),
+               UInt64(length.trimmingCharacters(in: .whitespaces)).map({ $0 == 0 || $0 - 1 != contentRange.last - contentRange.first }) ?? true {
+                throw MP4Error(.io, "\(name): Content-Length \(length) does not match Content-Range bytes \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
+            }
+            try validate(head, learning: learning)
+            if learning {
+                guard let total = contentRange.total else { throw MP4Error(.io, "\(name): Content-Range does not give the file's length") }
+                try learn(length: total)
+                wanted = wanted.lowerBound..<min(wanted.upperBound, total)
+            } else if let total = contentRange.total, total != state.withLock({ $0.length }) {
+                throw MP4Error(.io, "\(name) changed on the server: its length went from \(state.withLock { $0.length ?? 0 }) to \(total) bytes").caused(by: .sourceChanged)
+            } else {
+                state.withLock { $0.presumed = false }
+            }
+            // `last` may be anything up to 2^64-1 in a learning answer: no `last + 1`.
+            expected = Int(min(contentRange.last, wanted.upperBound - 1) + 1 - wanted.lowerBound)
+        case 200:
+            let (validated, presumed) = state.withLock { ($0.etag != nil || $0.lastModified != nil, $0.presumed) }
+            if presumed {
+                // Either If-Range did not match or the origin ignores Range: the
+                // same validator and length say which.
+                try confirmWhole(head)
+            } else if !learning && validated && supportsRanges {
+                // If-Range did not match: the file is not the one we started reading.
+                throw MP4Error(.io, "\(name) changed on the server between two reads (If-Range did not match); open it again").caused(by: .sourceChanged)
+            }
+            try validate(head, learning: learning)
+            let first = state.withLock { state -> Bool in
+                defer { state.supportsRanges = false }
+                return state.supportsRanges
+            }
+            if first {
+                options.warn?("\(name): the server ignores Range requests and sends the whole file from its first byte; every read downloads everything before the bytes it needs")
+            }
+            if learning, let total = head.header("content-length").flatMap({ UInt64($0) }) {
+                try learn(length: total)
+                wanted = wanted.lowerBound..<min(wanted.upperBound, total)
+            }
+            expected = Int(clamping: wanted.count)
+        case 416 where learning:
+            try validate(head, learning: true)
         default:
-            // FoundationNetworking reports libcurl's TLS failures as error -1 with curl's words.
-            if isTLSFailure(error) { return tlsFailure(error, host: host) }
-            return "network error \(error.code.rawValue): \(error.localizedDescription)"
+            break
         }
-    }
-
-    /// Whether `error` is a TLS handshake or certificate failure (never retried: the same
-    /// certificate fails the same way).
-    static func isTLSFailure(_ error: URLError) -> Bool {
-        if [.secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot].contains(error.code) { return true }
-        let text = error.localizedDescription
-        return text.contains("SSL") || text.contains("certificate") || text.contains("TLS")
-    }
-
-    /// A TLS failure, naming the host and the reason.
-    static func tlsFailure(_ error: URLError, host: String?) -> String {
-        let reason = error.localizedDescription
-        let said = reason.contains("SSL") || reason.contains("certificate") || reason.contains("TLS") ? " (\(reason))" : ""
-        return "the TLS (https) connection to \(host ?? "the server") failed\(said): its certificate is not trusted here, or the handshake failed; a certificate from a private CA needs that CA in the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
-    }
-
-    static func isTransient(_ error: URLError) -> Bool {
-        !isTLSFailure(error) && [.networkConnectionLost, .timedOut, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed, .badServerResponse].contains(error.code)
+        return (wanted, expected)
     }
 }
 

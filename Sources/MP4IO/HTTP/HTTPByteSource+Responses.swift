@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MP4Core
+
+/// What a response or a transport error means for ``HTTPByteSource``, in plain functions:
+/// `Content-Range`, codings, header values fit to pass on, and errors in words.
+extension HTTPByteSource {
+    /// Why a redirect was not followed: no `Location`, a scheme other than `http:`/`https:`
+    /// (say `file:`), or more redirects than allowed (a loop, most likely).
+    static func unfollowedRedirect(location: String?, maxRedirects: Int) -> String {
+        guard let location, !location.isEmpty else { return "a redirect without a Location header" }
+        let shown = location.count > 200 ? String(location.prefix(200)) + "…" : location
+        if let scheme = URL(string: location)?.scheme?.lowercased(), scheme != "http" && scheme != "https" {
+            return "a redirect to a \(scheme): URL (\(shown)), which is not followed: only http: and https: are"
+        }
+        return "more than \(maxRedirects) redirects (a redirect loop?); the last one pointed to \(shown)"
+    }
+
+    /// Seconds for a message: whole when whole, else to a tenth.
+    static func secondsText(_ seconds: Double) -> String {
+        seconds.rounded() == seconds && seconds < 1e9 ? String(Int(seconds)) : String(format: "%.1f", seconds)
+    }
+
+    /// `seconds` as a duration, for any input (negative: 0; huge or NaN: about 31 years).
+    static func duration(_ seconds: TimeInterval) -> Duration {
+        .milliseconds(Int64(min(max(seconds.isNaN ? 1e9 : seconds, 0), 1e9) * 1000))
+    }
+
+    /// Parses `bytes a-b/total` (total may be `*`).
+    static func parseContentRange(_ text: String) -> (first: UInt64, last: UInt64, total: UInt64?)? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-")
+        guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), first <= last else { return nil }
+        if parts[1] == "*" { return (first, last, nil) }
+        // A range that passes its own total (`bytes 0-65535/1000`) is a lie, not a length.
+        guard let total = UInt64(parts[1]), last < total else { return nil }
+        return (first, last, total)
+    }
+
+    /// Refuses a response body in a coding mp4probe does not decode: any `Content-Encoding`
+    /// but `identity`, any transfer coding but `chunked` and `identity`. Requests ask for
+    /// `Accept-Encoding: identity`, but CDNs and misconfigured servers gzip anyway, and the
+    /// compressed bytes are not the file: none of them may be delivered, or cached.
+    static func checkCodings(_ head: HTTPResponseHead, name: String) throws {
+        func codings(_ field: String) -> [String] {
+            (head.header(field) ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        if let coding = codings("content-encoding").first(where: { $0 != "identity" }) {
+            throw MP4Error(.io, "\(name): the server sent the body compressed (Content-Encoding: \(coding)) although asked for identity; mp4probe does not decode it, so none of it was used")
+        }
+        if let coding = codings("transfer-encoding").first(where: { $0 != "chunked" && $0 != "identity" }) {
+            throw MP4Error(.io, "\(name): the server sent the body in a transfer coding mp4probe does not decode (Transfer-Encoding: \(coding)); none of it was used")
+        }
+    }
+
+    /// A header value fit to pass on in a response of our own: one line, printable, at most
+    /// 256 bytes (an origin's value is not trusted to be either).
+    static func passable(_ value: String) -> String? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 256, trimmed.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else { return nil }
+        return trimmed
+    }
+
+    /// What went wrong, in words (Foundation on Linux describes every URLError as "The
+    /// operation could not be completed").
+    static func describe(_ error: URLError, timeout: Double, host: String? = nil) -> String {
+        switch error.code {
+        case .cannotConnectToHost: return "cannot connect to the server (connection refused or unreachable)"
+        case .cannotFindHost, .dnsLookupFailed: return "the server's host name could not be resolved"
+        case .timedOut: return "timed out (nothing arrived for \(timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)) s; --timeout S waits longer)"
+        case .networkConnectionLost: return "the connection was lost"
+        case .notConnectedToInternet: return "no network connection"
+        case .badServerResponse: return "the server's answer is not valid HTTP"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            return tlsFailure(error, host: host)
+        case .userAuthenticationRequired: return "the server asks for credentials (--header \"Authorization: ...\")"
+        case .unsupportedURL: return "the URL is not supported (only http:// and https://)"
+        default:
+            // FoundationNetworking reports libcurl's TLS failures as error -1 with curl's words.
+            if isTLSFailure(error) { return tlsFailure(error, host: host) }
+            return "network error \(error.code.rawValue): \(error.localizedDescription)"
+        }
+    }
+
+    /// Whether `error` is a TLS handshake or certificate failure (never retried: the same
+    /// certificate fails the same way).
+    static func isTLSFailure(_ error: URLError) -> Bool {
+        if [.secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot].contains(error.code) { return true }
+        let text = error.localizedDescription
+        return text.contains("SSL") || text.contains("certificate") || text.contains("TLS")
+    }
+
+    /// A TLS failure, naming the host and the reason.
+    static func tlsFailure(_ error: URLError, host: String?) -> String {
+        let reason = error.localizedDescription
+        let said = reason.contains("SSL") || reason.contains("certificate") || reason.contains("TLS") ? " (\(reason))" : ""
+        return "the TLS (https) connection to \(host ?? "the server") failed\(said): its certificate is not trusted here, or the handshake failed; a certificate from a private CA needs that CA in the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
+    }
+
+    static func isTransient(_ error: URLError) -> Bool {
+        !isTLSFailure(error) && [.networkConnectionLost, .timedOut, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed, .badServerResponse].contains(error.code)
+    }
+}
