@@ -124,6 +124,24 @@ public enum FaststartRewriter {
         return Result(plan: view.plan, wroteOutput: true, verifiedSampleCount: verified)
     }
 
+    /// The owner of an in-place replacement of `input`, as an in-place insertion has one:
+    /// another process's in-place run on the file is waited for, never raced, and what it left
+    /// is recovered first. nil for a file this user cannot open for writing (replaced through
+    /// its directory), which goes without the lock.
+    private static func inPlaceOwner(of input: String) throws -> FileOwnerLock? {
+        var owner: FileOwnerLock?
+        do {
+            guard let taken = try FileOwnerLock.take(input, waitingUpTo: InPlaceFaststart.ownerWait) else {
+                throw MP4Error(.io, "another process is rewriting \(input) in place; nothing was changed: try again when it has ended")
+            }
+            owner = taken
+        } catch let error as MP4Error where error.kind != .io || !error.message.hasPrefix("cannot open") {
+            throw error
+        } catch {}
+        _ = try owner.map { try InPlaceFaststart.recover($0, path: input) }
+        return owner
+    }
+
     public static func rewrite(input: String, output requestedOutput: String, options: Options = Options()) async throws -> Result {
         let output = try destination(requestedOutput)
         let inputStatus = Platform.status(path: input)
@@ -135,21 +153,7 @@ public enum FaststartRewriter {
             throw MP4Error(.unsupported, "an in-place rewrite writes to its input, not to \(requestedOutput)")
         }
         try refuseHardLinks(output, named: requestedOutput)
-        // An in-place replacement has one owner, as an in-place insertion has: another
-        // process's in-place run on the file is waited for, never raced. A file this user
-        // cannot open for writing (replaced through its directory) goes without the lock.
-        var owner: FileOwnerLock?
-        if options.inPlace {
-            do {
-                guard let taken = try FileOwnerLock.take(input, waitingUpTo: InPlaceFaststart.ownerWait) else {
-                    throw MP4Error(.io, "another process is rewriting \(input) in place; nothing was changed: try again when it has ended")
-                }
-                owner = taken
-            } catch let error as MP4Error where error.kind != .io || !error.message.hasPrefix("cannot open") {
-                throw error
-            } catch {}
-            _ = try owner.map { try InPlaceFaststart.recover($0, path: input) }
-        }
+        let owner = options.inPlace ? try inPlaceOwner(of: input) : nil
         defer { owner?.release() }
         let (source, file, plan) = try await Self.opened(input: input, options: options)
         if plan.verdict == .rewrite && !options.inPlace && !options.dropsPadding && options.failsAfterBytes == nil && options.clones,

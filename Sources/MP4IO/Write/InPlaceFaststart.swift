@@ -201,12 +201,7 @@ public enum InPlaceFaststart {
         }
         let journalPath = journalPath(for: path)
         let directory = Platform.split(journalPath).directory
-        var journal = Journal(device: status.device, inode: status.inode, inputSize: status.size, insertedLength: plan.insertedLength,
-                              outputSize: plan.outputSize, tail: "cut", tailOffset: 0, phase: "inserting")
-        switch plan.tail {
-        case .cut(let offset): (journal.tail, journal.tailOffset) = ("cut", offset)
-        case .free(let offset): (journal.tail, journal.tailOffset) = ("free", offset)
-        }
+        var journal = Journal(plan, of: status)
         try journal.write(to: journalPath)
         do {
             try crashPoint("journal", path: path)
@@ -349,5 +344,18 @@ public enum InPlaceFaststart {
         Platform.removeFile(journalPath)
         Platform.syncDirectory(directory)
         return outcome
+    }
+}
+
+extension InPlaceFaststart.Journal {
+    /// The journal of `plan` for the file `status` describes, before its first step.
+    init(_ plan: FaststartInsertion, of status: Platform.FileStatus) {
+        let (tail, offset): (String, UInt64)
+        switch plan.tail {
+        case .cut(let at): (tail, offset) = ("cut", at)
+        case .free(let at): (tail, offset) = ("free", at)
+        }
+        self.init(device: status.device, inode: status.inode, inputSize: status.size, insertedLength: plan.insertedLength,
+                  outputSize: plan.outputSize, tail: tail, tailOffset: offset, phase: "inserting")
     }
 }
