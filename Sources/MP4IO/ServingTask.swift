@@ -65,6 +65,7 @@ enum ServingTask {
 /// A task executor that runs its jobs, in order, on a dispatch queue of its own (a serial
 /// queue draws a thread from the overcommitting pool when it has work).
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+/// (`@unchecked Sendable`: its one stored value is a dispatch queue, which is thread-safe.)
 final class QueueExecutor: TaskExecutor, @unchecked Sendable {
     private let queue = DispatchQueue(label: "mp4probe.serving")
 

@@ -9,6 +9,7 @@ import MP4Report
 /// A progress line on a terminal's stderr for long work (`fetch --all`), as curl and wget
 /// draw one: bytes done of the total, rate, time left, redrawn in place every half second and
 /// ended with a newline. Never drawn when stderr is not a terminal (a pipe, a log file).
+/// (`@unchecked Sendable`: its one stored value, the drawing task, is set once at creation.)
 final class ProgressLine: @unchecked Sendable {
     /// Whether stderr is a terminal.
     static var onTerminal: Bool { isatty(STDERR_FILENO) != 0 }

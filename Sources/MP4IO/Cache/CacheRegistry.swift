@@ -9,6 +9,7 @@
 /// (`ServingTaskTests` in two CI runs).
 final class CacheRegistry: Sendable {
     static let shared = CacheRegistry()
+    /// (`@unchecked Sendable`: a weak reference to an actor, read and cleared only under `entries`' lock.)
     private final class Weak: @unchecked Sendable {
         weak var entry: CacheEntry?
         init(_ entry: CacheEntry) { self.entry = entry }

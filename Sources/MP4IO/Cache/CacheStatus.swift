@@ -150,6 +150,7 @@ actor MovieIndexes {
 
 /// A cache entry's bytes as they are on disk, read without the origin: reads of bytes the
 /// table does not claim throw, and so do blocks that fail their checksums.
+/// (`@unchecked Sendable`: every stored value is a constant; the descriptor is read with `pread`, which any thread may call.)
 final class CacheSnapshot: ByteSource, @unchecked Sendable {
     let table: CacheTable
     private let fd: Int32

@@ -17,6 +17,7 @@ import MP4ProbeSystem
 /// that waits shuts the socket down, which ends the wait.
 ///
 /// Used by one task at a time (an exchange owns it; idle ones sit in ``HTTP1Client``'s pool).
+/// (`@unchecked Sendable`: its buffer is used by one task at a time, as said; `closed` is `Locked`.)
 final class SocketConnection: @unchecked Sendable {
     /// `host:port`, the key of the keep-alive pool.
     let key: String

@@ -16,6 +16,7 @@ import MP4Report
 ///
 /// The base URL holds a random secret path segment: only holders of a URL it handed out can
 /// use it.
+/// (`@unchecked Sendable`: `server` is set once, by ``start()``, before any URL is handed out.)
 public final class CachingProxy: @unchecked Sendable {
     public struct Options: Sendable {
         /// The loader every request goes through: the cache (directory, size bound,
