@@ -94,7 +94,7 @@ void mp4probe_shutdown(int fd);
 int mp4probe_tcp_listen(const char *host, int port, int backlog, int *bound_port);
 
 /// Accepts one connection without blocking: a non-blocking, close-on-exec, TCP_NODELAY
-/// socket, or -1 with errno (EAGAIN when none is waiting).
+/// socket with a 256 KiB send buffer, or -1 with errno (EAGAIN when none is waiting).
 int mp4probe_tcp_accept(int fd);
 
 // Temporary files removed when the process is interrupted (SIGINT, SIGTERM, SIGHUP): the
