@@ -160,7 +160,8 @@ int mp4probe_tcp_accept(int fd) {
     /* A bounded send buffer: a client that stops reading (a prober that hangs up after the
        moov, a player that pauses) holds at most this much of what the server wrote, not the
        megabytes a loopback socket's buffer grows to, each of which the proxy would have
-       fetched from the origin (ProberCostTests: 6.1 MB -> 2.5 MB for ffprobe). */
+       fetched from the origin (ffprobe through the faststart view of a 3.86 MB film: all of it
+       before, 2.54 MB after; ProberCostTests). */
     int send_buffer = 256 << 10;
     (void)setsockopt(client, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
     return client;

@@ -65,13 +65,8 @@ import MP4TestSupport
         let fragments = FragmentedStartTests.movieFragments(film).count
         let origin = try #require(LoopbackHTTPServer(body: film, behavior: .normal))
         defer { origin.stop() }
-        let directory = FileSystem.temporaryDirectory("mp4probe-inspect-fragmented")
-        defer { FileSystem.removeDirectory(directory) }
-        var options = CachingProxy.Options(cacheDirectory: directory + "/cache")
-        options.loader.cache.maxBytes = nil
-        let proxy = CachingProxy(options: options)
-        try proxy.start()
-        defer { proxy.stop() }
+        let (proxy, directory) = try CachingProxyTests.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
         let answer = try await CachingProxyCurlTests.curl(proxy.baseURL + "_/inspect?url=" + CachingProxy.encoded(origin.url.absoluteString))
         #expect(answer.status == 200)
         let requests = origin.requestHeads.count

@@ -26,11 +26,8 @@ import MP4TestSupport
         #expect(moov.offset > 0 && film.count > Int(moov.size) + (4 << 20), "the film is \(film.count) bytes, moov \(moov.size)")
         let nginx = try #require(NginxServer.start(root: root))
         defer { nginx.stop() }
-        let directory = FileSystem.temporaryDirectory("mp4probe-prober-cache")
-        defer { FileSystem.removeDirectory(directory) }
-        let proxy = CachingProxy(options: .init(cacheDirectory: directory + "/cache"))
-        try proxy.start()
-        defer { proxy.stop() }
+        let (proxy, directory) = try CachingProxyTests.proxy()
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
         let marker = "probe=\(UInt64.random(in: 0...UInt64.max))"
         let url = proxy.url(for: nginx.baseURL + "/film.mp4?" + marker, faststart: true)
         let streams = await Executables.runOffPool(ffprobe, ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", url])
