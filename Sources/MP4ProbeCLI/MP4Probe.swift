@@ -113,6 +113,8 @@ public enum MP4Probe {
         /// `--max-time S`: the most the command's reading may take in all (for `serve`, each
         /// read of an origin).
         var maxTime: Double?
+        /// `--ca-file FILE`: the CA certificates https servers are checked against.
+        var caFile: String?
         /// `--cache DIR`: read through an on-disk cache.
         var cacheDirectory: String?
         /// `--cache-max-age S`: how long a cached entry is used without asking the origin.
@@ -139,6 +141,12 @@ public enum MP4Probe {
         }
         options.timeout = try scanner.seconds("timeout")
         options.maxTime = try scanner.seconds("max-time")
+        if let caFile = scanner.value("ca-file") {
+            guard let text = try? String(contentsOfFile: caFile, encoding: .utf8), !PEM.certificates(in: text).isEmpty else {
+                throw ArgumentScanner.UsageError(description: "--ca-file: \(caFile) cannot be read, or holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+            }
+            options.caFile = caFile
+        }
         options.cacheDirectory = scanner.value("cache")
         options.cacheMaxAge = try scanner.seconds("cache-max-age")
         return options
@@ -192,6 +200,7 @@ public enum MP4Probe {
         if let client = getenv("MP4PROBE_HTTP_CLIENT"), String(cString: client) == "urlsession" { factory.http.client = .urlSession }
         if let timeout = options.timeout { factory.http.timeout = timeout }
         factory.http.maxTime = options.maxTime
+        factory.http.caFile = options.caFile
         factory.cache = options.cacheDirectory.map(CacheConfiguration.init(directory:))
         factory.cache?.entries.warn = factory.http.warn
         return factory

@@ -4,18 +4,25 @@ import MP4Core
 import FoundationNetworking
 #endif
 
-/// An HTTP/1.1 client over POSIX sockets for `http:` URLs: bodies go from the socket buffer to
-/// the consumer without being collected (memory: one 256 KiB buffer per connection, whatever
-/// the body size), keep-alive connections are reused, and redirects follow the credential
-/// rule. `https:` requests (and redirects to `https:`) go to the `tls` client (URLSession).
+/// An HTTP/1.1 client over POSIX sockets for `http:` URLs, and for `https:` ones over TLS
+/// (OpenSSL's libssl, on Linux: ``SocketConnection/connectTLS(host:port:caFile:timeout:)``):
+/// bodies go from the socket buffer to the consumer without being collected (memory: one
+/// 256 KiB buffer per connection, whatever the body size), a reader that stops reading stops
+/// the transfer (TCP's own flow control), keep-alive connections are reused, and redirects
+/// follow the credential rule. Where TLS over sockets is not available, `https:` requests
+/// (and redirects to `https:`) go to the `fallback` client (URLSession).
 ///
-/// Why not URLSession for everything: on Linux it delivers each 16 KiB chunk through a timer
-/// reset and a dispatch hop; measured against nginx on loopback it reads about 270 MB/s where
-/// curl reads 2 GB/s (docs/http.md).
+/// Why not URLSession on Linux: it delivers each 16 KiB chunk through a timer reset and a
+/// dispatch hop (loopback: about 270 MB/s where curl reads 2 GB/s), cannot pause a transfer,
+/// acts on a cancel late, and reads only the system's CA store (docs/http.md).
 final class HTTP1Client: HTTPClient {
     let maxRedirects: Int
-    /// For `https:`.
-    let tls: any HTTPClient
+    /// For `https:` where TLS over sockets is not available.
+    let fallback: any HTTPClient
+    /// The CA certificates `https:` servers are checked against (PEM); nil: the system's.
+    let caFile: String?
+    /// Whether `https:` is ours (else the fallback's).
+    let speaksTLS: Bool
     private let idle = Locked<[String: [SocketConnection]]>([:])
     /// Idle connections kept per host.
     static let maxIdlePerHost = 4
@@ -23,9 +30,20 @@ final class HTTP1Client: HTTPClient {
     /// keep the connection) only up to this size; beyond it the connection is closed.
     static let maxDrain = 64 << 10
 
-    init(maxRedirects: Int, tls: any HTTPClient) {
+    init(maxRedirects: Int, caFile: String? = nil, fallback: any HTTPClient, speaksTLS: Bool = SocketConnection.tlsAvailable) {
         self.maxRedirects = maxRedirects
-        self.tls = tls
+        self.caFile = caFile
+        self.fallback = fallback
+        self.speaksTLS = speaksTLS
+    }
+
+    /// Whether requests for `url` go to the fallback client (URLSession).
+    func handsOver(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "http": return false
+        case "https": return !speaksTLS
+        default: return true
+        }
     }
 
     func invalidate() {
@@ -34,7 +52,7 @@ final class HTTP1Client: HTTPClient {
             return idle.values.flatMap { $0 }
         }
         for connection in connections { connection.close() }
-        tls.invalidate()
+        fallback.invalidate()
     }
 
     func get(_ request: HTTPRequest, limit: Int, skipWhole: Int,
@@ -43,8 +61,8 @@ final class HTTP1Client: HTTPClient {
         var request = request
         var redirects = 0
         while true {
-            guard request.url.scheme?.lowercased() == "http" else {
-                return try await tls.get(request, limit: limit, skipWhole: skipWhole, head: head, body: body)
+            guard !handsOver(request.url) else {
+                return try await fallback.get(request, limit: limit, skipWhole: skipWhole, head: head, body: body)
             }
             let (connection, response, framing) = try await open(request)
             let responseHead = HTTPResponseHead(status: response.status, headers: response.head.fieldsByName, url: request.url)
@@ -105,7 +123,8 @@ final class HTTP1Client: HTTPClient {
     private func open(_ request: HTTPRequest) async throws -> (SocketConnection, Response, HTTPMessage.Framing) {
         guard var host = request.url.host, !host.isEmpty else { throw URLError(.badURL) }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let port = request.url.port ?? 80
+        let secure = request.url.scheme?.lowercased() == "https"
+        let port = request.url.port ?? (secure ? 443 : 80)
         guard (1...65535).contains(port) else { throw URLError(.badURL) }
         let hostField = (host.contains(":") ? "[\(host)]" : host) + (request.url.port.map { ":\($0)" } ?? "")
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: true)
@@ -118,7 +137,7 @@ final class HTTP1Client: HTTPClient {
         var fields = request.headers.filter { !["host", "connection", "content-length", "transfer-encoding"].contains($0.name.lowercased()) }
         if !fields.contains(where: { $0.name.lowercased() == "user-agent" }) { fields.append(("User-Agent", MP4ProbeVersion.userAgent)) }
         let bytes = HTTPMessage.requestHead(target: target, host: hostField, fields: fields)
-        let key = "\(host):\(port)"
+        let key = "\(secure ? "https" : "http")://\(host):\(port)"
 
         var attempt = 0
         while true {
@@ -127,7 +146,13 @@ final class HTTP1Client: HTTPClient {
             // response byte, the server closed it while idle.
             let pooled = attempt == 1 ? take(key) : nil
             let connection: SocketConnection
-            if let pooled { connection = pooled } else { connection = try await SocketConnection.connect(host: host, port: port, timeout: request.waitLimit) }
+            if let pooled {
+                connection = pooled
+            } else if secure {
+                connection = try await SocketConnection.connectTLS(host: host, port: port, caFile: caFile, timeout: request.waitLimit)
+            } else {
+                connection = try await SocketConnection.connect(host: host, port: port, timeout: request.waitLimit)
+            }
             do {
                 try await connection.send(bytes, timeout: request.waitLimit)
                 let response = try await readHead(connection, timeout: request.waitLimit)

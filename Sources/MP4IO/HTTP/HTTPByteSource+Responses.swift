@@ -96,11 +96,16 @@ extension HTTPByteSource {
         return text.contains("SSL") || text.contains("certificate") || text.contains("TLS")
     }
 
-    /// A TLS failure, naming the host and the reason.
+    /// A TLS failure, naming the host and the reason, and what to do about it.
     static func tlsFailure(_ error: URLError, host: String?) -> String {
         let reason = error.localizedDescription
         let said = reason.contains("SSL") || reason.contains("certificate") || reason.contains("TLS") ? " (\(reason))" : ""
-        return "the TLS (https) connection to \(host ?? "the server") failed\(said): its certificate is not trusted here, or the handshake failed; a certificate from a private CA needs that CA in the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
+        let start = "the TLS (https) connection to \(host ?? "the server") failed\(said)"
+        if reason.contains("wrong version number") || reason.contains("packet length too long") {
+            return start + ": the server does not speak TLS on this port (http:// instead?)"
+        }
+        if reason.contains("--ca-file") { return start }
+        return start + ": its certificate is not trusted here, or the handshake failed; for a certificate from a private CA, --ca-file FILE names the CA's certificate (PEM), or add the CA to the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
     }
 
     static func isTransient(_ error: URLError) -> Bool {

@@ -4,9 +4,9 @@ import FoundationNetworking
 #endif
 import MP4Core
 
-/// A ``ByteSource`` over HTTP(S) with `Range` requests: on Linux `http:` through mp4probe's own
-/// HTTP/1.1 client over sockets and `https:` through URLSession (FoundationNetworking); on
-/// Apple platforms both through URLSession. Either way bodies stream to the consumer as they
+/// A ``ByteSource`` over HTTP(S) with `Range` requests: on Linux through mp4probe's own
+/// HTTP/1.1 client over sockets (TLS by OpenSSL's libssl for `https:`); on Apple platforms
+/// through URLSession. Either way bodies stream to the consumer as they
 /// arrive, one request per read, with memory bounded by a few pieces (``HTTPClient``).
 ///
 /// - The first request fetches a head window (``Options/headWindow``, 64 KiB by default) and
@@ -55,10 +55,15 @@ public final class HTTPByteSource: ByteSource {
         /// Called once per source with a sentence when something makes reading much costlier
         /// than it should be (the server ignores `Range`). The CLI writes it to stderr.
         public var warn: (@Sendable (String) -> Void)?
-        /// Which client performs `http:` requests.
+        /// Which client performs the requests.
         public var client: Client = .automatic
-        /// Largest request through URLSession (`https:` on Linux, every scheme on Apple
-        /// platforms): a long read is made of requests of this size, each streamed to the
+        /// A file of PEM certificates: `https:` servers must have a certificate that chains to
+        /// one of them, instead of to one the system trusts (curl's `--cacert`), for origins
+        /// behind a private CA. Used by mp4probe's own client (Linux); URLSession reads the
+        /// system's store only.
+        public var caFile: String?
+        /// Largest request through URLSession (every scheme on Apple platforms; on Linux
+        /// with a proxy in the environment or without libssl): a long read is made of requests of this size, each streamed to the
         /// reader as it arrives. FoundationNetworking hands body pieces to the delegate
         /// through a queue that a fast origin outruns, and its `cancel()` stops the transfer
         /// only when that queue gets to it: unbounded, a 1 GiB read over loopback TLS queued
@@ -68,8 +73,8 @@ public final class HTTPByteSource: ByteSource {
 
         /// The implementation behind the requests.
         public enum Client: String, Sendable {
-            /// On Linux, mp4probe's HTTP/1.1 client for `http:`, URLSession for `https:` (and
-            /// for `http:` too when the environment names a proxy: `http_proxy`, `all_proxy`).
+            /// On Linux, mp4probe's HTTP/1.1 client for `http:` and `https:` (URLSession when the
+            /// environment names a proxy, `http_proxy`, `all_proxy`, or libssl is missing).
             /// On Apple platforms, URLSession for both (system proxy, PAC, ATS, cellular).
             case automatic
             /// URLSession for everything (the slower path on Linux; for comparison).
@@ -102,17 +107,17 @@ public final class HTTPByteSource: ByteSource {
         /// Given and not yet confirmed by a `206` (then a `200` may also mean an origin that
         /// ignores `Range`, told apart by its validator).
         var presumed = false
-        /// The last response came from an `https:` URL (a redirect may lead there): its
-        /// requests go through URLSession.
-        var answeredOverHTTPS = false
+        /// The last response came from a URL whose requests go through URLSession (a redirect
+        /// may lead there).
+        var answeredThroughURLSession = false
     }
 
     /// The URL.
     public let url: URL
     public let options: Options
     private let client: any HTTPClient
-    /// Whether every request goes through URLSession (else only `https:` ones).
-    private let usesURLSessionOnly: Bool
+    /// Our own client, when requests go through it (else every one goes through URLSession).
+    private let ownClient: HTTP1Client?
     /// The caller's headers, as every request sends them (validated, in a stable order).
     private let baseHeaders: [(name: String, value: String)]
     private let state = Locked(State())
@@ -138,13 +143,20 @@ public final class HTTPByteSource: ByteSource {
         }
         self.baseHeaders = options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
             .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
-        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders)
+        var anchors: [Data] = []
+        if let caFile = options.caFile {
+            guard let text = try? String(contentsOfFile: caFile, encoding: .utf8) else { throw MP4Error(.io, "the CA file \(caFile) cannot be read") }
+            anchors = PEM.certificates(in: text)
+            guard !anchors.isEmpty else { throw MP4Error(.invalidRequest, "the CA file \(caFile) holds no PEM certificate") }
+        }
+        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders, anchors: anchors)
         if Self.usesOwnClient(options.client, proxyConfigured: Self.proxyConfigured()) {
-            self.client = HTTP1Client(maxRedirects: options.maxRedirects, tls: tls)
-            self.usesURLSessionOnly = false
+            let own = HTTP1Client(maxRedirects: options.maxRedirects, caFile: options.caFile, fallback: tls)
+            self.client = own
+            self.ownClient = own
         } else {
             self.client = tls
-            self.usesURLSessionOnly = true
+            self.ownClient = nil
         }
     }
 
@@ -230,13 +242,18 @@ public final class HTTPByteSource: ByteSource {
             offset = end
         }
         // Through URLSession, requests of a bounded size (Options.maxURLSessionRequest).
-        let bounded = usesURLSessionOnly || url.scheme?.lowercased() == "https" || state.withLock { $0.answeredOverHTTPS }
+        let bounded = goesThroughURLSession(url) || state.withLock { $0.answeredThroughURLSession }
         let step = bounded ? UInt64(max(options.maxURLSessionRequest, 1 << 16)) : UInt64.max
         while offset < upper {
             let end = upper - offset > step ? offset + step : upper
             try await fetch(offset..<end, deliver: consume)
             offset = end
         }
+    }
+
+    /// Whether requests for `url` are made by URLSession.
+    private func goesThroughURLSession(_ url: URL) -> Bool {
+        ownClient?.handsOver(url) ?? true
     }
 
     /// Takes `length` and `validator` (what ``validator()`` returned for this URL before: an
@@ -432,7 +449,7 @@ public final class HTTPByteSource: ByteSource {
     private func checkHead(_ head: HTTPResponseHead, wanted given: Range<UInt64>, learning: Bool) throws -> (wanted: Range<UInt64>, expected: Int) {
         var wanted = given
         var expected = 0
-        if head.url.scheme?.lowercased() == "https" { state.withLock { $0.answeredOverHTTPS = true } }
+        if goesThroughURLSession(head.url) { state.withLock { $0.answeredThroughURLSession = true } }
         if head.status == 200 || head.status == 206 { try Self.checkCodings(head, name: name) }
         switch head.status {
         case 206:

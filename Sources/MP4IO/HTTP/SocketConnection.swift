@@ -11,19 +11,23 @@ import Darwin
 #endif
 import MP4ProbeSystem
 
-/// A TCP connection with a read buffer: non-blocking reads and writes that are tried at once
-/// and, only when the socket is not ready, wait (poll, bounded by the timeout) on the
-/// connection's own dispatch queue, never on a Swift concurrency thread. Cancelling the task
-/// that waits shuts the socket down, which ends the wait.
+/// A TCP connection, in the clear or over TLS (``startTLS(host:caFile:timeout:)``), with a
+/// read buffer: non-blocking reads and writes that are tried at once and, only when the socket
+/// is not ready, wait (poll, bounded by the timeout) on the connection's own dispatch queue,
+/// never on a Swift concurrency thread. Cancelling the task that waits shuts the socket down,
+/// which ends the wait.
 ///
 /// Used by one task at a time (an exchange owns it; idle ones sit in ``HTTP1Client``'s pool).
-/// (`@unchecked Sendable`: its buffer is used by one task at a time, as said; `closed` is `Locked`.)
+/// (`@unchecked Sendable`: its buffer and TLS session are used by one task at a time, as said;
+/// `closed` is `Locked`.)
 final class SocketConnection: @unchecked Sendable {
-    /// `host:port`, the key of the keep-alive pool.
+    /// `scheme://host:port`, the key of the keep-alive pool.
     let key: String
     private let fd: Int32
     private let waiter: DispatchQueue
     private let closed = Locked(false)
+    /// The TLS session, once ``startTLS(host:caFile:timeout:)`` made one.
+    private var tls: OpaquePointer?
 
     /// Received bytes not consumed yet: `buffer[start..<end]`.
     private(set) var buffer: [UInt8]
@@ -41,7 +45,7 @@ final class SocketConnection: @unchecked Sendable {
     deinit { close() }
 
     /// Connects to `host:port` (name resolution and connect run on a dispatch queue).
-    static func connect(host: String, port: Int, timeout: WaitLimit) async throws -> SocketConnection {
+    static func connect(host: String, port: Int, timeout: WaitLimit, scheme: String = "http") async throws -> SocketConnection {
         let milliseconds = Int32(clamping: Int(timeout.seconds * 1000))
         // Not cancellable midway (getaddrinfo cannot be interrupted); bounded by the timeout
         // per address, and a cancelled task drops the connection once it is made.
@@ -63,7 +67,47 @@ final class SocketConnection: @unchecked Sendable {
             default: throw URLError(.cannotConnectToHost)
             }
         }
-        return SocketConnection(fd: fd, key: "\(host):\(port)")
+        return SocketConnection(fd: fd, key: "\(scheme)://\(host):\(port)")
+    }
+
+    /// Whether TLS over sockets can be used here (OpenSSL's libssl found, on Linux); else
+    /// `https:` goes through URLSession.
+    static let tlsAvailable: Bool = mp4probe_tls_available(nil, 0) == 1
+
+    /// Connects to `host:port` and makes a TLS session on it: the certificate must chain to
+    /// the CAs in `caFile` (PEM), or to the system's when nil, and name `host`. A certificate
+    /// that fails throws `serverCertificateUntrusted` with OpenSSL's reason as its description;
+    /// another handshake failure `secureConnectionFailed`.
+    static func connectTLS(host: String, port: Int, caFile: String?, timeout: WaitLimit) async throws -> SocketConnection {
+        let connection = try await connect(host: host, port: port, timeout: timeout, scheme: "https")
+        do {
+            try await connection.startTLS(host: host, caFile: caFile, timeout: timeout)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    private func startTLS(host: String, caFile: String?, timeout: WaitLimit) async throws {
+        var reason = [CChar](repeating: 0, count: 256)
+        guard let session = mp4probe_tls_client(fd, host, caFile, &reason, reason.count) else {
+            throw URLError(.secureConnectionFailed, userInfo: [NSLocalizedDescriptionKey: "TLS: " + String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)])
+        }
+        tls = session
+        while true {
+            var certificateFailed: Int32 = 0
+            let result = mp4probe_tls_handshake(session, &certificateFailed)
+            if result == 1 { return }
+            switch result {
+            case Int32(MP4PROBE_TLS_WANT_READ): try await wait(forWrite: false, timeout: timeout)
+            case Int32(MP4PROBE_TLS_WANT_WRITE): try await wait(forWrite: true, timeout: timeout)
+            default:
+                let said = String(cString: mp4probe_tls_error(session))
+                throw URLError(certificateFailed != 0 ? .serverCertificateUntrusted : .secureConnectionFailed,
+                               userInfo: [NSLocalizedDescriptionKey: said.isEmpty ? "TLS handshake failed" : "TLS: " + said])
+            }
+        }
     }
 
     /// Shuts the socket down (both directions) without closing it: wakes a task waiting on it.
@@ -75,7 +119,11 @@ final class SocketConnection: @unchecked Sendable {
             defer { closed = true }
             return !closed
         }
-        if wasOpen { Platform.closeFile(fd) }
+        guard wasOpen else { return }
+        // The session first: it may send close_notify on the socket, which must still be ours.
+        if let tls { mp4probe_tls_free(tls) }
+        tls = nil
+        Platform.closeFile(fd)
     }
 
     /// Whether the peer has gone (closed or reset the connection), looked at without waiting
@@ -112,6 +160,15 @@ final class SocketConnection: @unchecked Sendable {
     func send(_ bytes: [UInt8], timeout: WaitLimit) async throws {
         var sent = 0
         while sent < bytes.count {
+            if let tls {
+                let count = bytes.withUnsafeBytes { raw in mp4probe_tls_send(tls, raw.baseAddress! + sent, raw.count - sent) }
+                if count > 0 { sent += count; continue }
+                if count == MP4PROBE_TLS_WANT_WRITE || count == MP4PROBE_TLS_WANT_READ {
+                    try await wait(forWrite: count == MP4PROBE_TLS_WANT_WRITE, timeout: timeout)
+                    continue
+                }
+                throw URLError(.networkConnectionLost)
+            }
             let count = bytes.withUnsafeBytes { raw in
                 mp4probe_send(fd, raw.baseAddress! + sent, raw.count - sent)
             }
@@ -140,6 +197,16 @@ final class SocketConnection: @unchecked Sendable {
             start = 0
         }
         while true {
+            if let tls {
+                let count = buffer.withUnsafeMutableBytes { raw in mp4probe_tls_recv(tls, raw.baseAddress! + end, raw.count - end) }
+                if count > 0 { end += count; return count }
+                if count == 0 { return 0 }
+                if count == MP4PROBE_TLS_WANT_READ || count == MP4PROBE_TLS_WANT_WRITE {
+                    try await wait(forWrite: count == MP4PROBE_TLS_WANT_WRITE, timeout: timeout)
+                    continue
+                }
+                throw URLError(.networkConnectionLost)
+            }
             let count = buffer.withUnsafeMutableBytes { raw in
                 mp4probe_recv(fd, raw.baseAddress! + end, raw.count - end)
             }

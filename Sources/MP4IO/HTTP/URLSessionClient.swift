@@ -3,6 +3,9 @@ import MP4Core
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Security)
+import Security
+#endif
 
 /// The body of one URLSession exchange on its way from the delegate to the reader: the
 /// response head, then the pieces as they arrive, in a bounded buffer. The delegate appends
@@ -158,11 +161,17 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     let maxRedirects: Int
     /// Lower-cased names of the headers dropped on a redirect to another origin.
     let credentialHeaders: Set<String>
+    /// CA certificates (DER) that a server's certificate must chain to instead of the system's
+    /// (``HTTPByteSource/Options/caFile``). Honoured on Apple platforms (server trust
+    /// challenges); FoundationNetworking on Linux delivers none, so there a request with
+    /// anchors fails rather than trusting the system's CAs instead.
+    let anchors: [Data]
     private let sessionBox = Locked<URLSession?>(nil)
 
-    init(timeout: TimeInterval, maxRedirects: Int, credentialHeaders: Set<String>) {
+    init(timeout: TimeInterval, maxRedirects: Int, credentialHeaders: Set<String>, anchors: [Data] = []) {
         self.maxRedirects = maxRedirects
         self.credentialHeaders = credentialHeaders
+        self.anchors = anchors
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
@@ -212,6 +221,24 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         pipe?.completed(error, response: task.response as? HTTPURLResponse)
     }
 
+    #if canImport(Security)
+    /// With ``anchors``: the server's certificate must chain to one of them (and only them).
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge, completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        guard !anchors.isEmpty, challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+              let trust = challenge.protectionSpace.serverTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        let certificates = anchors.compactMap { SecCertificateCreateWithData(nil, $0 as CFData) }
+        SecTrustSetAnchorCertificates(trust, certificates as CFArray)
+        SecTrustSetAnchorCertificatesOnly(trust, true)
+        if SecTrustEvaluateWithError(trust, nil) {
+            completionHandler(.useCredential, URLCredential(trust: trust))
+        } else {
+            completionHandler(.cancelAuthenticationChallenge, nil)
+        }
+    }
+    #endif
+
     private func pipe(of task: URLSessionTask) -> BodyPipe? {
         pipes.withLock { $0[task.taskIdentifier] }
     }
@@ -228,6 +255,11 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     func get(_ request: HTTPRequest, limit: Int, skipWhole: Int,
              head: (HTTPResponseHead) throws -> Void,
              body: (ArraySlice<UInt8>) async throws -> Void) async throws -> HTTPOutcome {
+        #if !canImport(Security)
+        if !anchors.isEmpty && request.url.scheme?.lowercased() == "https" {
+            throw URLError(.secureConnectionFailed, userInfo: [NSLocalizedDescriptionKey: "TLS: --ca-file cannot be honoured through URLSession on Linux (used here because the environment names a proxy)"])
+        }
+        #endif
         var urlRequest = URLRequest(url: request.url)
         urlRequest.timeoutInterval = request.waitLimit.seconds
         for (name, value) in request.headers {

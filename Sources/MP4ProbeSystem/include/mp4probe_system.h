@@ -176,4 +176,7 @@ int64_t mp4probe_filesystem_type(const char *path);
 /// itself, `malloc_zone_pressure_relief` asks it now). Call after a burst was released.
 void mp4probe_release_free_memory(void);
 
+// TLS over sockets for the HTTP/1.1 client (Linux).
+#include "mp4probe_tls.h"
+
 #endif
