@@ -80,6 +80,7 @@ enum FetchCommand: Command {
                 summary += " and \(Format.count(plan.ranges.count, "range")) (\(Format.bytes(plan.byteCount))) a player needs from \(Format.clock(plan.keyframeTime)) to \(Format.clock(plan.windowEnd))"
             }
         }
+        await cached.fetchesEnded()   // counted whole (a fill ends when its bytes are committed)
         let statistics = await cached.statistics
         let present = await cached.cachedRanges
         output.write(summary + "\n")

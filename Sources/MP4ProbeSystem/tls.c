@@ -15,7 +15,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 
 // OpenSSL's constants (ssl.h, x509_vfy.h): stable ABI.
 enum {
@@ -123,6 +125,37 @@ int mp4probe_tls_available(char *reason, size_t reason_size) {
     if (load_failure[0] == 0) return 1;
     if (reason != NULL && reason_size > 0) snprintf(reason, reason_size, "%s", load_failure);
     return 0;
+}
+
+// OpenSSL writes to the socket with write(2), which raises SIGPIPE when the peer has gone; a
+// library must not kill its process nor change the process's signal handling. So every call
+// that may write blocks SIGPIPE in the calling thread, takes away a SIGPIPE it raised (one
+// that was not pending before), and restores the mask.
+typedef struct { sigset_t old; int was_pending; } pipe_guard;
+
+static void block_pipe(pipe_guard *guard) {
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &guard->old);
+    sigemptyset(&pending);
+    guard->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+}
+
+static void unblock_pipe(pipe_guard *guard) {
+    int saved = errno;
+    if (!guard->was_pending) {
+        sigset_t pipe, pending;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        sigemptyset(&pending);
+        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+            struct timespec zero = {0, 0};
+            while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR) {}
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &guard->old, NULL);
+    errno = saved;
 }
 
 struct mp4probe_tls {
@@ -271,7 +304,10 @@ int mp4probe_tls_handshake(mp4probe_tls *tls, int *certificate_failed) {
     if (certificate_failed != NULL) *certificate_failed = 0;
     ssl.err_clear();
     errno = 0;
+    pipe_guard guard;
+    block_pipe(&guard);
     int result = tls->client ? ssl.connect(tls->ssl) : ssl.accept(tls->ssl);
+    unblock_pipe(&guard);
     if (result == 1) return 1;
     int code = failure(tls, result);
     if (code == 0) {   // closed during the handshake
@@ -290,6 +326,9 @@ int mp4probe_tls_handshake(mp4probe_tls *tls, int *certificate_failed) {
 
 ssize_t mp4probe_tls_recv(mp4probe_tls *tls, void *buffer, size_t size) {
     size_t total = 0;
+    int code = 0;
+    pipe_guard guard;   // a read may write (the answer to a key update)
+    block_pipe(&guard);
     while (total < size) {
         size_t want = size - total;
         if (want > INT_MAX) want = INT_MAX;
@@ -297,11 +336,12 @@ ssize_t mp4probe_tls_recv(mp4probe_tls *tls, void *buffer, size_t size) {
         errno = 0;
         int result = ssl.read(tls->ssl, (char *)buffer + total, (int)want);
         if (result > 0) { total += (size_t)result; continue; }
-        int code = failure(tls, result);
-        if (total > 0) return (ssize_t)total;   // what arrived first; the rest on the next call
-        return code;
+        code = failure(tls, result);
+        break;
     }
-    return (ssize_t)total;
+    unblock_pipe(&guard);
+    if (total > 0) return (ssize_t)total;   // what arrived first; an end or error on the next call
+    return code;
 }
 
 ssize_t mp4probe_tls_send(mp4probe_tls *tls, const void *buffer, size_t size) {
@@ -309,7 +349,10 @@ ssize_t mp4probe_tls_send(mp4probe_tls *tls, const void *buffer, size_t size) {
     if (size > INT_MAX) size = INT_MAX;
     ssl.err_clear();
     errno = 0;
+    pipe_guard guard;
+    block_pipe(&guard);
     int result = ssl.write(tls->ssl, buffer, (int)size);
+    unblock_pipe(&guard);
     if (result > 0) return result;
     int code = failure(tls, result);
     if (code == 0) {
@@ -324,7 +367,10 @@ const char *mp4probe_tls_error(const mp4probe_tls *tls) { return tls->error; }
 void mp4probe_tls_free(mp4probe_tls *tls) {
     if (tls == NULL) return;
     ssl.err_clear();
+    pipe_guard guard;
+    block_pipe(&guard);
     ssl.shutdown(tls->ssl);   // close_notify if the socket takes it now; never waits
+    unblock_pipe(&guard);
     ssl.err_clear();
     ssl.ssl_free(tls->ssl);
     free(tls);
@@ -333,6 +379,37 @@ void mp4probe_tls_free(mp4probe_tls *tls) {
 #else
 
 // Apple platforms: URLSession makes every request (system proxy, ATS, the system's trust).
+// OpenSSL writes to the socket with write(2), which raises SIGPIPE when the peer has gone; a
+// library must not kill its process nor change the process's signal handling. So every call
+// that may write blocks SIGPIPE in the calling thread, takes away a SIGPIPE it raised (one
+// that was not pending before), and restores the mask.
+typedef struct { sigset_t old; int was_pending; } pipe_guard;
+
+static void block_pipe(pipe_guard *guard) {
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &guard->old);
+    sigemptyset(&pending);
+    guard->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+}
+
+static void unblock_pipe(pipe_guard *guard) {
+    int saved = errno;
+    if (!guard->was_pending) {
+        sigset_t pipe, pending;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        sigemptyset(&pending);
+        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+            struct timespec zero = {0, 0};
+            while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR) {}
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &guard->old, NULL);
+    errno = saved;
+}
+
 struct mp4probe_tls { int unused; };
 
 static void say(char *buffer, size_t size, const char *text) {

@@ -31,9 +31,9 @@ import MP4TestSupport
 
     /// Keep-alive, with `Content-Length` and with chunked bodies (extensions, a trailer): every
     /// read right, all on one connection (so each body, trailer included, was read to its end).
-    @Test(arguments: [LoopbackHTTPServer.Behavior.keepsAlive, .chunked])
-    func keepAliveReusesOneConnection(behavior: LoopbackHTTPServer.Behavior) async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: behavior))
+    @Test(arguments: [LoopbackHTTPServer.Behavior.keepsAlive, .chunked], OriginScheme.available)
+    func keepAliveReusesOneConnection(behavior: LoopbackHTTPServer.Behavior, scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: behavior, certificates: scheme.certificates))
         defer { server.stop() }
         let source = try Self.source(server)
         try await Self.randomReads(source, body: Self.body, count: 20, seed: 1)
@@ -44,8 +44,8 @@ import MP4TestSupport
     /// The server closes each connection after its response without saying so: the next
     /// request on the pooled connection fails before any response byte and is sent again on a
     /// new connection, invisibly (no retry counted, no error).
-    @Test func staleKeepAliveConnectionsAreReplaced() async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .closesIdleConnections))
+    @Test(arguments: OriginScheme.available) func staleKeepAliveConnectionsAreReplaced(scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .closesIdleConnections, certificates: scheme.certificates))
         defer { server.stop() }
         let source = try Self.source(server)
         try await Self.randomReads(source, body: Self.body, count: 10, seed: 2)
@@ -53,8 +53,8 @@ import MP4TestSupport
         #expect(server.connectionCount == server.ranges.count)
     }
 
-    @Test func closeDelimitedBodies() async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .closeDelimited))
+    @Test(arguments: OriginScheme.available) func closeDelimitedBodies(scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .closeDelimited, certificates: scheme.certificates))
         defer { server.stop() }
         let source = try Self.source(server)
         try await Self.randomReads(source, body: Self.body, count: 8, seed: 4)
@@ -66,7 +66,7 @@ import MP4TestSupport
     /// Content-Range whose end passes its own total (`bytes 0-65535/1000` was believed: "Size:
     /// 1000 B"), a Content-Length that does not count the Content-Range, and bodies in a coding
     /// that is not decoded (gzip in either header; the compressed bytes are not the file).
-    @Test func hostileHeadsAreErrors() async throws {
+    @Test(arguments: OriginScheme.available) func hostileHeadsAreErrors(scheme: OriginScheme) async throws {
         for behavior in [LoopbackHTTPServer.Behavior.hugeHead, .invalidContentLength,
                          .contentRange("bytes 0-18446744073709551615/18446744073709551615"),
                          .contentRange("bytes 0-65535/9223372036854775808"),
@@ -76,7 +76,7 @@ import MP4TestSupport
                          .headers(["Content-Encoding: gzip"]),
                          .headers(["Content-Encoding: identity, br"]),
                          .headers(["Transfer-Encoding: gzip"])] {
-            let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: behavior))
+            let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: behavior, certificates: scheme.certificates))
             defer { server.stop() }
             let source = try Self.source(server)
             await #expect(throws: MP4Error.self, "\(behavior)") { try await source.length() }
@@ -86,11 +86,11 @@ import MP4TestSupport
     /// Credentials stay with their origin: a redirect to another port drops Authorization,
     /// Cookie, Proxy-Authorization and the headers marked as credentials, and keeps the rest;
     /// a redirect on the same origin keeps them. Both clients (own and URLSession).
-    @Test(arguments: [HTTPByteSource.Options.Client.automatic, .urlSession])
-    func credentialsAreNotSentToAnotherOrigin(client: HTTPByteSource.Options.Client) async throws {
-        let target = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal))
+    @Test(arguments: [HTTPByteSource.Options.Client.automatic, .urlSession], OriginScheme.available)
+    func credentialsAreNotSentToAnotherOrigin(client: HTTPByteSource.Options.Client, scheme: OriginScheme) async throws {
+        let target = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal, certificates: scheme.certificates))
         defer { target.stop() }
-        let redirector = try #require(LoopbackHTTPServer(body: Self.body, behavior: .redirectsTo(location: "http://localhost:\(target.port)/file.mp4")))
+        let redirector = try #require(LoopbackHTTPServer(body: Self.body, behavior: .redirectsTo(location: "\(scheme)://localhost:\(target.port)/file.mp4"), certificates: scheme.certificates))
         defer { redirector.stop() }
         // FoundationNetworking traps ("Received callback for HTTP redirection, but we're not
         // waiting for it") when a request's idle timeout fires while the delegate's redirect
@@ -112,7 +112,7 @@ import MP4TestSupport
             #expect(head.lowercased().contains("x-trace: kept"))
         }
 
-        let sameOrigin = try #require(LoopbackHTTPServer(body: Self.body, behavior: .redirects(hops: 2)))
+        let sameOrigin = try #require(LoopbackHTTPServer(body: Self.body, behavior: .redirects(hops: 2), certificates: scheme.certificates))
         defer { sameOrigin.stop() }
         let near = try Self.source(sameOrigin, client: client) { options in
             options.timeout = 60
@@ -190,8 +190,8 @@ import MP4TestSupport
     }
 
     /// `Content-Encoding: identity` is what was asked for: read as usual.
-    @Test func anIdentityCodingIsRead() async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .headers(["Content-Encoding: identity"])))
+    @Test(arguments: OriginScheme.available) func anIdentityCodingIsRead(scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .headers(["Content-Encoding: identity"]), certificates: scheme.certificates))
         defer { server.stop() }
         let source = try Self.source(server)
         #expect(try await source.read(1000..<2000) == Array(Self.body[1000..<2000]))
@@ -200,10 +200,10 @@ import MP4TestSupport
     /// A compressed body is never cached as the film: the fill fails and the cache holds
     /// nothing of it (it used to claim 2.7 MB of gzip, kept by a later fetch with the same
     /// ETag); the same origin answering correctly then fills it with the true bytes.
-    @Test func aCompressedBodyIsNeverCached() async throws {
+    @Test(arguments: OriginScheme.available) func aCompressedBodyIsNeverCached(scheme: OriginScheme) async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-gzip")
         defer { FileSystem.removeDirectory(directory) }
-        let gzip = try #require(LoopbackHTTPServer(body: Self.body, behavior: .headers(["Content-Encoding: gzip"])))
+        let gzip = try #require(LoopbackHTTPServer(body: Self.body, behavior: .headers(["Content-Encoding: gzip"]), certificates: scheme.certificates))
         defer { gzip.stop() }
         var http = HTTPByteSource.Options()
         http.maxRetries = 0
@@ -213,7 +213,7 @@ import MP4TestSupport
         }
         #expect(CacheDirectory.entries(directory).allSatisfy { $0.cachedBytes == 0 && !$0.isDamaged }, "\(CacheDirectory.entries(directory))")
         await CachedByteSource.forgetOpenEntries(directory: directory)
-        let healthy = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal))
+        let healthy = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal, certificates: scheme.certificates))
         defer { healthy.stop() }
         let cached = try await CachedByteSource(upstream: try HTTPByteSource(url: healthy.url), directory: directory, key: gzip.url.absoluteString)
         try await cached.fill(0..<UInt64(Self.body.count))
@@ -222,8 +222,8 @@ import MP4TestSupport
 
     /// A negative Retry-After is a retry without waiting, not a trap (`UInt64` of a negative
     /// number of nanoseconds).
-    @Test func negativeRetryAfterIsNotATrap() async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .failsFirst(status: 503, times: 1, retryAfter: -5)))
+    @Test(arguments: OriginScheme.available) func negativeRetryAfterIsNotATrap(scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .failsFirst(status: 503, times: 1, retryAfter: -5), certificates: scheme.certificates))
         defer { server.stop() }
         let source = try Self.source(server)
         #expect(try await source.read(0..<100) == Array(Self.body[0..<100]))

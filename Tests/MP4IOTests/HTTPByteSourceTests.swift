@@ -96,16 +96,16 @@ import MP4TestSupport
 
     static let body: [UInt8] = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
 
-    static func source(_ behavior: LoopbackHTTPServer.Behavior, timeout: Double = 5) throws -> (HTTPByteSource, LoopbackHTTPServer) {
-        let server = try #require(LoopbackHTTPServer(body: body, behavior: behavior))
+    static func source(_ behavior: LoopbackHTTPServer.Behavior, timeout: Double = 5, scheme: OriginScheme = .http) throws -> (HTTPByteSource, LoopbackHTTPServer) {
+        let server = try #require(LoopbackHTTPServer(body: body, behavior: behavior, certificates: scheme.certificates))
         var options = HTTPByteSource.Options()
         options.timeout = timeout
         options.retryDelay = 0.01
         return (try HTTPByteSource(url: server.url, options: options), server)
     }
 
-    @Test func serverThatIgnoresRange() async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .ignoresRange))
+    @Test(arguments: OriginScheme.available) func serverThatIgnoresRange(scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .ignoresRange, certificates: scheme.certificates))
         defer { server.stop() }
         let warnings = Locked<[String]>([])
         var options = HTTPByteSource.Options()
@@ -126,10 +126,10 @@ import MP4TestSupport
     /// and each response checked against it: a stale validator (If-Range then answers the
     /// whole body), another length, or a whole body that does not carry the validator is
     /// "changed"; an origin that ignores Range with the same validator is read as one.
-    @Test func aPresumedDescriptionSavesTheHeadRequestAndIsChecked() async throws {
+    @Test(arguments: OriginScheme.available) func aPresumedDescriptionSavesTheHeadRequestAndIsChecked(scheme: OriginScheme) async throws {
         let length = UInt64(Self.body.count)
         func read(_ behavior: LoopbackHTTPServer.Behavior, length: UInt64, validator: String) async throws -> (bytes: [UInt8], ranges: [String]) {
-            let (source, server) = try Self.source(behavior)
+            let (source, server) = try Self.source(behavior, scheme: scheme)
             defer { server.stop() }
             #expect(source.presume(length: length, validator: validator))
             #expect(!source.presume(length: length, validator: validator), "a second description is refused")
@@ -152,15 +152,15 @@ import MP4TestSupport
         }
         // What cannot be sent as If-Range is refused, and the source asks as usual.
         for validator in [nil, "W/\"v1\"", "v1"] {
-            let (source, server) = try Self.source(.normal)
+            let (source, server) = try Self.source(.normal, scheme: scheme)
             defer { server.stop() }
             #expect(!source.presume(length: length, validator: validator))
             #expect(try await source.length() == length)
         }
     }
 
-    @Test func droppedConnectionResumesTheMissingPartOnly() async throws {
-        let (source, server) = try Self.source(.dropsAfter(bytes: 30_000, times: 2))
+    @Test(arguments: OriginScheme.available) func droppedConnectionResumesTheMissingPartOnly(scheme: OriginScheme) async throws {
+        let (source, server) = try Self.source(.dropsAfter(bytes: 30_000, times: 2), scheme: scheme)
         defer { server.stop() }
         // The head request is cut at 30,000 bytes: that is all the head holds.
         #expect(try await source.length() == UInt64(Self.body.count))
@@ -169,9 +169,9 @@ import MP4TestSupport
         #expect(source.statistics.retries == 1)
     }
 
-    @Test func lyingOrMissingContentRangeIsAnError() async throws {
+    @Test(arguments: OriginScheme.available) func lyingOrMissingContentRangeIsAnError(scheme: OriginScheme) async throws {
         for behavior in [LoopbackHTTPServer.Behavior.wrongContentRange, .missingContentRange] {
-            let (source, server) = try Self.source(behavior)
+            let (source, server) = try Self.source(behavior, scheme: scheme)
             defer { server.stop() }
             do {
                 _ = try await source.read(70_000..<80_000)
@@ -182,8 +182,8 @@ import MP4TestSupport
         }
     }
 
-    @Test func changedFileIsAnErrorNotAMix() async throws {
-        let (source, server) = try Self.source(.changesETag)
+    @Test(arguments: OriginScheme.available) func changedFileIsAnErrorNotAMix(scheme: OriginScheme) async throws {
+        let (source, server) = try Self.source(.changesETag, scheme: scheme)
         defer { server.stop() }
         _ = try await source.length()
         do {
@@ -194,17 +194,17 @@ import MP4TestSupport
         }
     }
 
-    @Test func transientFailuresAreRetried() async throws {
-        let (source, server) = try Self.source(.failsFirst(status: 503, times: 2, retryAfter: nil))
+    @Test(arguments: OriginScheme.available) func transientFailuresAreRetried(scheme: OriginScheme) async throws {
+        let (source, server) = try Self.source(.failsFirst(status: 503, times: 2, retryAfter: nil), scheme: scheme)
         defer { server.stop() }
         #expect(try await source.read(0..<100) == Array(Self.body[0..<100]))
         #expect(source.statistics.retries == 2)
-        let (limited, other) = try Self.source(.failsFirst(status: 429, times: 1, retryAfter: 1))
+        let (limited, other) = try Self.source(.failsFirst(status: 429, times: 1, retryAfter: 1), scheme: scheme)
         defer { other.stop() }
         let clock = ContinuousClock(), start = clock.now
         #expect(try await limited.read(0..<100) == Array(Self.body[0..<100]))
         #expect(clock.now - start >= .milliseconds(900), "Retry-After: 1 honoured")
-        let (failing, third) = try Self.source(.failsFirst(status: 500, times: 100, retryAfter: nil))
+        let (failing, third) = try Self.source(.failsFirst(status: 500, times: 100, retryAfter: nil), scheme: scheme)
         defer { third.stop() }
         await #expect(throws: MP4Error.self) { try await failing.length() }
         #expect(failing.statistics.requests == 1 + failing.options.maxRetries)
@@ -213,18 +213,18 @@ import MP4TestSupport
     /// Errors say what happened: a redirect loop says loop, a redirect to `file:` names the
     /// scheme (both said only "HTTP 302"), and a Retry-After past the time limit says so at
     /// once instead of "took longer than 25 s" after 0.04 s.
-    @Test func redirectAndDeadlineErrorsSayWhatHappened() async throws {
-        let (looping, first) = try Self.source(.redirects(hops: 50))
+    @Test(arguments: OriginScheme.available) func redirectAndDeadlineErrorsSayWhatHappened(scheme: OriginScheme) async throws {
+        let (looping, first) = try Self.source(.redirects(hops: 50), scheme: scheme)
         defer { first.stop() }
         do { _ = try await looping.length(); Issue.record("a redirect loop was read") } catch let error as MP4Error {
             #expect(error.message.contains("more than 5 redirects (a redirect loop?)"), "\(error.message)")
         }
-        let (toFile, second) = try Self.source(.redirectsTo(location: "file:///etc/passwd"))
+        let (toFile, second) = try Self.source(.redirectsTo(location: "file:///etc/passwd"), scheme: scheme)
         defer { second.stop() }
         do { _ = try await toFile.length(); Issue.record("a redirect to file: was read") } catch let error as MP4Error {
             #expect(error.message.contains("a redirect to a file: URL") && error.message.contains("only http: and https:"), "\(error.message)")
         }
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .failsFirst(status: 503, times: 5, retryAfter: 999_999)))
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .failsFirst(status: 503, times: 5, retryAfter: 999_999), certificates: scheme.certificates))
         defer { server.stop() }
         var options = HTTPByteSource.Options()
         options.maxTime = 25
@@ -240,8 +240,8 @@ import MP4TestSupport
         #expect(clock.now - start < .seconds(20))
     }
 
-    @Test func slowServerTimesOut() async throws {
-        let (source, server) = try Self.source(.slow(seconds: 2.5), timeout: 1)
+    @Test(arguments: OriginScheme.available) func slowServerTimesOut(scheme: OriginScheme) async throws {
+        let (source, server) = try Self.source(.slow(seconds: 2.5), timeout: 1, scheme: scheme)
         defer { server.stop() }
         var options = source.options
         options.maxRetries = 1
@@ -262,9 +262,9 @@ import MP4TestSupport
     /// A server that sends 1,000 bytes every 0.2 s is never idle for the 1 s timeout; without a
     /// total deadline a 200 KB read would go on for 40 s (issue 13 item 9). With `maxTime` 1.5 s it fails
     /// in about that time, retries included, on both clients.
-    @Test(arguments: [HTTPByteSource.Options.Client.automatic, .urlSession])
-    func tricklingServerMeetsTheTotalDeadline(_ client: HTTPByteSource.Options.Client) async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .trickles(bytes: 1000, interval: 0.2)))
+    @Test(arguments: [HTTPByteSource.Options.Client.automatic, .urlSession], OriginScheme.available)
+    func tricklingServerMeetsTheTotalDeadline(_ client: HTTPByteSource.Options.Client, scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .trickles(bytes: 1000, interval: 0.2), certificates: scheme.certificates))
         defer { server.stop() }
         var options = HTTPByteSource.Options()
         options.timeout = 1
@@ -288,8 +288,8 @@ import MP4TestSupport
     /// `--max-time` is one deadline for a command's reads, not one per read: `info URL
     /// --max-time 5` against a dripping server failed after 10 s (the head, then the moov).
     /// A read that starts after the deadline fails at once; a per-read limit alone lets it run.
-    @Test func theTotalDeadlineCoversEveryRead() async throws {
-        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal))
+    @Test(arguments: OriginScheme.available) func theTotalDeadlineCoversEveryRead(scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal, certificates: scheme.certificates))
         defer { server.stop() }
         // No read is timed (CI's AddressSanitizer suite once took over a second for 1,000
         // bytes): the per-read limit is generous, the total one is spent before reading.
@@ -311,8 +311,8 @@ import MP4TestSupport
         #expect(try await perRead.read(100_000..<101_000) == Array(Self.body[100_000..<101_000]))
     }
 
-    @Test func emptyFileHasLengthZero() async throws {
-        let server = try #require(LoopbackHTTPServer(body: [], behavior: .normal))
+    @Test(arguments: OriginScheme.available) func emptyFileHasLengthZero(scheme: OriginScheme) async throws {
+        let server = try #require(LoopbackHTTPServer(body: [], behavior: .normal, certificates: scheme.certificates))
         defer { server.stop() }
         let source = try HTTPByteSource(url: server.url)
         #expect(try await source.length() == 0)
@@ -320,11 +320,11 @@ import MP4TestSupport
         await #expect(throws: MP4Error.self) { try await MP4File.open(source) }
     }
 
-    @Test func redirectsAreFollowedUpToTheBound() async throws {
-        let (near, server) = try Self.source(.redirects(hops: 3))
+    @Test(arguments: OriginScheme.available) func redirectsAreFollowedUpToTheBound(scheme: OriginScheme) async throws {
+        let (near, server) = try Self.source(.redirects(hops: 3), scheme: scheme)
         defer { server.stop() }
         #expect(try await near.read(0..<100) == Array(Self.body[0..<100]))
-        let (far, other) = try Self.source(.redirects(hops: 9))
+        let (far, other) = try Self.source(.redirects(hops: 9), scheme: scheme)
         defer { other.stop() }
         do {
             _ = try await far.length()

@@ -10,9 +10,11 @@ import Darwin
 #if canImport(Glibc)
 private let streamSocket = Int32(SOCK_STREAM.rawValue)
 private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(fd, pointer, count, Int32(MSG_NOSIGNAL)) }
+private func closeSocket(_ fd: Int32) { _ = Glibc.close(fd) }
 #else
 private let streamSocket = SOCK_STREAM
 private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(fd, pointer, count, 0) }
+private func closeSocket(_ fd: Int32) { _ = Darwin.close(fd) }
 #endif
 
 /// A blocking TCP connection to 127.0.0.1:`port`, made by the production connect (MP4ProbeSystem),
@@ -244,8 +246,52 @@ public final class LoopbackHTTPServer: Sendable {
     public let port: Int
     public let body: [UInt8]
     public let behavior: Behavior
+    /// The directory with `server.pem` and `server.key` when it speaks HTTPS.
+    public let certificates: String?
     private let listener: Int32
     private let log = LockedLog()
+
+    /// One accepted connection, in the clear or over TLS (blocking socket).
+    final class Peer: @unchecked Sendable {
+        let fd: Int32
+        private let tls: OpaquePointer?
+
+        private init(fd: Int32, tls: OpaquePointer?) {
+            self.fd = fd
+            self.tls = tls
+        }
+
+        /// The connection, after a TLS handshake when `certificates` are given (nil when that fails).
+        static func accepted(_ fd: Int32, certificates: String?) -> Peer? {
+            guard let certificates else { return Peer(fd: fd, tls: nil) }
+            var error = [CChar](repeating: 0, count: 256)
+            guard let session = mp4probe_tls_server(fd, certificates + "/server.pem", certificates + "/server.key", &error, error.count) else { return nil }
+            var certificateFailed: Int32 = 0
+            while true {
+                let result = mp4probe_tls_handshake(session, &certificateFailed)
+                if result == 1 { return Peer(fd: fd, tls: session) }
+                if result != MP4PROBE_TLS_WANT_READ && result != MP4PROBE_TLS_WANT_WRITE {
+                    mp4probe_tls_free(session)
+                    return nil
+                }
+            }
+        }
+
+        func receiveByte(_ byte: inout UInt8) -> Int {
+            if let tls { return mp4probe_tls_recv(tls, &byte, 1) }
+            return recv(fd, &byte, 1, 0)
+        }
+
+        func send(_ pointer: UnsafeRawPointer?, _ count: Int) -> Int {
+            if let tls, let pointer { return mp4probe_tls_send(tls, pointer, count) }
+            return sendNoSignal(fd, pointer, count)
+        }
+
+        func close() {
+            if let tls { mp4probe_tls_free(tls) }
+            closeSocket(fd)
+        }
+    }
 
     /// Range headers of the requests received, in order ("" when absent).
     public var ranges: [String] { log.ranges }
@@ -277,9 +323,12 @@ public final class LoopbackHTTPServer: Sendable {
         }
     }
 
-    public init?(body: [UInt8], behavior: Behavior) {
+    /// A server on 127.0.0.1; over TLS with the certificate in `certificates` (a directory with
+    /// `server.pem` and `server.key`, such as ``NginxServer/tlsDirectory``).
+    public init?(body: [UInt8], behavior: Behavior, certificates: String? = nil) {
         self.body = body
         self.behavior = behavior
+        self.certificates = certificates
         let fd = socket(AF_INET, streamSocket, 0)
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -299,7 +348,7 @@ public final class LoopbackHTTPServer: Sendable {
         thread.start()
     }
 
-    public var url: URL { URL(string: "http://127.0.0.1:\(port)/file.mp4")! }
+    public var url: URL { URL(string: "\(certificates == nil ? "http" : "https")://127.0.0.1:\(port)/file.mp4")! }
 
     /// Stops accepting connections.
     public func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
@@ -310,11 +359,12 @@ public final class LoopbackHTTPServer: Sendable {
             if client < 0 { return }
             log.accept()
             let thread = Thread { [self] in
+                guard let peer = Peer.accepted(client, certificates: certificates) else { close(client); return }
                 // Keep-alive behaviors answer requests until the client closes (bounded).
                 for _ in 0..<10_000 {
-                    guard handle(client) else { break }
+                    guard handle(peer) else { break }
                 }
-                close(client)
+                peer.close()
             }
             thread.start()
         }
@@ -328,10 +378,10 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     @discardableResult
-    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    private func send(_ fd: Peer, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { sendNoSignal(fd, $0.baseAddress, $0.count) }
+            let n = bytes[sent...].withUnsafeBytes { fd.send($0.baseAddress, $0.count) }
             if n <= 0 { return false }
             sent += n
         }
@@ -339,13 +389,13 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     /// Answers one request; returns whether the connection stays open for another.
-    private func handle(_ fd: Int32) -> Bool {
+    private func handle(_ fd: Peer) -> Bool {
         // Read the request head (one byte at a time: never past it, so that keep-alive
         // requests are read whole).
         var head: [UInt8] = []
         var byte: UInt8 = 0
         while !head.suffix(4).elementsEqual([13, 10, 13, 10]) {
-            let n = recv(fd, &byte, 1, 0)
+            let n = fd.receiveByte(&byte)
             if n <= 0 { return false }
             head.append(byte)
             if head.count > 65536 { return false }
@@ -469,4 +519,16 @@ extension LoopbackHTTPServer.Behavior {
         if case .missingContentRange = self { return true }
         return false
     }
+}
+
+/// What a stand-in origin speaks: a hostile-origin test runs over plain HTTP and, where a test
+/// CA is set up (``NginxServer/tlsDirectory``), over HTTPS as well: the path users take.
+public enum OriginScheme: String, Sendable, CaseIterable, CustomStringConvertible {
+    case http, https
+
+    /// The schemes this machine can test: HTTPS only with a test CA.
+    public static var available: [OriginScheme] { NginxServer.tlsDirectory == nil ? [.http] : [.http, .https] }
+    /// The certificate directory a ``LoopbackHTTPServer`` speaking this scheme uses.
+    public var certificates: String? { self == .https ? NginxServer.tlsDirectory : nil }
+    public var description: String { rawValue }
 }

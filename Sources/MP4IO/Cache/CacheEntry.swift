@@ -50,6 +50,13 @@ actor CacheEntry {
         running.values.reduce(upstreamBytes) { $0 + ($1.progress.written - $1.progress.part.lowerBound) }
     }
     var present: ByteRangeSet { store.present }
+
+    /// Waits until the fetches running now have ended: a reader is done when its bytes are
+    /// committed, a little before the fetch that carried them has ended and been counted.
+    func fetchesEnded() async {
+        for fetch in running.values { _ = try? await fetch.task.value }
+    }
+
     var statistics: CachedByteSource.Statistics {
         CachedByteSource.Statistics(upstreamReads: upstreamReads, upstreamBytes: upstreamBytes, cachedBytesServed: store.cachedBytesServed,
                                     corruptBlocksRefetched: store.corruptBlocksRefetched, checksumBytesRead: store.checksumBytesRead)

@@ -179,6 +179,11 @@ public final class CachedByteSource: WrappingSource {
     /// progress line shows.
     public var bytesFetched: UInt64 { get async { await entry.bytesFetched } }
 
+    /// Waits until the fetches running for the entry in this process have ended, so that
+    /// ``statistics`` and the HTTP source's count them: a read or fill returns once its bytes
+    /// are committed, which can be a moment before the fetch that carried them ends.
+    public func fetchesEnded() async { await entry.fetchesEnded() }
+
     /// Ranges present in the cache.
     public var cachedRanges: ByteRangeSet { get async { await entry.present } }
 
