@@ -48,9 +48,10 @@ import MP4TestSupport
         return playback
     }
 
+    /// Over plain HTTP and over HTTPS (the proxy's origin; the browser talks to the proxy).
     @Test(.requires("chromium", "ffmpeg", "nginx"),
-          .timeLimit(.minutes(5)))
-    func aMoovAtEndFilmPlaysEarlyThroughTheProxy() async throws {
+          .timeLimit(.minutes(5)), arguments: OriginScheme.available)
+    func aMoovAtEndFilmPlaysEarlyThroughTheProxy(scheme: OriginScheme) async throws {
         let root = FileSystem.temporaryDirectory("mp4probe-browser")
         defer { _ = Executables.run("/bin/rm", ["-rf", root]) }
         // A 40 s film, moov at the end (ffmpeg's default), about 2 MB.
@@ -63,7 +64,7 @@ import MP4TestSupport
         #expect(!layout.isFastStart, "ffmpeg wrote a faststart file: the test would prove nothing")
         FileSystem.write(Array(Self.page.utf8), to: root + "/page.html")
         let rate = 50_000
-        let nginx = try #require(NginxServer.start(root: root, limitRate: "50k"))
+        let nginx = try #require(NginxServer.start(root: root, limitRate: "50k", tls: scheme == .https))
         defer { nginx.stop() }
         let wholeFile = Double(size) / Double(rate) * 1000
 
@@ -84,6 +85,6 @@ import MP4TestSupport
             // the proxy waited for whole 1 MiB pieces, 60 % and 90 % of the whole-file time.)
             #expect(Double(canplay) < wholeFile / 2.5, "\(label): canplay after \(canplay) ms; the whole file takes \(Int(wholeFile)) ms")
         }
-        print("browser playback from a 50 KB/s origin, \(size) bytes (whole file \(Int(wholeFile)) ms): " + results.map { "\($0.0): \($0.1)" }.joined(separator: "; "))
+        print("browser playback from a 50 KB/s \(scheme) origin, \(size) bytes (whole file \(Int(wholeFile)) ms): " + results.map { "\($0.0): \($0.1)" }.joined(separator: "; "))
     }
 }

@@ -108,13 +108,14 @@ import MP4TestSupport
     /// first 2 s decode identically and start as soon as direct. (With fragments closer than
     /// its socket's receive window ffmpeg reads on instead of seeking, and both paths read the
     /// film sequentially; the scripted scan above is what fails without the fix.)
-    @Test(.requires("ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
-    func aFragmentedFilmStartsThroughServeAsItStartsDirect() async throws {
+    /// Over plain HTTP and HTTPS (ffmpeg direct over TLS trusts the test CA in the system store).
+    @Test(.requires("ffmpeg"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"), arguments: OriginScheme.available)
+    func aFragmentedFilmStartsThroughServeAsItStartsDirect(scheme: OriginScheme) async throws {
         let executable = try #require(Executables.mp4probe)
         let film = try await Self.film()
         let pace = LoopbackHTTPServer.Behavior.trickles(bytes: 16_000, interval: 1.0 / 32)   // 512 KB/s
-        let direct = try #require(LoopbackHTTPServer(body: film, behavior: pace))
-        let proxied = try #require(LoopbackHTTPServer(body: film, behavior: pace))
+        let direct = try #require(LoopbackHTTPServer(body: film, behavior: pace, certificates: scheme.certificates))
+        let proxied = try #require(LoopbackHTTPServer(body: film, behavior: pace, certificates: scheme.certificates))
         defer { direct.stop(); proxied.stop() }
         let straight = await Self.start(direct.url.absoluteString, origin: direct)
 
@@ -123,7 +124,7 @@ import MP4TestSupport
         let (proxy, base) = try await ProxyProcessTests.serve(executable, cache: cache, arguments: [])
         defer { proxy.terminate() }
         let through = await Self.start(ProxyProcessTests.proxied(base, proxied.url.absoluteString), origin: proxied)
-        print("fragmented start (\(film.count) B, 20 fragments, origin at 512 KB/s): direct \(String(format: "%.2f", straight.seconds)) s and \(straight.bytes) B from the origin; through serve \(String(format: "%.2f", through.seconds)) s and \(through.bytes) B")
+        print("fragmented start (\(film.count) B, 20 fragments, \(scheme) origin at 512 KB/s): direct \(String(format: "%.2f", straight.seconds)) s and \(straight.bytes) B from the origin; through serve \(String(format: "%.2f", through.seconds)) s and \(through.bytes) B")
         #expect(through.frames.split(separator: "\n").count > 50 && through.frames == straight.frames, "the first 2 s decode identically")
         // Before: the film came first, sequentially (about 10 MB, 20 s at this pace).
         #expect(through.bytes <= 2 * straight.bytes + (512 << 10), "the origin sent \(through.bytes) bytes through serve, \(straight.bytes) direct")
