@@ -166,25 +166,45 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     /// challenges); FoundationNetworking on Linux delivers none, so there a request with
     /// anchors fails rather than trusting the system's CAs instead.
     let anchors: [Data]
-    private let sessionBox = Locked<URLSession?>(nil)
+    let timeout: TimeInterval
+    /// The session, made on the first request (on Linux, making one loads and starts libcurl,
+    /// which a source whose requests all go through our own client never needs).
+    private enum Session { case unused, open(URLSession), ended }
+    private let sessionBox = Locked<Session>(.unused)
 
     init(timeout: TimeInterval, maxRedirects: Int, credentialHeaders: Set<String>, anchors: [Data] = []) {
         self.maxRedirects = maxRedirects
         self.credentialHeaders = credentialHeaders
         self.anchors = anchors
+        self.timeout = timeout
         super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.httpMaximumConnectionsPerHost = 4
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-        sessionBox.withLock { $0 = session }
+    }
+
+    /// The session, made now if this is the first request; nil once invalidated.
+    private func session() -> URLSession? {
+        sessionBox.withLock { state in
+            switch state {
+            case .open(let session): return session
+            case .ended: return nil
+            case .unused:
+                let configuration = URLSessionConfiguration.ephemeral
+                configuration.timeoutIntervalForRequest = timeout
+                configuration.httpMaximumConnectionsPerHost = 4
+                configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+                configuration.urlCache = nil
+                let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+                state = .open(session)
+                return session
+            }
+        }
     }
 
     /// Ends the session (outstanding tasks are cancelled).
     func invalidate() {
-        sessionBox.withLock { $0?.invalidateAndCancel(); $0 = nil }
+        sessionBox.withLock { state in
+            if case .open(let session) = state { session.invalidateAndCancel() }
+            state = .ended
+        }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
@@ -269,7 +289,7 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             urlRequest.setValue(MP4ProbeVersion.userAgent, forHTTPHeaderField: "User-Agent")
         }
-        guard let session = sessionBox.withLock({ $0 }) else { throw URLError(.cancelled) }
+        guard let session = session() else { throw URLError(.cancelled) }
         let task = session.dataTask(with: urlRequest)
         let pipe = BodyPipe(capacity: Self.bufferCapacity)
         pipes.withLock { $0[task.taskIdentifier] = pipe }
