@@ -52,27 +52,47 @@ public enum SourceFactory {
         return try FileSource(path: path)
     }
 
+    /// A location opened: the source to read, and its layers by type (no caller casts an
+    /// `any ByteSource` back).
+    public struct Opened: Sendable {
+        /// What to read: the cache in front of the origin when it took the entry, else the origin.
+        public let source: any ByteSource
+        /// The cache in front of the origin, when ``Options/cache`` was set and it took the
+        /// entry (a disk too full for even a new entry leaves the origin uncached).
+        public let cache: CachedByteSource?
+        /// The origin when it is a URL.
+        public let http: HTTPByteSource?
+    }
+
     /// The source for `location`, through the cache when ``Options/cache`` is set.
     /// - Throws: ``MP4Error`` `.io` for a missing file, a directory, an invalid URL.
     public static func open(_ location: String, options: Options = Options()) async throws -> any ByteSource {
+        try await opened(location, options: options).source
+    }
+
+    /// `location` opened as ``open(_:options:)`` opens it, with its layers by type.
+    public static func opened(_ location: String, options: Options = Options()) async throws -> Opened {
         let upstream: any ByteSource
+        var http: HTTPByteSource?
         if isURL(location) {
             guard let url = URL(string: location) else { throw MP4Error(.io, "\(location) is not a valid URL") }
-            upstream = try HTTPByteSource(url: url, options: options.http)
+            let origin = try HTTPByteSource(url: url, options: options.http)
+            (http, upstream) = (origin, origin)
         } else {
             upstream = try openFile(location, recovered: options.recovered)
         }
-        guard let cache = options.cache else { return upstream }
+        guard let cache = options.cache else { return Opened(source: upstream, cache: nil, http: http) }
         var entries = cache.entries
         entries.budget = cache.maxBytes.map { CacheBudget.for(cache.directory, limit: $0) }
         entries.activity = options.activity
         entries.readPriority = options.readPriority
         do {
-            return try await CachedByteSource(upstream: upstream, directory: cache.directory, options: entries)
+            let cached = try await CachedByteSource(upstream: upstream, directory: cache.directory, options: entries)
+            return Opened(source: cached, cache: cached, http: http)
         } catch where CacheEntry.isOutOfRoom(error) {
             // The cache cannot take even a new entry: the origin is read without it (said once).
             DiskFullNotice.full(cache.directory, warn: cache.entries.warn)
-            return upstream
+            return Opened(source: upstream, cache: nil, http: http)
         }
     }
 }

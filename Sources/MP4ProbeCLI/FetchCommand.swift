@@ -54,8 +54,10 @@ enum FetchCommand: Command {
             guard block > 0 else { throw ArgumentScanner.UsageError(description: "--block must be at least 1 byte") }
             cacheOptions.commitInterval = block
         }
-        let source = try await MP4Probe.openCachedSource(location, try MP4Probe.sourceOptions(scanner), cacheOptions: cacheOptions)
-        guard let cached = source as? CachedByteSource else { throw MP4Error(.io, "no cache") }
+        if location == "-" { throw ArgumentScanner.UsageError(description: "fetch reads a path or an http(s) URL, not standard input") }
+        let layers = try await MP4Probe.openLayers(location, try MP4Probe.sourceOptions(scanner), cacheOptions: cacheOptions)
+        let source = layers.source
+        guard let cached = layers.cache else { throw MP4Error(.io, "\(location): the cache cannot take a new entry") }
         let length = try await cached.length()
         var summary = ""
         if scanner.flag("all") {
@@ -85,7 +87,7 @@ enum FetchCommand: Command {
         let present = await cached.cachedRanges
         output.write(summary + "\n")
         output.write("cache:     \(Format.grouped(present.byteCount)) of \(Format.grouped(length)) bytes present in \(Format.count(present.ranges.count, "range")); this run fetched \(Format.grouped(statistics.upstreamBytes)) bytes in \(Format.count(statistics.upstreamReads, "upstream read"))\n")
-        if let http = cached.upstream as? HTTPByteSource {
+        if let http = layers.http {
             // What the network carried, which is more when the server ignores Range.
             let traffic = http.statistics
             output.write("network:   \(Format.grouped(traffic.bytesReceived)) body bytes received in \(Format.count(traffic.requests, "HTTP request"))" + (http.supportsRanges ? "" : " (the server ignores Range: each read downloads from the first byte)") + "\n")
@@ -118,8 +120,7 @@ enum FetchCommand: Command {
                 next += 1
                 group.addTask {
                     do {
-                        let source = try await MP4Probe.openCachedSource(location, options)
-                        guard let cached = source as? CachedByteSource else { throw MP4Error(.io, "\(location): the cache cannot take a new entry") }
+                        guard let cached = try await MP4Probe.openLayers(location, options).cache else { throw MP4Error(.io, "\(location): the cache cannot take a new entry") }
                         let outcome = try await Preload.run(cached, seconds: seconds, limits: limits)
                         // What plays, as `cache stat` and `_/status` say it (one definition: CacheStatus).
                         let playable = await CacheStatus.of(cached.name, in: directory, limits: limits)?.playable.prefixSeconds ?? 0

@@ -179,13 +179,19 @@ public enum MP4Probe {
         // of `info` on a small file). Either way the factory recovers an interrupted in-place
         // faststart, once, and says so here.
         if !isURL(location) && options.cacheDirectory == nil { return try SourceFactory.openFile(location, recovered: sayRecovered) }
+        return try await openLayers(location, options, cacheOptions: cacheOptions).source
+    }
+
+    /// `location` opened as ``openCachedSource(_:_:cacheOptions:)`` opens it, with its layers
+    /// by type (the cache, the HTTP origin).
+    static func openLayers(_ location: String, _ options: SourceOptions, cacheOptions: CachedByteSource.Options = CachedByteSource.Options()) async throws -> SourceFactory.Opened {
         var factory = factoryOptions(options)
         factory.recovered = sayRecovered
         // A reading command's --max-time is one deadline for all its reads (head, moov, ...).
         factory.http.maxTotalTime = options.maxTime
         factory.cache?.entries = cacheOptions
         if let maxAge = options.cacheMaxAge { factory.cache?.entries.maxAge = maxAge }
-        return try await SourceFactory.open(location, options: factory)
+        return try await SourceFactory.opened(location, options: factory)
     }
 
     /// The command line's URL options (`--header`, `--secret-header`, `--timeout`,

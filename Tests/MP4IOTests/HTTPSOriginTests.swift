@@ -110,7 +110,11 @@ struct HTTPSOriginTests {
         // What the reader took (1 MiB and the piece that crossed it) and at most 256 KiB more
         // (before: 16 MiB collected whole, then handed on).
         #expect(taken < (1 << 20) + (256 << 10), "the reader's first piece held \(taken) bytes: the body was collected")
-        #expect((sent.first ?? .max) <= taken + (256 << 10), "nginx sent \(sent) bytes; the reader took \(taken)")
+        // Our client closes the socket: at most what the kernel's buffers held. URLSession on
+        // Linux acts on a cancel when its delegate queue gets to it: one more second of the
+        // origin's pace at most (measured 1,474,275 sent for 1,064,643 taken in a loaded suite).
+        let bound = client == .automatic ? 256 << 10 : 512 << 10
+        #expect((sent.first ?? .max) <= taken + bound, "nginx sent \(sent) bytes; the reader took \(taken)")
     }
 
     /// A film whose first 5 s ffmpeg decodes through `serve` from an HTTPS origin paced at

@@ -108,6 +108,23 @@ extension HTTPByteSource {
         return start + ": its certificate is not trusted here, or the handshake failed; for a certificate from a private CA, --ca-file FILE names the CA's certificate (PEM), or add the CA to the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
     }
 
+    /// What a transport error means for a fetch: the words to retry with (a transient failure),
+    /// or, thrown, the error to report (a deadline passed, a request that cannot be sent, a
+    /// cancellation, a failure that the same request would meet again).
+    func retryReason(for error: any Error, pastDeadline: Bool, tooSlow: () -> MP4Error, at offset: UInt64) throws -> String {
+        if let error = error as? MP4Error { throw error }
+        guard let error = error as? URLError else {
+            throw MP4Error(.io, "\(name): request failed: \(error.localizedDescription)", offset: offset)
+        }
+        if error.code == .timedOut && pastDeadline { throw tooSlow() }
+        if Self.isTransient(error) { return Self.describe(error, timeout: options.timeout, host: url.host) }
+        switch error.code {
+        case .badURL: throw MP4Error(.invalidRequest, "\(name): the request cannot be sent (invalid URL or header)")
+        case .cancelled: throw CancellationError()
+        default: throw MP4Error(.io, "\(name): request failed: \(Self.describe(error, timeout: options.timeout, host: url.host))", offset: offset)
+        }
+    }
+
     static func isTransient(_ error: URLError) -> Bool {
         !isTLSFailure(error) && [.networkConnectionLost, .timedOut, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed, .badServerResponse].contains(error.code)
     }

@@ -128,8 +128,7 @@ public final class MediaLoader: Sendable {
             // Opening may ask the origin (a new or stale entry: its head window): not while a
             // player fetches.
             try await Preload.wait { activity.isBusy }
-            let opened = try await SourceFactory.open(origin, options: opening)
-            guard let cached = opened as? CachedByteSource else {
+            guard let cached = try await SourceFactory.opened(origin, options: opening).cache else {
                 throw MP4Error(.io, "\(origin): the cache in \(options.cache.directory) cannot take a new entry; nothing was preloaded")
             }
             played.preloading(origin)
@@ -372,8 +371,8 @@ actor ResourceTable {
     private static func open(_ origin: String, faststart: Bool, options: MediaLoader.Options, activity: OriginActivity?, played: PlayedOrigins?, reachability: OriginReachability?, changed: @escaping @Sendable () async -> Void) async throws -> MediaResource {
         var opening = SourceFactory.Options(http: options.http, cache: options.cache)
         opening.activity = activity
-        let opened = try await SourceFactory.open(origin, options: opening)
-        let cache = opened as? CachedByteSource
+        let layers = try await SourceFactory.opened(origin, options: opening)
+        let opened = layers.source, cache = layers.cache
         var served: any ByteSource = opened
         var view: FaststartView?
         if faststart {
