@@ -1,4 +1,5 @@
 import Testing
+import MP4TestSupport
 @testable import MP4Core
 
 /// What a file that is not MP4 is recognised as, from its first 16 bytes.
@@ -68,6 +69,27 @@ import Testing
             block[position] ^= 1
             #expect(FNV1a.hashWords(block) != reference)
             block[position] ^= 1
+        }
+    }
+
+    /// The incremental word hash, fed a block in pieces of every awkward size (1 to 7 bytes,
+    /// odd, word-straddling), is `hashWords` of the block: what lets a cache hash its writes
+    /// instead of reading them back.
+    @Test func wordsInPiecesEqualHashWords() {
+        var random = SeededRandom(seed: 7)
+        for size in [0, 1, 5, 8, 13, 4096, (1 << 20) + 5] {
+            let block = random.bytes(size)
+            for split in [1, 3, 7, 8, 9, 4093] {
+                var hasher = FNV1a.Words()
+                var offset = 0, step = 0
+                while offset < block.count {
+                    let count = min(block.count - offset, split + step % 5)
+                    hasher.update(block[offset..<offset + count])
+                    offset += count
+                    step += 1
+                }
+                #expect(hasher.value == FNV1a.hashWords(block), "size \(size), pieces of about \(split)")
+            }
         }
     }
 

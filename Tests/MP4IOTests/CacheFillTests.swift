@@ -37,6 +37,53 @@ import MP4TestSupport
         }
     }
 
+    /// An upstream that streams in pieces of `piece` bytes.
+    final class PiecesUpstream: ByteSource, Sendable {
+        let bytes: [UInt8]
+        let piece: Int
+        init(_ bytes: [UInt8], piece: Int) { (self.bytes, self.piece) = (bytes, piece) }
+        var name: String { "pieces://resource" }
+        func length() async throws -> UInt64 { UInt64(bytes.count) }
+        func validator() async throws -> String? { "v1" }
+        func read(_ range: Range<UInt64>) async throws -> [UInt8] { Array(bytes[Int(range.lowerBound)..<min(Int(range.upperBound), bytes.count)]) }
+        func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+            var offset = Int(range.lowerBound)
+            while offset < min(Int(range.upperBound), bytes.count) {
+                let end = min(Int(range.upperBound), bytes.count, offset + piece)
+                try await consume(bytes[offset..<end])
+                offset = end
+            }
+        }
+    }
+
+    /// The block checksums a fetch computes as it writes (no read-back) are those of the bytes
+    /// on disk: fills in odd-sized pieces, one from a block's start and one from inside a
+    /// block (whose first block is then read back), and the last, shorter block; each
+    /// checksum in the table is `hashWords` of the block, and a served read verifies them.
+    @Test func blockChecksumsHashedAsWrittenAreThoseOfTheBlocks() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-block-hashes")
+        defer { FileSystem.removeDirectory(directory) }
+        var random = SeededRandom(seed: 11)
+        let bytes = random.bytes((5 << 20) + 12_345)
+        var options = CachedByteSource.Options()
+        options.commitInterval = 1 << 20
+        let source = try await CachedByteSource(upstream: PiecesUpstream(bytes, piece: 7_777), directory: directory, options: options)
+        try await source.fill(0..<(2 << 20))
+        try await source.fill((3 << 20) + 100..<UInt64(bytes.count))
+        try await source.fill((2 << 20)..<(3 << 20) + 100)
+        await source.fetchesEnded()
+        let table = try #require(try CacheTable.load(CachedByteSource.entryPaths(directory: directory, resource: "pieces://resource").table))
+        #expect(table.blockChecksums.count == 6, "\(table.blockChecksums.keys.sorted())")
+        for (index, checksum) in table.blockChecksums {
+            let block = table.block(index)
+            #expect(checksum == FNV1a.hashWords(Array(bytes[Int(block.lowerBound)..<Int(block.upperBound)])), "block \(index)")
+        }
+        await CachedByteSource.forgetOpenEntries(directory: directory)
+        let again = try await CachedByteSource(upstream: PiecesUpstream(bytes, piece: 7_777), directory: directory, options: options)
+        #expect(try await again.read(0..<UInt64(bytes.count)) == bytes)
+        #expect(await again.statistics.corruptBlocksRefetched == 0)
+    }
+
     /// Another process starts the entry again (another version of the resource: the data file
     /// truncated, a new table) while this one streams. The bytes streamed before that are gone
     /// from the data file: the fill must not claim them. It notices at its commit (the table's

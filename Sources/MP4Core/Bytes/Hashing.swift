@@ -26,6 +26,49 @@ public enum FNV1a {
         }
         return hash
     }
+
+    /// ``hashWords(_:)`` over bytes that arrive in pieces: fed the pieces of a block in order,
+    /// ``value`` is what `hashWords` of the whole block is (a cache hashes what it writes as it
+    /// arrives instead of reading it back).
+    public struct Words: Sendable {
+        private var hash = FNV1a.offsetBasis
+        /// Bytes of an incomplete word, little-endian, and how many.
+        private var pending: UInt64 = 0
+        private var pendingCount = 0
+
+        public init() {}
+
+        public mutating func update(_ bytes: ArraySlice<UInt8>) {
+            bytes.withUnsafeBytes { raw in
+                var index = 0
+                while pendingCount > 0 && pendingCount < 8 && index < raw.count {
+                    pending |= UInt64(raw[index]) << (8 * UInt64(pendingCount))
+                    pendingCount += 1
+                    index += 1
+                }
+                if pendingCount == 8 {
+                    hash = (hash ^ pending) &* FNV1a.prime
+                    (pending, pendingCount) = (0, 0)
+                }
+                while raw.count - index >= 8 {
+                    hash = (hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))) &* FNV1a.prime
+                    index += 8
+                }
+                while index < raw.count {
+                    pending |= UInt64(raw[index]) << (8 * UInt64(pendingCount))
+                    pendingCount += 1
+                    index += 1
+                }
+            }
+        }
+
+        /// The hash of the bytes fed so far (a tail shorter than a word is hashed byte by byte).
+        public var value: UInt64 {
+            var result = hash
+            for index in 0..<pendingCount { result = (result ^ ((pending >> (8 * UInt64(index))) & 0xFF)) &* FNV1a.prime }
+            return result
+        }
+    }
 }
 
 /// Lower-case hexadecimal text, the one formatter for bytes and flags in messages and dumps.

@@ -287,9 +287,9 @@ actor CacheEntry {
         // fetch, and `running` has it by then (this method is on the actor).
         let task = ServingTask.startThrowing { [self] in
             do {
-                let result = try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written in
+                let result = try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written, hashes in
                     try await ServingTask.offPool { try EntryStore.flushBeforeCommit(fd, path: path) }   // not on the actor
-                    return try await self.commit(written, writtenThrough: fd, generation: generation)
+                    return try await self.commit(written, hashes: hashes, writtenThrough: fd, generation: generation)
                 }
                 await ended(id)
                 return result
@@ -310,8 +310,8 @@ actor CacheEntry {
         apply()
     }
 
-    private func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {
-        let committed = try store.commit(range, writtenThrough: fd, generation: generation)
+    private func commit(_ range: Range<UInt64>, hashes: [UInt64: UInt64], writtenThrough fd: Int32, generation: String?) throws -> Bool {
+        let committed = try store.commit(range, hashes: hashes, writtenThrough: fd, generation: generation)
         DiskFullNotice.room(directory)   // the disk took it: a later failure is said again
         return committed
     }

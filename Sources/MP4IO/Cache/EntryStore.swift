@@ -258,11 +258,18 @@ final class EntryStore {
 
     /// Computes the checksums of the blocks `range` completed (read back from the data file,
     /// just written, so from the page cache). Call with the lock held.
-    private func addBlockChecksums(around range: Range<UInt64>) throws {
+    private func addBlockChecksums(around range: Range<UInt64>, known: [UInt64: UInt64] = [:]) throws {
         guard let indexes = table.blocks(touching: range) else { return }
         for index in indexes where table.blockChecksums[index] == nil {
             let block = table.block(index)
             guard !block.isEmpty, table.rangeSet.contains(block) else { continue }
+            // Hashed by the fetch as it wrote the block whole (the last, shorter block of a
+            // resource is read back: the fetch hashes whole blocks only).
+            if let hash = known[index], block.count == CacheTable.blockSize {
+                table.blockChecksums[index] = hash
+                verifiedBlocks.insert(index)
+                continue
+            }
             let content = try Platform.readFully(dataFD, offset: block.lowerBound, count: Int(block.count), path: dataPath)
             guard content.count == Int(block.count) else { continue }
             table.blockChecksums[index] = FNV1a.hashWords(content)
@@ -284,14 +291,14 @@ final class EntryStore {
     /// data. Claims nothing and returns false when the entry's generation is no longer
     /// `generation` (another process emptied it: the bytes may be gone) or `fd` is no longer
     /// the data file.
-    func commit(_ range: Range<UInt64>, writtenThrough fd: Int32, generation: String?) throws -> Bool {
+    func commit(_ range: Range<UInt64>, hashes: [UInt64: UInt64] = [:], writtenThrough fd: Int32, generation: String?) throws -> Bool {
         try locked {
             // Another process may have added ranges, or evicted or reset the entry: start from
             // what is on disk now (an empty entry when it is gone or damaged).
             try reloadLocked()
             guard table.generation == generation, fd == dataFD else { verifiedBlocks = []; return false }
             table.rangeSet.insert(range)
-            try addBlockChecksums(around: range)
+            try addBlockChecksums(around: range, known: hashes)
             try table.write(to: tablePath, .ordered)     // after the data it claims
             noteTable()
             return true

@@ -170,12 +170,16 @@ enum OriginFetch {
     /// large piece from the origin is cached up to the limit, not refused whole.
     static let writeSize: UInt64 = 256 << 10
 
-    /// Runs the fetch. `commit` claims a written range (false: the entry was started again by
-    /// another process; nothing more is claimed). Returns false in that case.
+    /// Runs the fetch. `commit` claims a written range, with the checksums of the whole blocks
+    /// (``CacheTable/blockSize``) this fetch wrote from their first byte, by block index (false:
+    /// the entry was started again by another process; nothing more is claimed). Returns
+    /// false in that case.
     static func run(_ part: Range<UInt64>, from origin: any ByteSource, into progress: FetchProgress, dataPath: String, name: String,
-                    commitInterval: UInt64, budget: CacheBudget? = nil, commit: @escaping @Sendable (Range<UInt64>) async throws -> Bool) async throws -> Bool {
+                    commitInterval: UInt64, budget: CacheBudget? = nil,
+                    commit: @escaping @Sendable (Range<UInt64>, [UInt64: UInt64]) async throws -> Bool) async throws -> Bool {
         let fd = progress.fd
         let interval = max(commitInterval, 1)
+        let hashes = Locked(BlockHashes(start: part.lowerBound))
         var failure: (any Error)?
         do {
             try await origin.read(part, into: { @Sendable bytes in
@@ -195,11 +199,12 @@ enum OriginFetch {
                         throw CacheBudget.Exhausted(directory: budget.directory, limit: budget.limit)
                     }
                     try Platform.writeFully(fd, chunk, offset: written, path: dataPath)
+                    hashes.withLock { $0.wrote(chunk, at: written) }
                     progress.wrote(chunk.count)
                     rest = rest.dropFirst(chunk.count)
                     if progress.written - committed >= interval {
                         let through = progress.written
-                        progress.committed(through: through, valid: try await commit(committed..<through))
+                        progress.committed(through: through, valid: try await commit(committed..<through, hashes.withLock { $0.take() }))
                     }
                 }
                 if progress.written >= progress.end && progress.end < part.upperBound { throw FetchProgress.ReachedEnd() }
@@ -216,7 +221,7 @@ enum OriginFetch {
         let committed = progress.committed, written = progress.written
         if progress.valid && written > committed {
             do {
-                let valid = try await commit(committed..<written)
+                let valid = try await commit(committed..<written, hashes.withLock { $0.take() })
                 progress.committed(through: written, valid: valid)
             } catch {
                 failure = failure ?? error
@@ -225,5 +230,39 @@ enum OriginFetch {
         guard progress.valid else { return false }
         if let failure { throw failure }
         return true
+    }
+}
+
+/// The checksums (``FNV1a/Words``) of the whole blocks one fetch writes, computed from the
+/// bytes as they are written: a block is hashed only when the fetch wrote it from its first
+/// byte, and handed to the commit that claims it, which then need not read it back.
+struct BlockHashes {
+    private var hasher: FNV1a.Words?
+    private var done: [UInt64: UInt64] = [:]
+
+    init(start: UInt64) {
+        if start % CacheTable.blockSize == 0 { hasher = FNV1a.Words() }
+    }
+
+    /// `bytes` were written at `offset` (right after the previous piece).
+    mutating func wrote(_ bytes: ArraySlice<UInt8>, at offset: UInt64) {
+        var rest = bytes, position = offset
+        while !rest.isEmpty {
+            let blockEnd = (position / CacheTable.blockSize + 1) * CacheTable.blockSize
+            let piece = rest.prefix(Int(min(UInt64(rest.count), blockEnd - position)))
+            hasher?.update(piece)
+            position += UInt64(piece.count)
+            rest = rest.dropFirst(piece.count)
+            if position == blockEnd {
+                if let hasher { done[position / CacheTable.blockSize - 1] = hasher.value }
+                hasher = FNV1a.Words()
+            }
+        }
+    }
+
+    /// The blocks completed since the last call.
+    mutating func take() -> [UInt64: UInt64] {
+        defer { done = [:] }
+        return done
     }
 }
