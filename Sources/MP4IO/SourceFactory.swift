@@ -82,12 +82,10 @@ public enum SourceFactory {
             upstream = try openFile(location, recovered: options.recovered)
         }
         guard let cache = options.cache else { return Opened(source: upstream, cache: nil, http: http) }
-        var entries = cache.entries
-        entries.budget = cache.maxBytes.map { CacheBudget.for(cache.directory, limit: $0) }
-        entries.activity = options.activity
-        entries.readPriority = options.readPriority
+        let wiring = CachedByteSource.Wiring(budget: cache.maxBytes.map { CacheBudget.for(cache.directory, limit: $0) },
+                                             activity: options.activity, readPriority: options.readPriority)
         do {
-            let cached = try await CachedByteSource(upstream: upstream, directory: cache.directory, options: entries)
+            let cached = try await CachedByteSource(upstream: upstream, directory: cache.directory, options: cache.entries, wiring: wiring)
             return Opened(source: cached, cache: cached, http: http)
         } catch where CacheEntry.isOutOfRoom(error) {
             // The cache cannot take even a new entry: the origin is read without it (said once).

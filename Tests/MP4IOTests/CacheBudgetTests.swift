@@ -12,9 +12,12 @@ import MP4TestSupport
 
     static func options(_ directory: String, limit: UInt64, warn: (@Sendable (String) -> Void)? = nil) -> CachedByteSource.Options {
         var options = CachedByteSource.Options()
-        options.budget = CacheBudget.for(directory, limit: limit)
         options.warn = warn
         return options
+    }
+
+    static func wiring(_ directory: String, limit: UInt64) -> CachedByteSource.Wiring {
+        CachedByteSource.Wiring(budget: CacheBudget.for(directory, limit: limit))
     }
 
     static func allocated(_ directory: String) -> UInt64 {
@@ -24,7 +27,7 @@ import MP4TestSupport
     /// Fills entries `keys` (1 MB each) one after the other and lets their sources go.
     static func fill(_ keys: [String], _ directory: String, limit: UInt64, body: [UInt8] = body) async throws {
         for key in keys {
-            let source = try await CachedByteSource(upstream: FlakyUpstream(body, seed: 1), directory: directory, key: key, options: options(directory, limit: limit))
+            let source = try await CachedByteSource(upstream: FlakyUpstream(body, seed: 1), directory: directory, key: key, options: options(directory, limit: limit), wiring: wiring(directory, limit: limit))
             #expect(try await source.read(0..<UInt64(body.count)) == body)
             try await Task.sleep(for: .milliseconds(20))   // distinct last-use times
         }
@@ -49,7 +52,8 @@ import MP4TestSupport
         let big = Array((0..<3).map { _ in Self.body }.joined())
         let said = Locked<[String]>([])
         let source = try await CachedByteSource(upstream: FlakyUpstream(big, seed: 2), directory: directory, key: "film",
-                                                options: Self.options(directory, limit: limit) { message in said.withLock { $0.append(message) } })
+                                                options: Self.options(directory, limit: limit) { message in said.withLock { $0.append(message) } },
+                                                wiring: Self.wiring(directory, limit: limit))
         var received: [UInt8] = []
         var peak: UInt64 = 0
         try await source.read(0..<UInt64(big.count)) { piece in
@@ -70,7 +74,7 @@ import MP4TestSupport
         defer { FileSystem.removeDirectory(directory) }
         let limit: UInt64 = 1_500_000
         let upstream = FlakyUpstream(Self.body, seed: 3)
-        let kept = try await CachedByteSource(upstream: upstream, directory: directory, key: "kept-open", options: Self.options(directory, limit: limit))
+        let kept = try await CachedByteSource(upstream: upstream, directory: directory, key: "kept-open", options: Self.options(directory, limit: limit), wiring: Self.wiring(directory, limit: limit))
         #expect(try await kept.read(0..<UInt64(Self.body.count)) == Self.body)
         try await Self.fill(["next"], directory, limit: limit)
         #expect(!CacheDirectory.entries(directory).contains { $0.resource == "kept-open" && $0.cachedBytes > 0 }, "the idle open entry was evicted")

@@ -41,11 +41,9 @@ import MP4TestSupport
         let directory = FileSystem.temporaryDirectory("mp4probe-origin-activity")
         defer { FileSystem.removeDirectory(directory) }
         let activity = OriginActivity()
-        var options = CachedByteSource.Options()
-        (options.activity, options.readPriority) = (activity, .preload)
-        let preload = try await CachedByteSource(upstream: upstream, directory: directory, options: options)
-        (options.activity, options.readPriority) = (activity, .playing)
-        let player = try await CachedByteSource(upstream: upstream, directory: directory, options: options)
+        let options = CachedByteSource.Options()
+        let preload = try await CachedByteSource(upstream: upstream, directory: directory, options: options, wiring: .init(activity: activity, readPriority: .preload))
+        let player = try await CachedByteSource(upstream: upstream, directory: directory, options: options, wiring: .init(activity: activity, readPriority: .playing))
 
         upstream.hold(requestsFrom: 0, at: 256 << 10)
         let filling = ServingTask.startThrowing { try await preload.fill(0..<UInt64(1 << 20)) }

@@ -46,8 +46,13 @@ public final class CachedByteSource: WrappingSource {
         /// Where "the cache disk is full" is said, once per episode (``DiskFullNotice``); nil:
         /// not said.
         public var warn: (@Sendable (String) -> Void)?
-        /// The directory's size limit, kept as bytes are written (set from
-        /// ``CacheConfiguration/maxBytes`` by ``SourceFactory``).
+        public init() {}
+    }
+
+    /// What the layers above connect a source to (not tuning: ``SourceFactory`` and
+    /// ``MediaLoader`` make it; a source opened directly has none).
+    struct Wiring: Sendable {
+        /// The directory's size limit, kept as bytes are written (``CacheConfiguration/maxBytes``).
         var budget: CacheBudget?
         /// Where fetches above preload priority are reported (a ``MediaLoader``'s, which makes
         /// its preloads wait for them).
@@ -55,8 +60,8 @@ public final class CachedByteSource: WrappingSource {
         /// The priority of this source's reads and fills: a preload's source reads at
         /// ``FetchPlanner/Priority/preload``, so its fetches make nothing wait.
         var readPriority = FetchPlanner.Priority.playing
-        public init() {}
     }
+    let wiring: Wiring
 
     /// How the entry's description (length, validator) was settled when the source opened.
     public enum Freshness: Sendable, Equatable {
@@ -111,9 +116,15 @@ public final class CachedByteSource: WrappingSource {
     /// (``Freshness/stale(reason:)``, with ``Options/servesStaleOnError``). Either way a fetch
     /// of a missing part first checks that the origin is still the entry's resource: a
     /// changed origin is never mixed into an entry.
-    public init(upstream: any ByteSource, directory: String, key: String? = nil, options: Options = Options()) async throws {
+    public convenience init(upstream: any ByteSource, directory: String, key: String? = nil, options: Options = Options()) async throws {
+        try await self.init(upstream: upstream, directory: directory, key: key, options: options, wiring: Wiring())
+    }
+
+    /// A source as ``init(upstream:directory:key:options:)`` makes it, connected to `wiring`.
+    init(upstream: any ByteSource, directory: String, key: String? = nil, options: Options, wiring: Wiring) async throws {
         self.upstream = upstream
         self.options = options
+        self.wiring = wiring
         self.directory = directory
         try CacheFiles.makeDirectory(directory)
         let entry = try CacheRegistry.shared.entry(directory: directory, resource: key ?? upstream.name, policy: options.readAhead)
@@ -253,7 +264,7 @@ public final class CachedByteSource: WrappingSource {
     private func stream(_ range: Range<UInt64>, as kind: FetchPlanner.ReaderKind, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: options.readPriority)
+        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: wiring.readPriority)
         do {
             try await drive(reader, from: range.lowerBound, fills: kind == .fill, into: consume)
             await entry.leave(reader)
@@ -268,7 +279,7 @@ public final class CachedByteSource: WrappingSource {
     }
 
     /// Where fetches this source starts read from, and how often they commit.
-    private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1), budget: options.budget, activity: options.activity) }
+    private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1), budget: wiring.budget, activity: wiring.activity) }
 
     /// Carries out the reader's steps from `start`; the position it has got to is its own
     /// (handed to the entry with each step, not after each piece).
