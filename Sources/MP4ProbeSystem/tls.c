@@ -379,37 +379,6 @@ void mp4probe_tls_free(mp4probe_tls *tls) {
 #else
 
 // Apple platforms: URLSession makes every request (system proxy, ATS, the system's trust).
-// OpenSSL writes to the socket with write(2), which raises SIGPIPE when the peer has gone; a
-// library must not kill its process nor change the process's signal handling. So every call
-// that may write blocks SIGPIPE in the calling thread, takes away a SIGPIPE it raised (one
-// that was not pending before), and restores the mask.
-typedef struct { sigset_t old; int was_pending; } pipe_guard;
-
-static void block_pipe(pipe_guard *guard) {
-    sigset_t pipe, pending;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, &guard->old);
-    sigemptyset(&pending);
-    guard->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
-}
-
-static void unblock_pipe(pipe_guard *guard) {
-    int saved = errno;
-    if (!guard->was_pending) {
-        sigset_t pipe, pending;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        sigemptyset(&pending);
-        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-            struct timespec zero = {0, 0};
-            while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR) {}
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &guard->old, NULL);
-    errno = saved;
-}
-
 struct mp4probe_tls { int unused; };
 
 static void say(char *buffer, size_t size, const char *text) {

@@ -8,9 +8,9 @@ import MP4TestSupport
 @Suite struct AccessLogTests {
     static let secret = "abc123secret"
 
-    static func exchange(target: String?, range: String? = nil, status: Int = 206, failure: String? = nil) -> HTTPServer.Exchange {
+    static func exchange(target: String?, range: String? = nil, status: Int = 206, failure: String? = nil, split: (UInt64, UInt64)? = nil) -> HTTPServer.Exchange {
         HTTPServer.Exchange(start: Date(timeIntervalSince1970: 1_795_700_000), method: target == nil ? nil : "GET", target: target, range: range,
-                            status: status, bytesSent: 1024, seconds: 0.25, failure: failure)
+                            status: status, bytesSent: 1024, seconds: 0.25, failure: failure, fromCache: split?.0, fromOrigin: split?.1)
     }
 
     @Test func aLineSaysWhatWasAskedAndAnsweredWithoutTheSecretOrTheOriginsQuery() {
@@ -18,6 +18,8 @@ import MP4TestSupport
         let line = AccessLog.line(Self.exchange(target: target, range: "bytes=0-1023"), secret: Self.secret)
         #expect(line == "127.0.0.1 - - [26/Nov/2026:13:33:20 +0000] \"GET /…/v.mp4 HTTP/1.1\" 206 1024 \"bytes=0-1023\" 0.250 origin=https://cdn.example.com:8443")
         #expect(!line.contains(Self.secret) && !line.contains("SIGNED") && !line.contains("path"))
+        let split = AccessLog.line(Self.exchange(target: target, range: "bytes=0-1023", split: (24, 1000)), secret: Self.secret)
+        #expect(split.hasSuffix(" origin=https://cdn.example.com:8443 cache=24 fetched=1000"), "\(split)")
     }
 
     @Test func refusalsCarryTheirReasonAndUnreadableHeadsADash() {

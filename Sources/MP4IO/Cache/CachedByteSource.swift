@@ -309,6 +309,7 @@ public final class CachedByteSource: WrappingSource {
                 // The disk cannot take more: the bytes go from the origin to the reader only.
                 DiskFullNotice.full(directory, because: await entry.fullReason, warn: options.warn)
                 try await fetchSource.read(range) { piece in
+                    ReadTally.current?.fromOrigin(piece.count)
                     try await consume(piece)
                     position += UInt64(piece.count)
                 }
@@ -317,6 +318,7 @@ public final class CachedByteSource: WrappingSource {
                 if !fills {
                     // nil: corrupt blocks were dropped from the table; the next step fetches them.
                     guard let bytes = try await entry.readCached(run) else { checksumsFailed = true; continue }
+                    ReadTally.current?.fromCache(bytes.count)
                     try await consume(bytes[...])
                 }
                 position = run.upperBound
@@ -352,7 +354,9 @@ public final class CachedByteSource: WrappingSource {
             }
             if written > position {
                 let end = min(written, through, position + streamPieceSize)
-                try await consume(try entry.readWritten(position..<end, by: progress)[...])
+                let bytes = try entry.readWritten(position..<end, by: progress)
+                ReadTally.current?.fromOrigin(bytes.count)
+                try await consume(bytes[...])
                 position = end
                 if let aheadAt, !askedAhead, position >= aheadAt {
                     askedAhead = true

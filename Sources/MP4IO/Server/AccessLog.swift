@@ -3,13 +3,15 @@ import Foundation
 /// `serve`'s access log: one line a request, close to nginx's combined format, decided here
 /// without I/O (the caller writes the line):
 ///
-///     127.0.0.1 - - [26/Nov/2026:13:45:01 +0000] "GET /…/v.mp4 HTTP/1.1" 206 1048576 "bytes=0-" 0.123 origin=https://cdn.example.com
+///     127.0.0.1 - - [26/Nov/2026:13:45:01 +0000] "GET /…/v.mp4 HTTP/1.1" 206 1048576 "bytes=0-" 0.123 origin=https://cdn.example.com cache=65536 fetched=983040
 ///
 /// Fields: the client (always loopback), the time the request arrived, the request line with
 /// the secret replaced by `…` and the query dropped (it holds the origin URL, whose own query
 /// may be a signed token), the status, body bytes sent, the `Range` asked for (`-` without
 /// one), seconds until the answer ended, the origin's scheme and host when the request named
-/// one, and, last and quoted, why the answer ended early or was refused.
+/// one, for an answer read from a source the body bytes read from the cache (`cache=`) and
+/// fetched from the origin during it (`fetched=`; the rest of what was sent the proxy made: a
+/// faststart view's `moov`), and, last and quoted, why the answer ended early or was refused.
 public enum AccessLog {
     /// The line for `exchange` on a proxy whose secret path segment is `secret`.
     public static func line(_ exchange: HTTPServer.Exchange, secret: String) -> String {
@@ -22,6 +24,7 @@ public enum AccessLog {
         }
         var line = "127.0.0.1 - - [\(time)] \"\(request)\" \(exchange.status) \(exchange.bytesSent) \"\(exchange.range.map(clean) ?? "-")\" \(String(format: "%.3f", exchange.seconds))"
         if let target = exchange.target, let origin = originHost(target) { line += " origin=\(origin)" }
+        if let cache = exchange.fromCache, let fetched = exchange.fromOrigin { line += " cache=\(cache) fetched=\(fetched)" }
         if let failure = exchange.failure { line += " \"\(clean(String(failure.prefix(300))))\"" }
         return line
     }

@@ -64,6 +64,10 @@ public final class HTTPServer: Sendable {
         /// Why the answer ended early (the client went away, the source failed), or why the
         /// request was refused (a 4xx or 5xx's text); nil when it went as planned.
         public var failure: String?
+        /// Of the body bytes read for the answer, those from the cache and those from the
+        /// origin during it (nil for an answer not read from a source: a refusal, a page).
+        public var fromCache: UInt64?
+        public var fromOrigin: UInt64?
     }
 
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
@@ -314,14 +318,16 @@ public final class HTTPServer: Sendable {
     @discardableResult
     private func send(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool,
                       request: HTTPServerRequest? = nil, started: Date = Date()) async -> Bool {
-        let outcome = await deliver(response, to: connection, head: head, keepAlive: keepAlive)
+        let tally = ReadTally()
+        let outcome = await deliver(response, to: connection, head: head, keepAlive: keepAlive, tally: tally)
         if let log = options.accessLog {
             var failure = outcome.failure
             if failure == nil, response.status >= 400, case .bytes(let bytes) = response.body {
                 failure = String(decoding: bytes.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             }
             log(Exchange(start: started, method: request?.method, target: request?.target, range: request?.header("range"),
-                         status: outcome.status, bytesSent: outcome.sent, seconds: Date().timeIntervalSince(started), failure: failure))
+                         status: outcome.status, bytesSent: outcome.sent, seconds: Date().timeIntervalSince(started), failure: failure,
+                         fromCache: outcome.streamed ? tally.split.cache : nil, fromOrigin: outcome.streamed ? tally.split.origin : nil))
         }
         return outcome.ok
     }
@@ -329,9 +335,9 @@ public final class HTTPServer: Sendable {
     /// What ``deliver(_:to:head:keepAlive:)`` did: whether the connection can go on, the
     /// status sent (a 502 replaces a source that failed before its first byte), body bytes
     /// written, and why it ended early.
-    private struct Delivery { var ok: Bool; var status: Int; var sent: UInt64; var failure: String? }
+    private struct Delivery { var ok: Bool; var status: Int; var sent: UInt64; var failure: String?; var streamed = false }
 
-    private func deliver(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool) async -> Delivery {
+    private func deliver(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool, tally: ReadTally = ReadTally()) async -> Delivery {
         let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
         do {
             guard !head, case .source(let source, let range) = response.body, !range.isEmpty else {
@@ -347,22 +353,25 @@ public final class HTTPServer: Sendable {
             // The body streams in a task of its own, cancelled as soon as the client goes away,
             // even while it waits for the origin: what is fetched only for this client stops
             // then, not at the next piece the origin sends (issue 32 item 7).
-            let streaming = ServingTask.start { () -> (sent: UInt64, headSent: Bool, failure: (any Error)?) in
+            let streaming = ServingTask.start { () -> (sent: UInt64, headSent: Bool, clientGone: Bool, failure: (any Error)?) in
                 var sent: UInt64 = 0
-                var headSent = false
+                var headSent = false, clientGone = false
                 do {
-                    try await source.read(range) { piece in
-                        if !headSent {
+                    try await ReadTally.$current.withValue(tally) {
+                        try await source.read(range) { piece in
+                            do {
+                                try await connection.send(headSent ? Array(piece) : head + piece, timeout: timeout)
+                            } catch {
+                                clientGone = true   // a write to the client failed: it went away
+                                throw error
+                            }
                             headSent = true
-                            try await connection.send(head + piece, timeout: timeout)
-                        } else {
-                            try await connection.send(Array(piece), timeout: timeout)
+                            sent += UInt64(piece.count)
                         }
-                        sent += UInt64(piece.count)
                     }
-                    return (sent, headSent, nil)
+                    return (sent, headSent, clientGone, nil)
                 } catch {
-                    return (sent, headSent, error)
+                    return (sent, headSent, clientGone, error)
                 }
             }
             // Looked at while the body streams, by a task that ends before this does (nothing
@@ -378,13 +387,13 @@ public final class HTTPServer: Sendable {
                     interval = min(interval * 2, 250)
                 }
             }
-            let (sent, headSent, failure) = await withTaskCancellationHandler { await streaming.value } onCancel: { streaming.cancel() }
+            let (sent, headSent, clientGone, failure) = await withTaskCancellationHandler { await streaming.value } onCancel: { streaming.cancel() }
             watch.cancel()
             await watch.value
-            if streaming.isCancelled {
+            if streaming.isCancelled || clientGone {
                 // The watch saw the client go (it may have gone right after the last byte).
                 let whole = sent == UInt64(range.count)
-                return Delivery(ok: false, status: response.status, sent: sent, failure: whole ? nil : "the client went away after \(sent) of \(range.count) bytes")
+                return Delivery(ok: false, status: response.status, sent: sent, failure: whole ? nil : "the client went away after \(sent) of \(range.count) bytes", streamed: true)
             }
             do {
                 if let failure { throw failure }
@@ -393,7 +402,7 @@ public final class HTTPServer: Sendable {
                 let delivered = await deliver(refusal, to: connection, head: false, keepAlive: false)
                 return Delivery(ok: false, status: refusal.status, sent: delivered.sent, failure: Self.reason(of: error))
             } catch {
-                return Delivery(ok: false, status: response.status, sent: sent, failure: "cut short after \(sent) of \(range.count) bytes: \(Self.reason(of: error))")
+                return Delivery(ok: false, status: response.status, sent: sent, failure: "cut short after \(sent) of \(range.count) bytes: \(Self.reason(of: error))", streamed: true)
             }
             guard headSent else {
                 // Ended without a byte and without an error (a source shorter than it said).
@@ -402,7 +411,7 @@ public final class HTTPServer: Sendable {
                 return Delivery(ok: false, status: 502, sent: delivered.sent, failure: "the origin ended before byte \(range.lowerBound)")
             }
             let complete = sent == UInt64(range.count)
-            return Delivery(ok: complete, status: response.status, sent: sent, failure: complete ? nil : "ended after \(sent) of \(range.count) bytes")
+            return Delivery(ok: complete, status: response.status, sent: sent, failure: complete ? nil : "ended after \(sent) of \(range.count) bytes", streamed: true)
         } catch {
             return Delivery(ok: false, status: response.status, sent: 0, failure: "the client went away")
         }
