@@ -67,6 +67,8 @@ enum CheckCommand: Command {
             }
         }
         var done = 0
+        let clock = ContinuousClock(), started = clock.now
+        var drawnAt: ContinuousClock.Instant?
         let fix = scanner.flag("fix"), fixedLimits = limits
         // Bounded concurrency: at most `jobs` files open at a time; results kept in input order.
         await withTaskGroup(of: (Int, Entry).self) { group in
@@ -81,7 +83,14 @@ enum CheckCommand: Command {
             while let (index, entry) = await group.next() {
                 entries[index] = entry
                 done += 1
-                if showsProgress { StandardStream.error.write("\r\u{1B}[Kchecked \(done)/\(inputs.count)") }
+                // Files, rate and time left, redrawn at most every 100 ms (a fast run checks
+                // thousands of files a second).
+                if showsProgress, drawnAt.map({ clock.now - $0 >= .milliseconds(100) }) ?? true {
+                    drawnAt = clock.now
+                    let elapsed = clock.now - started
+                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    StandardStream.error.write(ProgressLine.countLine("checked", done: done, total: inputs.count, noun: "file", seconds: seconds))
+                }
                 emitReady()
                 start()
             }

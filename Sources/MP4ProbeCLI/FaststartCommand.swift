@@ -62,11 +62,11 @@ enum FaststartCommand: Command {
         let clock = ContinuousClock(), started = clock.now
         var options = FaststartRewriter.Options(inPlace: inPlace, dropsPadding: scanner.flag("drop-free"), verifies: scanner.flag("verify"), limits: limits)
         if showsProgress {
+            // The line fetch --all draws: bytes written of the output, rate, time left.
             options.progress = { done, total in
-                let elapsed = max(Double((clock.now - started).components.seconds) + Double((clock.now - started).components.attoseconds) / 1e18, 0.001)
-                let rate = Double(done) / elapsed
-                let left = rate > 0 ? Double(total - done) / rate : 0
-                StandardStream.error.write("\r\u{1B}[K\(Format.bytes(done)) of \(Format.bytes(total)) at \(Format.bytes(UInt64(rate)))/s, \(Format.fixed(left, 0)) s left" + (done == total ? "\n" : ""))
+                let elapsed = clock.now - started
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                StandardStream.error.write(ProgressLine.line(total: total, done: 0, fetched: done, seconds: seconds) + (done == total ? "\n" : ""))
             }
         }
         do {

@@ -110,7 +110,8 @@ enum FetchCommand: Command {
         let options = try MP4Probe.sourceOptions(scanner)
         let limits = try MP4Probe.parseLimits(scanner)
         let directory = options.cacheDirectory ?? ""
-        let showsProgress = locations.count > 1 && isatty(2) == 1
+        let showsProgress = locations.count > 1 && isatty(2) == 1 && !scanner.flag("quiet")
+        let clock = ContinuousClock(), started = clock.now
         var lines: [String?] = Array(repeating: nil, count: locations.count)
         var failures = 0, done = 0, next = 0
         await withTaskGroup(of: (Int, String, Bool).self) { group in
@@ -122,9 +123,13 @@ enum FetchCommand: Command {
                     do {
                         guard let cached = try await MP4Probe.openLayers(location, options).cache else { throw MP4Error(.io, "\(location): the cache cannot take a new entry") }
                         let outcome = try await Preload.run(cached, seconds: seconds, limits: limits)
+                        // Every byte this run fetched for the entry, its opening's head and
+                        // moov included, once the fetch that carried the last ones is counted.
+                        await cached.fetchesEnded()
+                        let fetched = await cached.statistics.upstreamBytes
                         // What plays, as `cache stat` and `_/status` say it (one definition: CacheStatus).
                         let playable = await CacheStatus.of(cached.name, in: directory, limits: limits)?.playable.prefixSeconds ?? 0
-                        return (index, "\(location): \(Format.fixed(playable, 2)) s playable from the cache (asked \(Format.fixed(seconds, 2)) s); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(outcome.fetchedBytes)) fetched now", true)
+                        return (index, "\(location): \(Format.fixed(playable, 2)) s playable from the cache (asked \(Format.fixed(seconds, 2)) s); \(Format.grouped(outcome.cachedBytes)) of \(Format.grouped(try await cached.length())) bytes cached, \(Format.grouped(fetched)) fetched now", true)
                     } catch let error as MP4Error {
                         return (index, "\(location): \(error.message)", false)
                     } catch {
@@ -137,7 +142,11 @@ enum FetchCommand: Command {
                 lines[index] = line
                 done += 1
                 if !succeeded { failures += 1 }
-                if showsProgress { StandardStream.error.write("\r\u{1B}[Kpreloaded \(done)/\(locations.count)") }
+                if showsProgress {
+                    let elapsed = clock.now - started
+                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    StandardStream.error.write(ProgressLine.countLine("preloaded", done: done, total: locations.count, noun: "URL", seconds: seconds))
+                }
                 start()
             }
         }

@@ -48,11 +48,27 @@ final class ProgressLine: @unchecked Sendable {
             let rate = Double(fetched) / seconds
             text += ", \(Format.bytes(UInt64(rate)))/s"
             if rate > 0, have < total {
-                let left = Int(Double(total - have) / rate)
-                text += ", " + (left >= 3600 ? "\(left / 3600):" + String(format: "%02d:%02d", left / 60 % 60, left % 60) : String(format: "%d:%02d", left / 60, left % 60)) + " left"
+                text += ", " + leftText(Int(Double(total - have) / rate)) + " left"
             }
         }
         return "\r" + text + "\u{1B}[K"
+    }
+
+    /// "checked 120 of 1,000 files (12 %), 450 files/s, 0:02 left": work counted in items.
+    static func countLine(_ verb: String, done: Int, total: Int, noun: String, seconds: Double) -> String {
+        let percent = total == 0 ? 100 : done * 100 / total
+        var text = "\(verb) \(Format.grouped(UInt64(done))) of \(Format.count(total, noun)) (\(percent) %)"
+        if seconds > 0.2, done > 0 {
+            let rate = Double(done) / seconds
+            text += ", \(Format.fixed(rate, rate < 10 ? 1 : 0)) \(noun)s/s"
+            if done < total { text += ", " + leftText(Int(Double(total - done) / rate)) + " left" }
+        }
+        return "\r" + text + "\u{1B}[K"
+    }
+
+    /// "m:ss", or "h:mm:ss" from an hour.
+    static func leftText(_ left: Int) -> String {
+        left >= 3600 ? "\(left / 3600):" + String(format: "%02d:%02d", left / 60 % 60, left % 60) : String(format: "%d:%02d", left / 60, left % 60)
     }
 
     private static func draw(_ text: String) {

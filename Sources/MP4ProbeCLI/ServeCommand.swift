@@ -15,7 +15,8 @@ enum ServeCommand: Command {
         moov-at-end origin as faststart (moov first) without rewriting it. Bytes come from the
         on-disk cache and, when missing, from the origin; ranges, HEAD, 416 and If-Range behave
         as players expect. The base URL holds a random secret: only holders of a URL it handed
-        out can use it. Stops on SIGINT or SIGTERM (the cache stays consistent).
+        out can use it. Stops on SIGINT or SIGTERM (the cache stays consistent); with --stats it then
+        says on stderr what it served and where the bytes came from.
         """,
         options: [
             .value("port", "N", "port to listen on (default 0: a free port)"),
@@ -77,6 +78,8 @@ enum ServeCommand: Command {
             let stderr = LineWriter.standardError
             options.refusalLog = { stderr.write("mp4probe: " + $0) }
         }
+        let statistics = scanner.flag("stats") ? ServeStatistics() : nil
+        options.statistics = statistics
         let proxy = CachingProxy(options: options)
         try proxy.start()
         output.write(proxy.baseURL + "\n")
@@ -86,6 +89,9 @@ enum ServeCommand: Command {
         errors.write("mp4probe: serving on \(proxy.baseURL) (cache \(options.loader.cache.directory)); SIGINT or SIGTERM stops\n")
         await waitForTermination()
         proxy.stop()
+        if let statistics {
+            for line in ServeStatistics.summary(statistics.current) { errors.write("mp4probe: \(line)\n") }
+        }
         return ExitCode.success.rawValue
     }
 

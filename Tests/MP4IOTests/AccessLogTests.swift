@@ -22,6 +22,20 @@ import MP4TestSupport
         #expect(split.hasSuffix(" origin=https://cdn.example.com:8443 cache=24 fetched=1000"), "\(split)")
     }
 
+    /// `serve --stats`: exchanges summed by status class and by where their bytes came from.
+    @Test func theStatisticsSumEveryExchange() {
+        let statistics = ServeStatistics()
+        statistics.add(Self.exchange(target: "/a", split: (1000, 24)))
+        statistics.add(Self.exchange(target: "/a", failure: "the client went away after 10 of 2000 bytes", split: (0, 10)))
+        statistics.add(Self.exchange(target: "/a", status: 400, failure: "missing ?url=ORIGIN"))
+        let totals = statistics.current
+        #expect(totals.requests == 3 && totals.byClass[2] == 2 && totals.byClass[4] == 1 && totals.clientsLeft == 1)
+        #expect(totals.fromCache == 1000 && totals.fromOrigin == 34 && totals.bytesSent == 3072)
+        let lines = ServeStatistics.summary(totals)
+        #expect(lines.first == "served 3 requests (2 2xx, 1 4xx), 3.0 KiB to players: 1000 B from the cache, 34 B fetched from origins, 2.0 KiB made here (faststart moov, pages)", "\(lines)")
+        #expect(lines.last == "1 answer left by the client before the end, 0 cut short by a failing origin", "\(lines)")
+    }
+
     @Test func refusalsCarryTheirReasonAndUnreadableHeadsADash() {
         let refused = AccessLog.line(Self.exchange(target: "/\(Self.secret)/", status: 400, failure: "missing ?url=ORIGIN"), secret: Self.secret)
         #expect(refused.hasSuffix("\"GET /…/ HTTP/1.1\" 400 1024 \"-\" 0.250 \"missing ?url=ORIGIN\""), "\(refused)")
@@ -59,5 +73,37 @@ import MP4TestSupport
         let url = origin.url.absoluteString
         let piped = await Executables.offPool { Executables.run(executable, ["fetch", "--all", "--cache", inPipe, url], stderrToStdout: true) }
         #expect(piped.contains("cached all 1,048,576 bytes") && !piped.contains("\r") && !piped.contains("left"), "\(piped.debugDescription)")
+    }
+
+    /// `faststart` of a URL (its bytes arrive at 64 KB/s) draws the same line on a terminal,
+    /// every half second (it drew one per 64 MiB written: none for a film this size), and
+    /// none in a pipe.
+    @Test(.requires("script"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func faststartOfAURLShowsProgressOnATerminal() async throws {
+        let executable = try #require(Executables.mp4probe), script = try #require(Executables.find("script"))
+        let film = try #require(FileSystem.read(Fixtures.sampleMedia + "/quicktime.mov"))   // 257 KB, moov at the end
+        let origin = try #require(LoopbackHTTPServer(body: film, behavior: .trickles(bytes: 8_000, interval: 1.0 / 8)))
+        defer { origin.stop() }
+        let directory = FileSystem.temporaryDirectory("mp4probe-faststart-progress")
+        defer { FileSystem.removeDirectory(directory) }
+        let terminal = await Executables.runOffPool(script, ["-qec", "\(executable) faststart \(origin.url.absoluteString) \(directory)/tty.mov", "/dev/null"])
+        let lines = terminal.split(separator: "\r").filter { $0.contains(" of ") && $0.contains("%)") }
+        #expect(lines.count >= 2 && lines.contains { $0.contains("/s") }, Comment(rawValue: terminal.debugDescription))
+        let url = origin.url.absoluteString
+        let piped = await Executables.offPool { Executables.run(executable, ["faststart", url, directory + "/pipe.mov"], stderrToStdout: true) }
+        #expect(!piped.contains("\r") && !piped.contains("%)"), "\(piped.debugDescription)")
+    }
+
+    /// `check` of many files draws "checked N of M files (P %), R files/s, m:ss left" on a
+    /// terminal, and nothing in a pipe.
+    @Test(.requires("script"), .enabled(if: Executables.mp4probe != nil, "the mp4probe executable is not built beside the tests"))
+    func checkOfManyFilesShowsProgressOnATerminal() async throws {
+        let executable = try #require(Executables.mp4probe), script = try #require(Executables.find("script"))
+        let file = Fixtures.sampleMedia + "/faststart.mp4"
+        let files = Array(repeating: file, count: 400).joined(separator: " ")
+        let terminal = await Executables.runOffPool(script, ["-qec", "\(executable) check --jobs 1 \(files)", "/dev/null"])
+        #expect(terminal.contains("checked 1 of 400 files (0 %)"), "\(terminal.prefix(400).debugDescription)")
+        let piped = await Executables.offPool { Executables.run(executable, ["check", "--jobs", "1"] + Array(repeating: file, count: 400), stderrToStdout: true) }
+        #expect(!piped.contains("checked 1 of"), "\(piped.prefix(400).debugDescription)")
     }
 }

@@ -118,6 +118,7 @@ import MP4TestSupport
         let marker = "feed=\(way)-\(tls ? "https" : "http")-\(UInt64.random(in: 0...UInt64.max))"
         let origins = names.map { nginx.baseURL + "/" + $0 + "?" + marker }
         var running: (Process, String)?
+        var fetchedNow: [String: Int] = [:]
         switch way {
         case .fetch:
             let fetched = await Self.mp4probe(["fetch"] + origins + ["--cache", cache, "--seconds", "3"])
@@ -125,6 +126,9 @@ import MP4TestSupport
             // One line per URL, its parentheses matched (a ")" closed nothing at the end).
             let lines = fetched.output.split(separator: "\n").filter { $0.contains("s playable from the cache") }
             #expect(lines.count == origins.count && lines.allSatisfy { $0.hasSuffix("fetched now") && $0.filter { $0 == "(" }.count == $0.filter { $0 == ")" }.count }, "\(fetched.output)")
+            for (name, line) in zip(names, lines) {
+                fetchedNow[name] = line.split(separator: " ").dropLast(2).last.flatMap { Int($0.replacingOccurrences(of: ",", with: "")) }
+            }
         case .proxy:
             let started = try await ProxyProcessTests.serve(try #require(Executables.mp4probe), cache: cache, arguments: ["--prefetch", "0", "--origin-wait", "1"])
             running = started
@@ -143,6 +147,8 @@ import MP4TestSupport
             let bound = moov + firstSeconds + (16 << 10)
             print("preload 3 s of \(name) (\(way), \(tls ? "https" : "http")): \(sent) of \(file.layout.fileSize) B from the origin (bound \(bound): moov \(moov), 4 s \(firstSeconds))")
             #expect(sent > 0 && UInt64(sent) <= bound, "\(name) (\(way)): \(sent) B for 3 of 10 s, bound \(bound)")
+            // "fetched now" counts every byte the origin sent (the open's head and moov too).
+            if way == .fetch { #expect(fetchedNow[name] == sent, "\(name): said \(fetchedNow[name] ?? -1) fetched now, the origin sent \(sent)") }
         }
         let serve: Process, base: String
         if let running {

@@ -314,7 +314,7 @@ import MP4TestSupport
         let secret = base.split(separator: "/").last.map(String.init) ?? "?"
         #expect(lines.allSatisfy { !$0.contains(secret) && !$0.contains("SIGNED") })
 
-        let (quiet, quietBase) = try await Self.serve(executable, cache: cache, arguments: ["--prefetch", "0"], stderr: stderr)
+        let (quiet, quietBase) = try await Self.serve(executable, cache: cache, arguments: ["--prefetch", "0", "--stats"], stderr: stderr)
         _ = await Executables.runOffPool(curl, ["-s", "-o", "/dev/null", quietBase + "x.mp4"])
         let saidSoFar = { String(decoding: FileSystem.read(stderr) ?? [], as: UTF8.self) }
         for _ in 0..<100 where !saidSoFar().contains("missing ?url=ORIGIN") { try await Task.sleep(for: .milliseconds(50)) }
@@ -322,5 +322,7 @@ import MP4TestSupport
         await Self.wait(quiet)
         let said = saidSoFar()
         #expect(said.contains("400") && said.contains("missing ?url=ORIGIN"), "\(said)")
+        // --stats: the summary on exit.
+        #expect(said.contains("mp4probe: served 1 request (1 4xx)"), "\(said)")
     }
 }

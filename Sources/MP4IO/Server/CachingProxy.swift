@@ -32,6 +32,8 @@ public final class CachingProxy: @unchecked Sendable {
         /// Without ``accessLog``, given the line of each answer with a status of 400 or more
         /// (the CLI writes them to stderr: a refused player is never silent).
         public var refusalLog: (@Sendable (String) -> Void)?
+        /// Sums every exchange (`serve --stats`), when set.
+        public var statistics: ServeStatistics?
 
         public init(loader: MediaLoader.Options) { self.loader = loader }
         /// A cache in `cacheDirectory` with the default rules.
@@ -69,9 +71,10 @@ public final class CachingProxy: @unchecked Sendable {
         var serverOptions = options.server
         serverOptions.requiresTrust = true
         serverOptions.methodsWithBodies = ["POST"]   // _/preload
-        let secret = self.secret, accessLog = options.accessLog, refusalLog = options.refusalLog
-        if accessLog != nil || refusalLog != nil {
+        let secret = self.secret, accessLog = options.accessLog, refusalLog = options.refusalLog, statistics = options.statistics
+        if accessLog != nil || refusalLog != nil || statistics != nil {
             serverOptions.accessLog = { exchange in
+                statistics?.add(exchange)
                 if let accessLog {
                     accessLog(AccessLog.line(exchange, secret: secret))
                 } else if exchange.status >= 400, let refusalLog {

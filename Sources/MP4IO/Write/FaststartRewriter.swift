@@ -223,13 +223,18 @@ public enum FaststartRewriter {
         let options: Options
         let path: String
         var reported: UInt64 = 0
+        var reportedAt = ContinuousClock.now
 
+        /// Reports every 64 MiB or half second, whichever comes first (a source read over the
+        /// network at 512 KB/s reaches 64 MiB after two minutes), and at the end.
         mutating func advance(to done: UInt64) throws {
             if let limit = options.failsAfterBytes, done >= limit {
                 throw MP4Error(.io, "write to \(path) failed: No space left on device (the disk is full) [simulated]")
             }
-            if done - reported >= 64 << 20 || done == total {
-                reported = done
+            guard options.progress != nil else { return }
+            let now = ContinuousClock.now
+            if done - reported >= 64 << 20 || done == total || (done > reported && now - reportedAt >= .milliseconds(500)) {
+                (reported, reportedAt) = (done, now)
                 options.progress?(done, total)
             }
         }
