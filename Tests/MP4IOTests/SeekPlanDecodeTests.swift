@@ -129,6 +129,58 @@ import MP4TestSupport
         return samples + generated
     }
 
+    /// What decoding one file's planned windows found.
+    struct FileResult: Sendable {
+        var failures: [String] = []
+        var rows: [Row] = []
+        var unverifiable: [String] = []
+        var seeksEarlier: [String] = []
+        var windows = 0
+    }
+
+    /// Decodes every planned window of `path` from the planned bytes alone and from the file.
+    static func decodeWindows(of path: String, index: Int, scratch: String) async throws -> FileResult {
+        var result = FileResult()
+        let name = String(path.split(separator: "/").last ?? "")
+        let (planner, indexedFile) = try await Self.index(path)
+        let end = try #require(planner.movieEnd)
+        let shift = await Self.timelineShift(path, planner: planner, file: indexedFile)
+        for time in Self.times(name, movieEnd: end) {
+            let (plan, file) = try await Self.plan(path, at: time)
+            let copy = scratch + "/copy-\(index)." + (name.split(separator: ".").last.map(String.init) ?? "mp4")
+            // ffmpeg reads the first samples of every track when it opens a file (to
+            // guess the H.264 reorder depth, among others) and behaves differently at the
+            // end of the stream when they are zeros: the copy holds what a plan at 0 names
+            // (0.5 s), as a player that opened the file has. Windows at 0 test the same.
+            let (opening, _) = try await Self.plan(path, at: 0, duration: 0.5)
+            try Self.sparseCopy(path, file: file, ranges: plan.ranges + opening.ranges, to: copy)
+            let expected = await Self.framemd5(path, at: time + shift + Self.ffmpegBackoff)
+            let actual = await Self.framemd5(copy, at: time + shift + Self.ffmpegBackoff)
+            // ffmpeg presents nothing at some times just before the end (the last frame's
+            // time is past its own notion of the end): nothing to compare there.
+            if expected.isEmpty && actual.isEmpty { result.unverifiable.append("\(name) @\(time)"); continue }
+            result.windows += 1
+            // Only ffmpeg's keyframe-track start decides this: its other tracks start where
+            // it aligns them, which is exactly what the plan must cover.
+            if expected != actual, let stream = file.movie?.tracks.firstIndex(where: { $0.trackID == plan.keyframeTrackID }),
+               let first = await Self.firstDemuxedTime(path, at: time + shift + Self.ffmpegBackoff, stream: stream),
+               first < Self.halfwayToPreviousKeyframe(planner, before: plan.keyframeTime) + shift {
+                // ffmpeg's own seek went to an earlier point than the plan's keyframe
+                // (fragments that do not start with a keyframe send it back to the file's
+                // start): its decoders' state then comes from bytes before the window.
+                result.seeksEarlier.append("\(name) @\(time) (ffmpeg's keyframe at \(first) s, the plan's at \(plan.keyframeTime + shift) s)")
+                result.windows -= 1
+                continue
+            }
+            if expected != actual {
+                let differing = zip(expected, actual).filter { $0 != $1 }.count + abs(expected.count - actual.count)
+                result.failures.append("\(name) @\(time): \(differing) of \(expected.count) frames differ (\(actual.count) decoded from the plan)")
+            }
+            if path.hasPrefix(Fixtures.sampleMedia) { result.rows.append(Row(file: name, time: time, ranges: plan.ranges)) }
+        }
+        return result
+    }
+
     @Test(.enabled(if: ffmpeg != nil, "ffmpeg is not installed (apt-get install ffmpeg; .ci/run installs it): seek plans are not decoded, only compared with the committed goldens"))
     func everyPlannedWindowDecodesFrameIdentical() async throws {
         let matrix = FileSystem.temporaryDirectory("mp4probe-decode-matrix")
@@ -136,51 +188,28 @@ import MP4TestSupport
         let made = await Executables.runOffPool("/bin/bash", [Fixtures.packageRoot + "/Tests/DecodeMatrix/make-matrix.sh", matrix], stderrToStdout: true)
         let scratch = FileSystem.temporaryDirectory("mp4probe-decode-copy")
         defer { FileSystem.removeDirectory(scratch) }
-        var failures: [String] = []
-        var rows: [Row] = []
-        var windows = 0, files = 0
-        var unverifiable: [String] = []
-        var seeksEarlier: [String] = []
-        for path in Self.inputs(matrix: matrix) {
-            let name = String(path.split(separator: "/").last ?? "")
-            let (planner, indexedFile) = try await Self.index(path)
-            let end = try #require(planner.movieEnd)
-            let shift = await Self.timelineShift(path, planner: planner, file: indexedFile)
-            files += 1
-            for time in Self.times(name, movieEnd: end) {
-                let (plan, file) = try await Self.plan(path, at: time)
-                let copy = scratch + "/copy." + (name.split(separator: ".").last.map(String.init) ?? "mp4")
-                // ffmpeg reads the first samples of every track when it opens a file (to
-                // guess the H.264 reorder depth, among others) and behaves differently at the
-                // end of the stream when they are zeros: the copy holds what a plan at 0 names
-                // (0.5 s), as a player that opened the file has. Windows at 0 test the same.
-                let (opening, _) = try await Self.plan(path, at: 0, duration: 0.5)
-                try Self.sparseCopy(path, file: file, ranges: plan.ranges + opening.ranges, to: copy)
-                let expected = await Self.framemd5(path, at: time + shift + Self.ffmpegBackoff)
-                let actual = await Self.framemd5(copy, at: time + shift + Self.ffmpegBackoff)
-                // ffmpeg presents nothing at some times just before the end (the last frame's
-                // time is past its own notion of the end): nothing to compare there.
-                if expected.isEmpty && actual.isEmpty { unverifiable.append("\(name) @\(time)"); continue }
-                windows += 1
-                // Only ffmpeg's keyframe-track start decides this: its other tracks start where
-                // it aligns them, which is exactly what the plan must cover.
-                if expected != actual, let stream = file.movie?.tracks.firstIndex(where: { $0.trackID == plan.keyframeTrackID }),
-                   let first = await Self.firstDemuxedTime(path, at: time + shift + Self.ffmpegBackoff, stream: stream),
-                   first < Self.halfwayToPreviousKeyframe(planner, before: plan.keyframeTime) + shift {
-                    // ffmpeg's own seek went to an earlier point than the plan's keyframe
-                    // (fragments that do not start with a keyframe send it back to the file's
-                    // start): its decoders' state then comes from bytes before the window.
-                    seeksEarlier.append("\(name) @\(time) (ffmpeg's keyframe at \(first) s, the plan's at \(plan.keyframeTime + shift) s)")
-                    windows -= 1
-                    continue
-                }
-                if expected != actual {
-                    let differing = zip(expected, actual).filter { $0 != $1 }.count + abs(expected.count - actual.count)
-                    failures.append("\(name) @\(time): \(differing) of \(expected.count) frames differ (\(actual.count) decoded from the plan)")
-                }
-                if path.hasPrefix(Fixtures.sampleMedia) { rows.append(Row(file: name, time: time, ranges: plan.ranges)) }
+        // Files are decoded two at a time (this test is the suite's longest: its ffmpeg runs
+        // are independent), their results kept in input order.
+        let inputs = Self.inputs(matrix: matrix)
+        var results = [FileResult?](repeating: nil, count: inputs.count)
+        try await withThrowingTaskGroup(of: (Int, FileResult).self) { group in
+            var next = 0
+            func start() {
+                guard next < inputs.count else { return }
+                let index = next, path = inputs[index]
+                next += 1
+                group.addTask { (index, try await Self.decodeWindows(of: path, index: index, scratch: scratch)) }
+            }
+            for _ in 0..<2 { start() }
+            while let (index, result) = try await group.next() {
+                results[index] = result
+                start()
             }
         }
+        let done = results.compactMap { $0 }
+        let failures = done.flatMap(\.failures), rows = done.flatMap(\.rows)
+        let unverifiable = done.flatMap(\.unverifiable), seeksEarlier = done.flatMap(\.seeksEarlier)
+        let windows = done.reduce(0) { $0 + $1.windows }, files = done.count
         print("SeekPlanDecodeTests: \(windows - failures.count) of \(windows) windows in \(files) files decode frame-identical from the planned bytes alone; windows where ffmpeg presents no frame: \(unverifiable); not comparable because ffmpeg seeks before the plan's keyframe: \(seeksEarlier)")
         #expect(seeksEarlier.count * 20 < windows, "ffmpeg seeks earlier than the plan too often: \(seeksEarlier)")
         #expect(files >= 40, "the matrix made too few files: \(made)")
