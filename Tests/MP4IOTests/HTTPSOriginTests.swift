@@ -155,8 +155,11 @@ struct HTTPSOriginTests {
         // to 0.98x alone, 1.37x to 2.56x in CI-like runs); the sharp check is the first byte
         // below, which the collecting build fails (3.96 s). This bound catches a proxy that
         // stalls the player outright.
+        // Under AddressSanitizer the proxy is the instrumented build (11.3 s against 2.6 s
+        // direct in one CI run): the frames and the first byte are checked there, the wall
+        // clock in the plain run.
         let bound = direct.seconds * 3 + 1
-        if through.seconds > bound {
+        if through.seconds > bound && !Executables.underSanitizer {
             // Once more, on a new cache entry (another URL of the same file): a loaded CI run
             // (2 cores, other suites beside) once took 2.56x where the same build took 0.97x
             // alone and 1.37x in a loaded run here; the better of two is the proxy's, the
@@ -172,7 +175,7 @@ struct HTTPSOriginTests {
         print("HTTPS origin at 512 KB/s, first 5 s decoded: direct \(String(format: "%.2f", direct.seconds)) s, through serve \(String(format: "%.2f", through.seconds)) s (\(String(format: "%.2f", through.seconds / max(direct.seconds, 0.001)))x); an uncached range's first byte after \(String(format: "%.2f", firstByte)) s")
         #expect(direct.frames.split(separator: "\n").count > 100 && through.frames == direct.frames, "the first 5 s decode identically")
         #expect(firstByte < 2, "the first byte of an uncached range came after \(firstByte) s: the body was collected")
-        #expect(through.seconds <= bound, "\(through.seconds) s through serve, \(direct.seconds) s direct")
+        if !Executables.underSanitizer { #expect(through.seconds <= bound, "\(through.seconds) s through serve, \(direct.seconds) s direct") }
     }
 
     /// Seconds from sending `GET` with `range` to the first byte of the response's body.

@@ -27,6 +27,33 @@ import MP4TestSupport
 
     static let kinds = ["moov-at-end", "faststart", "fragmented", "long"]
 
+    /// The seek explorer answers the time asked (issue 46 item 4): at times between its plans'
+    /// points, and at keyframes, the page (opened at `#t=TIME`) shows the keyframe and the
+    /// first byte `SeekPlanner` (what `mp4probe seek` prints) gives for that time. It showed
+    /// the plan of the last 3-second point before it, labelled with the time asked. The
+    /// two-hour film: a keyframe every 2 s, 3,600 of them.
+    @Test(.requires("chromium", "ffmpeg"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
+          .timeLimit(.minutes(5)))
+    func theSeekExplorerAnswersTheTimeAsked() async throws {
+        let path = try #require(await Self.longFilm())
+        let directory = FileSystem.temporaryDirectory("mp4probe-inspect-seek")
+        defer { FileSystem.removeDirectory(directory) }
+        let page = directory + "/long.html"
+        #expect(await CommandTests.run(["inspect", path, "-o", page]).code == 0)
+        let source = try FileSource(path: path)
+        let file = try await MP4File.open(source)
+        let planner = SeekPlanner(file: file)
+        for time in [5.0, 200.0, 201.3, 1234.9, 7199.0] {
+            let plan = try planner.plan(at: time, duration: 1)
+            let dom = await HeadlessChromium.dumpDOM("file://\(page)#t=\(time)", profile: directory + "/profile")
+            let keyframe = dom.range(of: #"id="plan-keyframe">[^<]*"#, options: .regularExpression).map { String(dom[$0].dropFirst(#"id="plan-keyframe">"#.count)) }
+            let ranges = dom.range(of: #"id="plan-ranges">[^<]*"#, options: .regularExpression).map { String(dom[$0].dropFirst(#"id="plan-ranges">"#.count)) }
+            #expect(keyframe == Format.clock(plan.keyframeTime), "at \(time): the page says keyframe \(keyframe ?? "none"), the plan \(Format.clock(plan.keyframeTime))")
+            let firstByte = try #require(plan.ranges.first).lowerBound
+            #expect(ranges?.hasPrefix(Format.grouped(firstByte) + "–") == true, "at \(time): the page reads \(ranges ?? "nothing"); the plan starts at \(Format.grouped(firstByte))")
+        }
+    }
+
     @Test(.requires("chromium", "ffmpeg"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
           .timeLimit(.minutes(5)), arguments: kinds)
     func thePageShowsTheFile(kind: String) async throws {

@@ -26,6 +26,9 @@ public struct InspectorData: Sendable {
     public static let maxLayoutRows = 20_000
     public static let maxSpansPerTrack = 1_500
     public static let maxPlans = 200
+    /// Keyframes of the main track up to which the page carries a plan for each (exact
+    /// answers at every time); beyond, ``maxPlans`` spread over the movie.
+    public static let maxKeyframePlans = 4_000
     public static let maxRangesPerPlan = 64
     /// The window each seek plan covers after its time: what a player needs to start there.
     public static let planSeconds = 1.0
@@ -60,7 +63,9 @@ public struct InspectorData: Sendable {
             o.member("tags") { writeTags(&$0) }
             o.member("chapters") { writeChapters(&$0) }
             o.member("chunks") { writeChunks(&$0) }
-            o.member("plans") { writePlans(&$0) }
+            var exact = false
+            o.member("plans") { exact = writePlans(&$0) }
+            o.member("plansExact") { $0.bool(exact) }
             o.member("planSeconds") { $0.number(Self.planSeconds) }
             o.member("findings") { writeFindings(&$0) }
             o.member("cached") { $0.optional(cachedRanges) { json, ranges in Self.writeRanges(ranges, to: &json) } }
@@ -250,21 +255,32 @@ public struct InspectorData: Sendable {
         return spans
     }
 
-    /// Seek plans at up to ``maxPlans`` times spread over the movie: `{t, k, track, r, bytes}`
-    /// (the time asked, the keyframe's time and track, the ranges as flat pairs, their bytes).
-    private func writePlans(_ json: inout PageJSON) {
+    /// Seek plans `{t, k, track, r, bytes}` (the time planned at, the keyframe's time and track,
+    /// the ranges as flat pairs, their bytes), and whether they are exact. Exact: one at each
+    /// keyframe of the main track (at most ``maxKeyframePlans``), so that the plan of any time is
+    /// that of the last keyframe at or before it (what `mp4probe seek` finds); else at up to
+    /// ``maxPlans`` times spread over the movie, which the page labels as such.
+    private func writePlans(_ json: inout PageJSON) -> Bool {
+        var exact = false
         json.array { list in
             guard let planner, let end = planner.movieEnd ?? file.movie?.durationSeconds, end.isFinite, end > 0 else { return }
-            // A duration is input: bounded before it becomes a count (2^64 s trapped).
-            let count = max(1, Int(min(end, Double(Self.maxPlans)).rounded(.up)))
+            var times: [Double] = []
+            if let main = planner.mainTrack, let syncs = main.samples.syncSampleIndices, syncs.count <= Self.maxKeyframePlans {
+                times = syncs.map { main.presentationTime(of: $0) }.filter { $0.isFinite && $0 < end }.sorted()
+                exact = !times.isEmpty
+            }
+            if !exact {
+                // A duration is input: bounded before it becomes a count (2^64 s trapped).
+                let count = max(1, Int(min(end, Double(Self.maxPlans)).rounded(.up)))
+                times = (0..<count).map { end * Double($0) / Double(count) }
+            }
             var previous: SeekPlan?
-            for step in 0..<count {
-                let time = end * Double(step) / Double(count)
-                guard let plan = try? planner.plan(at: time, duration: Self.planSeconds) else { continue }
+            for time in times {
+                guard let plan = try? planner.plan(at: max(0, time), duration: Self.planSeconds) else { continue }
                 if let previous, previous.keyframeTime == plan.keyframeTime, previous.ranges == plan.ranges { continue }
                 previous = plan
                 list.object { o in
-                    o.member("t") { $0.number(time) }
+                    o.member("t") { $0.number(max(0, time)) }
                     o.member("k") { $0.number(plan.keyframeTime) }
                     o.member("track") { $0.number(UInt64(plan.keyframeTrackID)) }
                     o.member("r") { Self.writeRanges(Self.merged(plan.ranges, to: Self.maxRangesPerPlan), to: &$0) }
@@ -272,6 +288,7 @@ public struct InspectorData: Sendable {
                 }
             }
         }
+        return exact
     }
 
     /// `ranges` with the smallest gaps between neighbours closed until at most `limit` remain.

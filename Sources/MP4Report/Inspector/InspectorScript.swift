@@ -49,6 +49,8 @@ enum InspectorScript {
         return node;
       }
       function grouped(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+      // A byte range [a, b) as its first and last byte, as `mp4probe seek` prints ranges.
+      function span(a, b) { return grouped(a) + "–" + grouped(Math.max(a, b - 1)); }
       function bytes(n) {
         if (n < 1024) return n + " B";
         const units = ["KiB", "MiB", "GiB", "TiB"];
@@ -170,7 +172,7 @@ enum InspectorScript {
           const s = track.spans;
           for (let i = 0; i + 4 < s.length; i += 5) {
             row.append(svg("rect", { x: X(s[i]), y: 3, width: W(s[i + 1] - s[i]), height: 12, fill: trackColour(track.kind) },
-              svg("title", { text: "track " + track.id + ": " + grouped(s[i + 4]) + (s[i + 4] === 1 ? " chunk" : " chunks") + ", bytes " + grouped(s[i]) + "–" + grouped(s[i + 1]) + ", " + clock(s[i + 2]) + "–" + clock(s[i + 3]) })));
+              svg("title", { text: "track " + track.id + ": " + grouped(s[i + 4]) + (s[i + 4] === 1 ? " chunk" : " chunks") + ", bytes " + span(s[i], s[i + 1]) + ", " + clock(s[i + 2]) + "–" + clock(s[i + 3]) })));
           }
           const overlay = svg("g", {});
           row.append(overlay);
@@ -200,16 +202,24 @@ enum InspectorScript {
           for (const layer of planLayers) {
             layer.group.textContent = "";
             for (const [a, b] of ranges) layer.group.append(svg("rect", { x: X(a), y: layer.y, width: Wmark(b - a), height: layer.height, fill: "var(--plan)" },
-              svg("title", { text: "seek plan: bytes " + grouped(a) + "–" + grouped(b) })));
+              svg("title", { text: "seek plan: bytes " + span(a, b) })));
           }
           planText.textContent = "";
-          planText.append(el("div", {}, "At ", el("b", { text: clock(time) }), ": keyframe at ", el("b", { text: clock(plan.k) }),
-            " (track " + plan.track + "); the first " + D.planSeconds + " s from there reads " + bytes(plan.bytes) + " in " + ranges.length + (ranges.length === 1 ? " range" : " ranges") + ":"));
-          planText.append(el("div", { class: "mono", text: ranges.slice(0, 12).map(([a, b]) => grouped(a) + "–" + grouped(b)).join(", ") + (ranges.length > 12 ? ", …" : "") }));
+          // Exact plans (one per keyframe): the keyframe a seek to this time starts at.
+          // Otherwise say which planned time is shown rather than label it with the time asked.
+          const at = D.plansExact ? el("b", { text: clock(time) }) : el("span", {}, el("b", { text: clock(time) }), " (the plan of " + clock(plan.t) + ", the nearest planned time before it)");
+          planText.append(el("div", {}, "At ", at, ": keyframe at ", el("b", { id: "plan-keyframe", text: clock(plan.k) }),
+            " (track " + plan.track + "); the first " + D.planSeconds + " s from there reads " + bytes(plan.bytes) + " in " + ranges.length + (ranges.length === 1 ? " range" : " ranges") + " (first–last byte, as mp4probe seek prints them):"));
+          planText.append(el("div", { class: "mono", id: "plan-ranges", text: ranges.slice(0, 12).map(([a, b]) => span(a, b)).join(", ") + (ranges.length > 12 ? ", …" : "") }));
         };
         slider.addEventListener("input", () => { number.value = Number(slider.value).toFixed(1); show(Number(slider.value)); });
         number.addEventListener("change", () => { slider.value = number.value; show(Number(number.value)); });
-        show(0);
+        // A link can name the time: PAGE#t=200.5.
+        const asked = Number((location.hash.match(/t=([0-9.]+)/) || [])[1]);
+        const first = isFinite(asked) && asked >= 0 ? Math.min(asked, end) : 0;
+        slider.value = first;
+        number.value = first.toFixed(1);
+        show(first);
       }
 
       // The box tree; a box's children are drawn when it is first opened.
@@ -254,7 +264,7 @@ enum InspectorScript {
         for (const layer of cacheLayers) {
           layer.group.textContent = "";
           for (let i = 0; i + 1 < ranges.length; i += 2) layer.group.append(svg("rect", { x: X(ranges[i]), y: layer.y, width: Wmark(ranges[i + 1] - ranges[i]), height: layer.height, fill: "var(--cache)" },
-            svg("title", { text: "cached: bytes " + grouped(ranges[i]) + "–" + grouped(ranges[i + 1]) })));
+            svg("title", { text: "cached: bytes " + span(ranges[i], ranges[i + 1]) })));
         }
       }
       if (D.cached) drawCache(D.cached);
