@@ -87,9 +87,7 @@ enum CheckCommand: Command {
                 // thousands of files a second).
                 if showsProgress, drawnAt.map({ clock.now - $0 >= .milliseconds(100) }) ?? true {
                     drawnAt = clock.now
-                    let elapsed = clock.now - started
-                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                    StandardStream.error.write(ProgressLine.countLine("checked", done: done, total: inputs.count, noun: "file", seconds: seconds))
+                    StandardStream.error.write(ProgressLine.countLine("checked", done: done, total: inputs.count, noun: "file", seconds: ProgressLine.seconds(clock.now - started)))
                 }
                 emitReady()
                 start()

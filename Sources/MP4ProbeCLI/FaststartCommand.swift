@@ -64,9 +64,7 @@ enum FaststartCommand: Command {
         if showsProgress {
             // The line fetch --all draws: bytes written of the output, rate, time left.
             options.progress = { done, total in
-                let elapsed = clock.now - started
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                StandardStream.error.write(ProgressLine.line(total: total, done: 0, fetched: done, seconds: seconds) + (done == total ? "\n" : ""))
+                StandardStream.error.write(ProgressLine.line(total: total, done: 0, fetched: done, seconds: ProgressLine.seconds(clock.now - started)) + (done == total ? "\n" : ""))
             }
         }
         do {

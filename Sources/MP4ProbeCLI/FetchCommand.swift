@@ -143,9 +143,7 @@ enum FetchCommand: Command {
                 done += 1
                 if !succeeded { failures += 1 }
                 if showsProgress {
-                    let elapsed = clock.now - started
-                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                    StandardStream.error.write(ProgressLine.countLine("preloaded", done: done, total: locations.count, noun: "URL", seconds: seconds))
+                    StandardStream.error.write(ProgressLine.countLine("preloaded", done: done, total: locations.count, noun: "URL", seconds: ProgressLine.seconds(clock.now - started)))
                 }
                 start()
             }

@@ -75,7 +75,8 @@ final class ProgressLine: @unchecked Sendable {
         FileHandle.standardError.write(Data(text.utf8))
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
+    /// `duration` in seconds.
+    static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -286,6 +286,13 @@ struct HTTPSOriginTests {
         } catch let error as MP4Error {
             #expect(error.message.contains("unable to get local issuer certificate"), "\(error.message)")
         }
+        // A CA file that cannot be read trusts nothing, and says why.
+        do {
+            _ = try await Self.source(url, caFile: root + "/no-such-ca.pem").length()
+            Issue.record("a missing CA file trusted the server")
+        } catch let error as MP4Error {
+            #expect(error.message.contains("no-such-ca.pem could not be read"), "\(error.message)")
+        }
         // The system's trusted test origin is refused too when another CA file is named.
         let (trusted, _, trustedRoot) = try Self.origin(size: 1000)
         defer { trusted.stop(); FileSystem.removeDirectory(trustedRoot) }

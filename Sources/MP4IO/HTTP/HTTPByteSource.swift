@@ -80,13 +80,7 @@ public final class HTTPByteSource: ByteSource {
         }
         self.baseHeaders = options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
             .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
-        var anchors: [Data] = []
-        if let caFile = options.caFile {
-            guard let text = try? String(contentsOfFile: caFile, encoding: .utf8) else { throw MP4Error(.io, "the CA file \(caFile) cannot be read") }
-            anchors = PEM.certificates(in: text)
-            guard !anchors.isEmpty else { throw MP4Error(.invalidRequest, "the CA file \(caFile) holds no PEM certificate") }
-        }
-        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders, anchors: anchors)
+        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders, caFile: options.caFile)
         if Self.usesOwnClient(options.client, proxyConfigured: Self.proxyConfigured()) {
             let own = HTTP1Client(maxRedirects: options.maxRedirects, caFile: options.caFile, fallback: tls)
             self.client = own

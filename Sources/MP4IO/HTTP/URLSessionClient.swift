@@ -161,21 +161,25 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     let maxRedirects: Int
     /// Lower-cased names of the headers dropped on a redirect to another origin.
     let credentialHeaders: Set<String>
-    /// CA certificates (DER) that a server's certificate must chain to instead of the system's
+    /// The CA file (PEM) a server's certificate must chain to instead of the system's CAs
     /// (``HTTPByteSource/Options/caFile``). Honoured on Apple platforms (server trust
-    /// challenges); FoundationNetworking on Linux delivers none, so there a request with
-    /// anchors fails rather than trusting the system's CAs instead.
-    let anchors: [Data]
+    /// challenges; read once, at the first); FoundationNetworking on Linux delivers none, so
+    /// there an `https:` request with a CA file fails rather than trusting the system's CAs.
+    let caFile: String?
+    #if canImport(Security)
+    /// The CA file's certificates (DER), read at the first challenge.
+    private let anchors = Locked<[Data]?>(nil)
+    #endif
     let timeout: TimeInterval
     /// The session, made on the first request (on Linux, making one loads and starts libcurl,
     /// which a source whose requests all go through our own client never needs).
     private enum Session { case unused, open(URLSession), ended }
     private let sessionBox = Locked<Session>(.unused)
 
-    init(timeout: TimeInterval, maxRedirects: Int, credentialHeaders: Set<String>, anchors: [Data] = []) {
+    init(timeout: TimeInterval, maxRedirects: Int, credentialHeaders: Set<String>, caFile: String? = nil) {
         self.maxRedirects = maxRedirects
         self.credentialHeaders = credentialHeaders
-        self.anchors = anchors
+        self.caFile = caFile
         self.timeout = timeout
         super.init()
     }
@@ -242,13 +246,22 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     }
 
     #if canImport(Security)
-    /// With ``anchors``: the server's certificate must chain to one of them (and only them).
+    /// With ``caFile``: the server's certificate must chain to one of its certificates (and only
+    /// them); a file that cannot be read or holds none trusts nothing.
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge, completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        guard !anchors.isEmpty, challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
-              let trust = challenge.protectionSpace.serverTrust else {
+        guard let caFile, challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust else {
             return completionHandler(.performDefaultHandling, nil)
         }
-        let certificates = anchors.compactMap { SecCertificateCreateWithData(nil, $0 as CFData) }
+        let der = anchors.withLock { known -> [Data] in
+            if let known { return known }
+            let read = (try? String(contentsOfFile: caFile, encoding: .utf8)).map(PEM.certificates(in:)) ?? []
+            known = read
+            return read
+        }
+        let certificates = der.compactMap { SecCertificateCreateWithData(nil, $0 as CFData) }
+        guard let trust = challenge.protectionSpace.serverTrust, !certificates.isEmpty else {
+            return completionHandler(.cancelAuthenticationChallenge, nil)
+        }
         SecTrustSetAnchorCertificates(trust, certificates as CFArray)
         SecTrustSetAnchorCertificatesOnly(trust, true)
         if SecTrustEvaluateWithError(trust, nil) {
@@ -276,7 +289,7 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
              head: (HTTPResponseHead) throws -> Void,
              body: (ArraySlice<UInt8>) async throws -> Void) async throws -> HTTPOutcome {
         #if !canImport(Security)
-        if !anchors.isEmpty && request.url.scheme?.lowercased() == "https" {
+        if caFile != nil && request.url.scheme?.lowercased() == "https" {
             throw URLError(.secureConnectionFailed, userInfo: [NSLocalizedDescriptionKey: "TLS: --ca-file cannot be honoured through URLSession on Linux (used here because the environment names a proxy)"])
         }
         #endif
