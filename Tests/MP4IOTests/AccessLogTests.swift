@@ -43,6 +43,25 @@ import MP4TestSupport
         #expect(malformed.contains("\"-\" 431 1024 \"-\""), "\(malformed)")
     }
 
+    /// The computed time and seconds fields equal what Foundation's formatters print, across
+    /// leap years, month ends, centuries and the epoch's either side.
+    @Test func timesAreWhatADateFormatterSays() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "dd/MMM/yyyy:HH:mm:ss Z"
+        var generator = SystemRandomNumberGenerator()
+        var instants: [Double] = [0, -1, 951_782_400, 951_868_799.999, 4_107_542_399, 1_795_700_000.5, -2_208_988_800]
+        for _ in 0..<2000 { instants.append(Double(Int64.random(in: -4_000_000_000...8_000_000_000, using: &generator))) }
+        for instant in instants {
+            let date = Date(timeIntervalSince1970: instant)
+            #expect(AccessLog.timestamp(date) == formatter.string(from: date), "\(instant)")
+        }
+        for value in [0, 0.0004, 0.0005, 0.25, 1.9996, 12.3456, 3600] {
+            #expect(AccessLog.seconds(value) == String(format: "%.3f", value), "\(value)")
+        }
+    }
+
     /// Quotes, backslashes, line breaks and other bytes a client sends are escaped: one
     /// request, one line, its fields where they belong.
     @Test func aClientCannotForgeALine() {

@@ -116,6 +116,40 @@ import MP4TestSupport
         #expect(planner.followAllowance(try #require(planner.fetches[fetch])) == 1_000)
     }
 
+    /// A fetch a reader that joined it found delivering nothing for the planner's patience (a
+    /// server pausing between bursts) is not waited for beyond its progress, even within `followAlways`: the
+    /// reader's next step claims its own range there, and the stalled fetch keeps its head for
+    /// the readers behind. Once it moves on it is followed again. The patience is four times
+    /// the origin's latency, never less than `stallPatience`.
+    @Test func aStalledFetchIsNotWaitedFor() throws {
+        var planner = Self.planner()
+        let (first, fetch) = try Self.started(&planner, 0..<100)
+        planner.progressed(fetch, written: 30, bytesPerSecond: 1e9)
+        let reader = planner.addReader(.stream(windowed: true), 35..<100, priority: .playing)
+        #expect(planner.next(reader, present: ByteRangeSet()) == .follow(fetch, through: 100, aheadAt: nil))
+        // Its bytes are there after all: nothing changes.
+        let hadIt = planner.followStalled(fetch, by: reader, written: 40, at: 35)
+        #expect(!hadIt)
+        // The reader it was started for waits for it (a player reading on through a paced origin).
+        let own = planner.followStalled(fetch, by: first, written: 40, at: 40)
+        #expect(!own)
+        let stalled = planner.followStalled(fetch, by: reader, written: 40, at: 45)
+        #expect(stalled)
+        planner.unfollow(reader, fetch, at: 45)
+        #expect(planner.takeEffects().isEmpty, "the first reader still wants it")
+        #expect(planner.next(reader, present: ByteRangeSet()) == .claim(45..<100))
+        #expect(planner.takeEffects() == [.shrink(fetch, to: 45), .release(lockToken: Self.token, [45..<100])])
+        // The first reader, behind the stall, still follows the fetch's head.
+        #expect(planner.next(first, present: ByteRangeSet()) == .follow(fetch, through: 45, aheadAt: nil))
+        // Moved on: followed again.
+        planner.progressed(fetch, written: 41)
+        let later = planner.addReader(.stream(windowed: true), 43..<45, priority: .playing)
+        #expect(planner.next(later, present: ByteRangeSet()) == .follow(fetch, through: 45, aheadAt: nil))
+        #expect(planner.followPatience == 0.4, "four times the 0.1 s assumed before a measure")
+        planner.measuredLatency(0.001)
+        #expect(planner.followPatience == ReadAheadPolicy().stallPatience)
+    }
+
     /// A player that follows a preload's fetch makes it a player's (preloads then wait for it,
     /// ``OriginActivity``); a reader of lower or equal priority changes nothing.
     @Test func aPlayerFollowingAPreloadsFetchRaisesIt() throws {

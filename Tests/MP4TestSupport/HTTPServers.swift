@@ -241,6 +241,9 @@ public final class LoopbackHTTPServer: Sendable {
         /// Sends the body `bytes` at a time with `interval` seconds between pieces: never idle
         /// long enough for an idle timeout, yet slow.
         case trickles(bytes: Int, interval: Double)
+        /// Sends the first `bytes` of every body at once, then nothing for `seconds`, then the
+        /// rest (what nginx's `limit_rate` with `sendfile` does: a second's worth, then a pause).
+        case pausesAfter(bytes: Int, seconds: Double)
     }
 
     public let port: Int
@@ -442,7 +445,7 @@ public final class LoopbackHTTPServer: Sendable {
             if number > 1 { etag = "\"v2\"" }
         case .slow(let seconds):
             usleep(UInt32(seconds * 1_000_000))
-        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange, .trickles, .headers:
+        case .redirects, .redirectsTo, .keepsAlive, .closesIdleConnections, .chunked, .closeDelimited, .hugeHead, .invalidContentLength, .contentRange, .trickles, .headers, .pausesAfter:
             break
         case .encodes:
             payload = payload.map { $0 ^ 0x5A }
@@ -503,6 +506,13 @@ public final class LoopbackHTTPServer: Sendable {
                 offset += max(bytes, 1)
                 usleep(UInt32(interval * 1_000_000))
             }
+            return false
+        }
+        if case .pausesAfter(let bytes, let seconds) = behavior, payload.count > bytes {
+            guard send(fd, Array(payload.prefix(bytes))) else { return false }
+            log.sent(bytes)
+            usleep(UInt32(seconds * 1_000_000))
+            if send(fd, Array(payload.dropFirst(bytes))) { log.sent(payload.count - bytes) }
             return false
         }
         if send(fd, payload) { log.sent(payload.count) }

@@ -137,8 +137,9 @@ actor CacheEntry {
     enum Next: Sendable {
         case serve(Range<UInt64>)
         /// Take the bytes of a fetch up to `through`; at `aheadAt`, call
-        /// ``readAhead(_:after:starter:)``.
-        case follow(FetchID, FetchProgress, Task<Bool, any Error>, through: UInt64, aheadAt: UInt64?)
+        /// ``readAhead(_:after:starter:)``; when it writes nothing for `patience`, call
+        /// ``followStalled(_:_:at:)``.
+        case follow(FetchID, FetchProgress, Task<Bool, any Error>, through: UInt64, aheadAt: UInt64?, patience: Duration)
         /// Read this range from the origin and hand it on without caching it.
         case passThrough(Range<UInt64>)
         /// Another process is fetching the bytes at `position`: wait for its commits.
@@ -194,7 +195,14 @@ actor CacheEntry {
 
     private func follow(_ id: FetchID, through: UInt64, aheadAt: UInt64?) -> Next {
         guard let fetch = running[id] else { return .stalled }
-        return .follow(id, fetch.progress, fetch.task, through: through, aheadAt: aheadAt)
+        return .follow(id, fetch.progress, fetch.task, through: through, aheadAt: aheadAt, patience: .seconds(planner.followPatience))
+    }
+
+    /// The fetch a reader follows wrote nothing for its patience: true when the reader stops
+    /// following it (its next step starts a request at its position).
+    func followStalled(_ reader: ReaderID, _ fetch: FetchID, at position: UInt64) -> Bool {
+        guard let progress = running[fetch]?.progress else { return false }
+        return planner.followStalled(fetch, by: reader, written: progress.written, at: position)
     }
 
     /// A windowed reader is half-way through the fetch it follows: the next window starts.

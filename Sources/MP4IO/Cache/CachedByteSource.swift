@@ -322,7 +322,7 @@ public final class CachedByteSource: WrappingSource {
                     try await consume(bytes[...])
                 }
                 position = run.upperBound
-            case .follow(let fetch, let progress, let task, let through, let aheadAt):
+            case .follow(let fetch, let progress, let task, let through, let aheadAt, let patience):
                 checksumsFailed = false
                 if fills {
                     // Done with the run once the table claims it (or the fetch ended: failed,
@@ -332,7 +332,8 @@ public final class CachedByteSource: WrappingSource {
                     await entry.unfollow(reader, fetch, at: position)
                     if finished && committed < through { try await Self.failure(of: task) }
                 } else {
-                    position = try await follow(reader, fetch, progress, task, from: position, through: through, aheadAt: aheadAt, starter: starter, into: consume)
+                    position = try await follow(reader, fetch, progress, task, from: position, through: through, aheadAt: aheadAt, patience: patience,
+                                               starter: starter, into: consume)
                 }
             }
         }
@@ -341,12 +342,12 @@ public final class CachedByteSource: WrappingSource {
     /// Hands on the bytes of a running fetch from `start` up to `through`, as it writes them
     /// (read back from the data file, where they are in the page cache); returns where it got.
     private func follow(_ reader: FetchPlanner.ReaderID, _ fetch: FetchPlanner.FetchID, _ progress: FetchProgress, _ task: Task<Bool, any Error>,
-                        from start: UInt64, through: UInt64, aheadAt: UInt64?, starter: CacheEntry.Starter,
+                        from start: UInt64, through: UInt64, aheadAt: UInt64?, patience: Duration, starter: CacheEntry.Starter,
                         into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> UInt64 {
         var position = start
         var askedAhead = false
         while position < through {
-            let (written, finished) = await progress.wait(beyond: position)
+            let (written, finished, stalled) = await progress.wait(beyond: position, patience: patience)
             if Task.isCancelled {
                 // The reader went away while it waited (a player that left): leave now.
                 await entry.unfollow(reader, fetch, at: position)
@@ -365,6 +366,8 @@ public final class CachedByteSource: WrappingSource {
             } else if finished {
                 try await Self.failure(of: task)   // the fetch's failure, if it failed
                 break                              // reset by another process, or the disk is full: look again
+            } else if stalled, await entry.followStalled(reader, fetch, at: position) {
+                break                              // the server paused: the next step asks for the bytes anew
             }
         }
         await entry.unfollow(reader, fetch, at: position)

@@ -33,6 +33,8 @@ final class FetchProgress: Sendable {
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
         var commitWaiters: [Waiter] = []
+        /// Waiters whose patience ran out (taken out when their wait returns).
+        var expired: Set<UInt64> = []
     }
     private let state: Locked<State>
 
@@ -125,22 +127,54 @@ final class FetchProgress: Sendable {
     /// Waits until the table claims the bytes up to `offset` or the fetch has ended, or the
     /// waiting task is cancelled (a fill whose caller went away: a cancelled preload).
     func wait(committedThrough offset: UInt64) async -> (committed: UInt64, finished: Bool) {
-        await cancellableWait(ready: { $0.committed >= offset }) { $0.commitWaiters.append((offset, $1, $2)) }
+        await cancellableWait(newWaiterID(), ready: { $0.committed >= offset }) { $0.commitWaiters.append((offset, $1, $2)) }
         return state.withLock { ($0.committed, $0.finished) }
     }
 
     /// Waits until bytes past `offset` are written or the fetch has ended, or the waiting task
     /// is cancelled (its reader left: a player that went away while the origin was slow).
     func wait(beyond offset: UInt64) async -> (written: UInt64, finished: Bool) {
-        await cancellableWait(ready: { $0.written > offset }) { $0.waiters.append((offset, $1, $2)) }
+        await cancellableWait(newWaiterID(), ready: { $0.written > offset }) { $0.waiters.append((offset, $1, $2)) }
         return state.withLock { ($0.written, $0.finished) }
+    }
+
+    /// ``wait(beyond:)`` for at most `patience`; `stalled` when it gave up and the fetch wrote
+    /// nothing at all meanwhile (a server that paces in bursts: nginx's `limit_rate` with
+    /// `sendfile` sends a second's worth at once, then nothing for a second).
+    func wait(beyond offset: UInt64, patience: Duration) async -> (written: UInt64, finished: Bool, stalled: Bool) {
+        let before = written
+        let id = newWaiterID()
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: patience)
+            self?.state.withLock { _ = $0.expired.insert(id) }
+            self?.resumeWaiter(id)
+        }
+        await cancellableWait(id, ready: { $0.written > offset || $0.expired.contains(id) }) { $0.waiters.append((offset, $1, $2)) }
+        timer.cancel()
+        return state.withLock { state in
+            state.expired.remove(id)
+            return (state.written, state.finished, !state.finished && state.written == before)
+        }
+    }
+
+    private func newWaiterID() -> UInt64 {
+        state.withLock { state in state.nextWaiter += 1; return state.nextWaiter }
+    }
+
+    /// Resumes waiter `id`, wherever it waits (nothing when it is no longer waiting).
+    private func resumeWaiter(_ id: UInt64) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index).continuation }
+            if let index = state.commitWaiters.firstIndex(where: { $0.id == id }) { return state.commitWaiters.remove(at: index).continuation }
+            return nil
+        }
+        waiter?.resume()
     }
 
     /// The one way both waits wait: at once when `ready`, the fetch ended or the task is
     /// cancelled; otherwise `enqueue` files the continuation under an id, which cancellation
     /// takes back out of either list and resumes.
-    private func cancellableWait(ready: (State) -> Bool, enqueue: (inout State, UInt64, CheckedContinuation<Void, Never>) -> Void) async {
-        let id = state.withLock { state -> UInt64 in state.nextWaiter += 1; return state.nextWaiter }
+    private func cancellableWait(_ id: UInt64, ready: (State) -> Bool, enqueue: (inout State, UInt64, CheckedContinuation<Void, Never>) -> Void) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
@@ -151,12 +185,7 @@ final class FetchProgress: Sendable {
                 if now { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index).continuation }
-                if let index = state.commitWaiters.firstIndex(where: { $0.id == id }) { return state.commitWaiters.remove(at: index).continuation }
-                return nil
-            }
-            waiter?.resume()
+            resumeWaiter(id)
         }
     }
 }
