@@ -31,8 +31,12 @@ public struct SampleEntry: Sendable, Hashable {
     public var originalFormat: FourCC?
     /// For protected entries: the protection scheme from `sinf/schm` (`cenc`, `cbcs`, ...).
     public var protectionScheme: FourCC?
-    /// For `stpp`: the XML namespace.
+    /// For `stpp` and `metx`: the XML namespace.
     public var textNamespace: String?
+    /// For `mett`, `sbtt` and `stxt`: the MIME type of the samples; for `stpp`, the auxiliary MIME types.
+    public var mimeFormat: String?
+    /// For `mett`, `metx`, `sbtt` and `stxt`: the content encoding (empty: none).
+    public var contentEncoding: String?
     /// The decoder configuration, when a known configuration box is present.
     public var configuration: CodecConfiguration?
     /// `pasp`: the pixel aspect ratio.
@@ -203,26 +207,64 @@ public struct SampleEntry: Sendable, Hashable {
                 try reader.skip(12)
             }
             return (entry, true)
-        case .text:
-            switch format {
-            case .tx3g:
-                try reader.skip(30)
-                return (entry, true)
-            case .stpp:
-                entry.textNamespace = reader.readCString()
-                _ = reader.readCString()  // schema location
-                _ = reader.readCString()  // auxiliary MIME types
-                return (entry, true)
-            case .wvtt:
-                return (entry, true)
-            default:
-                return (entry, false)
-            }
-        case .metadata:
-            return (entry, format == "mett" || format == "metx" || format == "urim")
+        case .text, .metadata:
+            let hasChildren = try parseTextOrMetadataFields(&entry, &reader)
+            return (entry, hasChildren)
         case .other:
             return (entry, false)
         }
+    }
+
+    /// The fixed fields of the text and metadata entries (ISO/IEC 14496-12 §12.3.3, §12.5.3,
+    /// §12.6.3, hint entries §9.1.2 and §9.2; ISO/IEC 14496-30 for `stpp` and `wvtt`; 3GPP TS
+    /// 26.245 for `tx3g`; QuickTime for `tmcd`): null-terminated strings or fixed bytes before the child boxes. Returns
+    /// whether child boxes follow. A string field cut short by the entry's end is read to
+    /// that end (what players do); an entry that holds child boxes where its strings should
+    /// be (a writer that left them out) is read as boxes.
+    static func parseTextOrMetadataFields(_ entry: inout SampleEntry, _ reader: inout ByteReader) throws -> Bool {
+        switch entry.format.description {
+        case "tx3g":
+            try reader.skip(30)   // display flags, justification, background colour, default box and style
+            return true
+        case "wvtt", "urim", "mebx":
+            return true           // only child boxes
+        case "tmcd":
+            try reader.skip(18)   // reserved, flags, timescale, frame duration, frames, reserved
+            return true
+        case "rtp ", "srtp", "fdp ":
+            try reader.skip(8)    // hint track versions, then the maximum packet size (RTP) or partition and FEC overhead (FD)
+            return true
+        case "stpp":
+            let fields = stringFields(3, &reader)
+            entry.textNamespace = fields.first
+            entry.mimeFormat = fields.count > 2 && !fields[2].isEmpty ? fields[2] : nil
+            return true
+        case "metx":
+            let fields = stringFields(3, &reader)
+            entry.contentEncoding = fields.first.flatMap { $0.isEmpty ? nil : $0 }
+            entry.textNamespace = fields.count > 1 ? fields[1] : nil
+            return true
+        case "mett", "sbtt", "stxt":
+            let fields = stringFields(2, &reader)
+            entry.contentEncoding = fields.first.flatMap { $0.isEmpty ? nil : $0 }
+            entry.mimeFormat = fields.count > 1 ? fields[1] : nil
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Reads `count` null-terminated UTF-8 strings, unless the entry's payload starts with a
+    /// box list and not with strings (then nothing is read and `[]` returned).
+    static func stringFields(_ count: Int, _ reader: inout ByteReader) -> [String] {
+        var probe = reader
+        var fields: [String] = []
+        for _ in 0..<count where probe.remaining > 0 { fields.append(probe.readCString()) }
+        // Strings that end in the middle of the payload must leave a box list (or nothing)
+        // behind; a box header read as strings leaves neither.
+        if probe.remaining > 0 && !looksLikeBoxList(probe, skipping: 0) && looksLikeBoxList(reader, skipping: 0) { return [] }
+        reader = probe
+        return fields
     }
 
     /// Whether, after skipping `count` bytes, the remaining bytes start with a plausible box
@@ -273,6 +315,8 @@ public struct SampleEntry: Sendable, Hashable {
         if let originalFormat { fields.append(("originalFormat", .string(originalFormat.description))) }
         if let protectionScheme { fields.append(("protectionScheme", .string(protectionScheme.description))) }
         if let textNamespace { fields.append(("namespace", .string(textNamespace))) }
+        if let mimeFormat { fields.append(("mimeFormat", .string(mimeFormat))) }
+        if let contentEncoding { fields.append(("contentEncoding", .string(contentEncoding))) }
         return fields
     }
 }

@@ -63,6 +63,7 @@ extension Finding {
         case boxExtraBytes = "box-extra-bytes: info, structure"
         case boxNotLoaded = "box-not-loaded: info, structure"
         case boxOverrunsParent = "box-overruns-parent: error, structure"
+        case boxShort = "box-short: warning, structure"
         case boxTruncated = "box-truncated: error, structure"
         case brandNotAllowed = "brand-not-allowed: error, policy"
         case checkLimit = "check-limit: warning, limits"

@@ -103,7 +103,11 @@ public struct BoxTreeParser: Sendable {
         } catch let error as MP4Error where error.kind != .limitExceeded {
             let located = error.at(path: path)
             node.content = .invalid(located)
-            findings.append(Finding(.invalidBox, message: "'\(header.type)' could not be parsed: \(located.message)", offset: located.offset ?? header.offset, path: path))
+            if error.kind == .truncated, Self.descriptiveTypes.contains(header.type) {
+                findings.append(Finding(.boxShort, message: "'\(header.type)' is shorter than its fields (\(located.message)); players ignore it, and so does this report", offset: located.offset ?? header.offset, path: path))
+            } else {
+                findings.append(Finding(.invalidBox, message: "'\(header.type)' could not be parsed: \(located.message)", offset: located.offset ?? header.offset, path: path))
+            }
             return node
         }
         node.children = try parseChildren(storage: storage, range: reader.position..<reader.end, baseOffset: baseOffset, parentPath: path, depth: depth, context: childContext)
@@ -112,6 +116,14 @@ public struct BoxTreeParser: Sendable {
         }
         return node
     }
+
+    /// Boxes that describe how to present a track (colour, aspect ratio, clean aperture,
+    /// declared bit rates, fields, HDR levels, language and kind): a player that finds one
+    /// short of its fields ignores it and plays, so a short one is ``Finding/Kind/boxShort``
+    /// (a warning), not ``Finding/Kind/invalidBox``.
+    static let descriptiveTypes: Set<FourCC> = [
+        "colr", "pasp", "clap", "btrt", "fiel", "mdcv", "clli", "cclv", "amve", "gama", "chrm", "elng", "kind", "tsel", "st3d", "sv3d", "SA3D",
+    ]
 
     private mutating func readVersionAndFlags(_ node: inout BoxNode, _ reader: inout ByteReader) throws {
         let word = try reader.readUInt32()
