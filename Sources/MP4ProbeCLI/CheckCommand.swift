@@ -15,7 +15,9 @@ enum CheckCommand: Command {
         included), 4 when a file cannot be read.
         """,
         options: [
-            .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands,\nallowFragmented, maxDuration, minResolution, maxResolution);\nunknown keys are errors; flags override it"),
+            .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands,\nallowFragmented, maxDuration, minResolution, maxResolution,\nconformance); unknown keys are errors; flags override it"),
+            .flag("conformance", "also fail every \"shall\" of ISO/IEC 14496-12 the boxes break\n(iso-* findings; QuickTime files by QuickTime's rules)"),
+            .value("explain", "ID", "print what finding ID means: its rule, the spec's section and\nwhat to do, then exit"),
             .flag("allow-moov-at-end", "do not require faststart"),
             .value("max-startup-bytes", "SIZE", "bytes a progressive player may need before playback"),
             .value("max-keyframe-interval", "S", "longest gap between keyframes, seconds"),
@@ -46,6 +48,10 @@ enum CheckCommand: Command {
 
     static func run(_ arguments: [String], output: some TextOutput, errors: some TextOutput) async throws -> Int32 {
         let scanner = try ArgumentScanner(arguments, for: spec)
+        if let id = scanner.value("explain") {
+            output.write(try explanation(id))
+            return ExitCode.success.rawValue
+        }
         let sourceOptions = try MP4Probe.sourceOptions(scanner)
         let format = scanner.value("format") ?? "text"
         guard ["text", "json", "jsonl", "junit", "github"].contains(format) else {
@@ -107,6 +113,23 @@ enum CheckCommand: Command {
         return ExitCode.success.rawValue
     }
 
+    /// What `check --explain ID` prints: the finding's severity and category, and for a
+    /// conformance finding its rule, section and remedy.
+    static func explanation(_ id: String) throws -> String {
+        guard let kind = Finding.Kind(id: id) else {
+            let known = Finding.Kind.allCases.map(\.id).sorted()
+            throw ArgumentScanner.UsageError(description: "no finding is called '\(id)'; the ids are \(known.joined(separator: ", "))")
+        }
+        var text = "\(kind.id): \(kind.defaultSeverity.rawValue), category \(kind.category.rawValue)\n"
+        if let rule = Conformance.rule(kind) {
+            text += "ISO/IEC 14496-12:2022 \(rule.section) (an error with --conformance; not checked otherwise)\n"
+            text += "rule: \(rule.rule)\nwhat to do: \(rule.remedy)\n"
+        } else {
+            text += "see docs/check.md and docs/json-schema.md (Finding ids) for when it is raised\n"
+        }
+        return text
+    }
+
     /// The policy: the file's (when given), then the flags on top.
     static func makePolicy(_ scanner: ArgumentScanner) throws -> CheckPolicy {
         var policy = CheckPolicy()
@@ -124,6 +147,7 @@ enum CheckCommand: Command {
         }
         if scanner.flag("allow-moov-at-end") { policy.requireFaststart = false }
         if scanner.flag("no-fragmented") { policy.allowFragmented = false }
+        if scanner.flag("conformance") { policy.conformance = true }
         if let v = try scanner.size("max-startup-bytes") { policy.maxStartupBytes = v }
         if let v = try scanner.seconds("max-keyframe-interval") { policy.maxKeyframeInterval = v }
         if let v = try scanner.seconds("max-interleave") { policy.maxInterleave = v }

@@ -23,6 +23,21 @@ import MP4TestSupport
         #expect(await CommandTests.run(["check", Self.fast, "--policy", "/nonexistent.json"]).code == 2)
     }
 
+    /// `--conformance` fails ffmpeg's fragmented film on its `next_track_ID` (ffmpeg counts only
+    /// tracks with samples in `moov`), which the default check passes; `--explain` prints the
+    /// rule and its section, and refuses an unknown id.
+    @Test func conformanceAndExplain() async {
+        let fragmented = Fixtures.sample("fragmented.mp4")
+        #expect(await CommandTests.run(["check", fragmented]).code == 0)
+        let strict = await CommandTests.run(["check", "--conformance", fragmented, Self.fast])
+        #expect(strict.code == 1 && strict.out.contains("error iso-next-track-id:") && strict.out.contains("§8.2.2.3"), "\(strict.out)")
+        #expect(strict.out.contains("PASS  SampleMedia/faststart.mp4"), "\(strict.out)")
+        let explained = await CommandTests.run(["check", "--explain", "iso-next-track-id"])
+        #expect(explained.code == 0 && explained.out.contains("§8.2.2.3") && explained.out.contains("what to do:"), "\(explained.out)")
+        #expect(await CommandTests.run(["check", "--explain", "not-faststart"]).code == 0)
+        #expect(await CommandTests.run(["check", "--explain", "no-such-finding"]).code == 2)
+    }
+
     @Test func textOutput() async {
         let result = await CommandTests.run(["check", Self.fast, Self.slow])
         let lines = result.out.split(separator: "\n").map(String.init)

@@ -21,9 +21,12 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
     /// Smallest and largest allowed video size, `WIDTHxHEIGHT` (both dimensions checked).
     public var minResolution: String?
     public var maxResolution: String?
+    /// Every "shall" of ISO/IEC 14496-12 that the boxes show fails the check (``Conformance``;
+    /// default `false`: the check asks whether the file will play and transcode).
+    public var conformance: Bool = false
 
     /// The defaults: faststart required, integrity always checked, everything else reported.
-    public init(requireFaststart: Bool = true, maxStartupBytes: UInt64? = nil, maxKeyframeInterval: Double? = nil, maxInterleave: Double? = nil, allowCodecs: [String]? = nil, allowBrands: [String]? = nil, allowFragmented: Bool = true, maxDuration: Double? = nil, minResolution: String? = nil, maxResolution: String? = nil) {
+    public init(requireFaststart: Bool = true, maxStartupBytes: UInt64? = nil, maxKeyframeInterval: Double? = nil, maxInterleave: Double? = nil, allowCodecs: [String]? = nil, allowBrands: [String]? = nil, allowFragmented: Bool = true, maxDuration: Double? = nil, minResolution: String? = nil, maxResolution: String? = nil, conformance: Bool = false) {
         self.requireFaststart = requireFaststart
         self.maxStartupBytes = maxStartupBytes
         self.maxKeyframeInterval = maxKeyframeInterval
@@ -34,6 +37,7 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
         self.maxDuration = maxDuration
         self.minResolution = minResolution
         self.maxResolution = maxResolution
+        self.conformance = conformance
     }
 
     /// Reads a policy document; absent keys keep their defaults.
@@ -50,6 +54,7 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
         maxDuration = try c.decodeIfPresent(Double.self, forKey: .maxDuration)
         minResolution = try c.decodeIfPresent(String.self, forKey: .minResolution)
         maxResolution = try c.decodeIfPresent(String.self, forKey: .maxResolution)
+        conformance = try c.decodeIfPresent(Bool.self, forKey: .conformance) ?? d.conformance
         for resolution in [minResolution, maxResolution].compactMap({ $0 }) where Self.parseResolution(resolution) == nil {
             throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "resolution '\(resolution)' is not WIDTHxHEIGHT"))
         }

@@ -103,6 +103,14 @@ public struct FileCheck: Sendable {
         for box in layout.boxes where box.isTruncated && !findings.contains(where: { $0.offset == box.offset }) {
             findings.append(Finding(.boxTruncated, message: "'\(box.type)' claims \(box.size) bytes but the file ends after \(box.availableSize): the file is incomplete; upload it again", offset: box.offset, path: .top(box.type)))
         }
+        // The spec's "shall"s, when asked for: each an error.
+        if policy.conformance {
+            for finding in Conformance.findings(file) {
+                var raised = finding
+                raised.severity = .error
+                findings.append(raised)
+            }
+        }
         if file.movie == nil && file.kind != .mediaSegment {
             findings.append(Finding(.noMoov, message: "the file has no moov box: nothing can play it"))
         }

@@ -21,6 +21,7 @@ extension CheckPolicy {
         ("allowCodecs", "a list of strings"), ("allowBrands", "a list of strings"),
         ("allowFragmented", "true or false"), ("maxDuration", "seconds (a number, 0 or more)"),
         ("minResolution", "\"WIDTHxHEIGHT\""), ("maxResolution", "\"WIDTHxHEIGHT\""),
+        ("conformance", "true or false"),
     ]
 
     /// Parses a policy document; absent keys (and `null` values) keep their defaults; `$schema`
@@ -69,6 +70,7 @@ extension CheckPolicy {
             switch key.text {
             case "requireFaststart": policy.requireFaststart = try bool()
             case "allowFragmented": policy.allowFragmented = try bool()
+            case "conformance": policy.conformance = try bool()
             case "maxStartupBytes":
                 guard case .number(let n) = value.value, n >= 0, n < 0x1p63, n.rounded() == n else { throw fail("expected \(entry.kind)") }
                 policy.maxStartupBytes = UInt64(n)

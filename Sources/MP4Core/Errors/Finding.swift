@@ -83,6 +83,14 @@ extension Finding {
         case ftypNotFirst = "ftyp-not-first: info, layout"
         case garbageBoxType = "garbage-box-type: warning, structure"
         case interleave = "interleave: error, policy"
+        case isoBoxCount = "iso-box-count: warning, conformance"
+        case isoDataReference = "iso-data-reference: warning, conformance"
+        case isoFileType = "iso-file-type: warning, conformance"
+        case isoHandlerFields = "iso-handler-fields: warning, conformance"
+        case isoMovieCount = "iso-movie-count: warning, conformance"
+        case isoNextTrackID = "iso-next-track-id: warning, conformance"
+        case isoSizeZero = "iso-size-zero: warning, conformance"
+        case isoTrackID = "iso-track-id: warning, conformance"
         case invalidBox = "invalid-box: error, structure"
         case invalidBoxHeader = "invalid-box-header: error, structure"
         case invalidBoxSize = "invalid-box-size: error, structure"
@@ -189,6 +197,8 @@ extension Finding {
         case policy
         /// The input could not be read or is not MP4.
         case input
+        /// A "shall" of ISO/IEC 14496-12 (``Conformance``): errors with `check --conformance`.
+        case conformance
     }
 
     /// A finding of `kind`, at its default severity unless `severity` raises (or lowers) it.
