@@ -100,6 +100,18 @@ enum InfoReport {
                 .object([("primaries", .array(box.primaries.map { .double(Double($0) / 50000) })), ("maxLuminance", .double(box.maxLuminanceCandelas)), ("minLuminance", .double(box.minLuminanceCandelas))])
             }),
             ("contentLightLevel", .optional(entry?.contentLightLevel) { .object([("maxContentLightLevel", .uint(UInt64($0.maxContentLightLevel))), ("maxPictureAverageLightLevel", .uint(UInt64($0.maxPictureAverageLightLevel)))]) }),
+            ("pictureFormat", .optional(track.pictureFormat) { format in
+                .object([("bitDepth", .uint(UInt64(format.bitDepth))), ("chroma", .string(format.chroma.rawValue)), ("interlaced", .optional(format.interlaced, JSONValue.bool))])
+            }),
+            ("frames", .optional(track.frameStructure()) { frames in
+                .object([("framesPerSecond", .optional(frames.framesPerSecond, JSONValue.double)), ("constantFrameRate", .bool(frames.constantFrameRate)),
+                         ("maxConsecutiveBFrames", .int(Int64(frames.maxConsecutiveBFrames))), ("openGOP", .bool(frames.openGOP)),
+                         ("longestGOPSeconds", .optional(frames.longestGOPSeconds, JSONValue.double)), ("peakGOPBitRate", .optional(frames.peakGOPBitRate) { .uint($0) })])
+            }),
+            ("editListShape", .optional(track.editList) { .string($0.shape.rawValue) }),
+            ("transfer", .optional(entry?.transfer, JSONValue.string)),
+            ("hdr", .optional(entry?.hdr, JSONValue.string)),
+            ("dolbyVision", .optional(entry?.dolbyVision) { .object([("profile", .uint(UInt64($0.profile))), ("level", .uint(UInt64($0.level)))]) }),
             ("declaredBitRate", .optional(entry?.declaredBitRate) { .object([("max", .uint(UInt64($0.maxBitrate))), ("average", .uint(UInt64($0.avgBitrate))), ("bufferSize", .uint(UInt64($0.bufferSizeDB)))]) }),
             ("sampleEntries", .array(track.sampleEntries.map(sampleEntryJSON))),
             ("path", .string(track.path.description)),
@@ -182,6 +194,7 @@ enum InfoReport {
             for track in tracks {
                 lines.append("  " + trackLine(track, samplesInFragments: file.movie?.hasMovieExtends ?? false, idWidth: idWidth))
                 if let extra = pictureLine(track) { lines.append("  " + String(repeating: " ", count: idWidth + 2) + extra) }
+                if let frames = framesLine(track) { lines.append("  " + String(repeating: " ", count: idWidth + 2) + frames) }
             }
         }
         if let metadata = file.movie?.metadata {
@@ -234,15 +247,31 @@ enum InfoReport {
     static func pictureLine(_ track: Track) -> String? {
         guard let entry = track.sampleEntries.first else { return nil }
         var parts: [String] = []
+        if let format = track.pictureFormat {
+            let scan = format.interlaced.map { $0 ? " interlaced" : " progressive" } ?? ""
+            parts.append("\(format.bitDepth)-bit \(format.chroma.rawValue)\(scan)")
+        }
+        if let hdr = entry.hdr { parts.append(hdr + (entry.dolbyVision.map { " profile \($0.profile) level \($0.level)" } ?? "")) }
         if let colr = entry.colour, case let .codePoints(primaries, transfer, matrix, fullRange) = colr.colour {
             parts.append("colour \(primaries)/\(transfer)/\(matrix)" + (fullRange.map { $0 ? " full range" : " limited range" } ?? ""))
         } else if let colr = entry.colour {
             parts.append("colour \(colr.colourType)")
         }
-        if let order = entry.fieldHandling?.fieldOrder { parts.append(order == "progressive" ? "progressive" : "interlaced (\(order))") }
+        if let order = entry.fieldHandling?.fieldOrder, track.pictureFormat == nil { parts.append(order == "progressive" ? "progressive" : "interlaced (\(order))") }
         if let display = entry.masteringDisplay { parts.append("mastering display \(Format.fixed(display.minLuminanceCandelas, 4))–\(Format.fixed(display.maxLuminanceCandelas, 0)) cd/m²") }
         if let light = entry.contentLightLevel { parts.append("MaxCLL \(light.maxContentLightLevel), MaxFALL \(light.maxPictureAverageLightLevel)") }
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
+    /// What a video track's sample table says of its frames (``FrameStructure``).
+    static func framesLine(_ track: Track) -> String? {
+        guard let frames = track.frameStructure() else { return nil }
+        var parts = [frames.constantFrameRate ? "constant frame rate" : "variable frame rate"]
+        parts.append(frames.maxConsecutiveBFrames == 0 ? "no B-frames" : "up to \(frames.maxConsecutiveBFrames) B-frame\(frames.maxConsecutiveBFrames == 1 ? "" : "s") in a row")
+        parts.append(frames.openGOP ? "open GOPs" : "closed GOPs")
+        if let longest = frames.longestGOPSeconds { parts.append("longest GOP \(Format.fixed(longest, 2)) s") }
+        if let peak = frames.peakGOPBitRate { parts.append("peak \(Format.bitRate(peak)) over a GOP") }
+        return "frames: " + parts.joined(separator: ", ")
     }
 
     static func trackLine(_ track: Track, samplesInFragments: Bool, idWidth: Int = 2) -> String {
@@ -283,8 +312,9 @@ enum InfoReport {
         }
         if let language = track.language { parts.append(language) }
         if let rate = track.bitRate { parts.append(Format.bitRate(rate)) }
-        if let edits = track.editList?.entries, !edits.isEmpty {
-            parts.append("edit list: \(edits.count) entr\(edits.count == 1 ? "y" : "ies")" + (edits.first.map { $0.isEmpty ? " (starts with a delay)" : ($0.mediaTime > 0 ? " (skips \($0.mediaTime) media units)" : "") } ?? ""))
+        if let list = track.editList, !list.entries.isEmpty {
+            let edits = list.entries
+            parts.append("edit list (\(list.shape.rawValue)): \(edits.count) entr\(edits.count == 1 ? "y" : "ies")" + (edits.first.map { $0.isEmpty ? " (starts with a delay)" : ($0.mediaTime > 0 ? " (skips \($0.mediaTime) media units)" : "") } ?? ""))
         }
         return parts.joined(separator: "  ")
     }

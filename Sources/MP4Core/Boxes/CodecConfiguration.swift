@@ -18,6 +18,9 @@ public protocol CodecConfigurationBoxModel: BoxModel {
     /// The picture size a decoder outputs, when the configuration's parameter sets say
     /// (H.264, H.265).
     var codedPictureSize: PictureSize? { get }
+    /// Bit depth, chroma subsampling and scan, when the configuration says (H.264, H.265,
+    /// AV1, VP9).
+    var pictureFormat: PictureFormat? { get }
 }
 
 extension CodecConfigurationBoxModel {
@@ -25,6 +28,7 @@ extension CodecConfigurationBoxModel {
     public var decoderChannelCount: UInt32? { nil }
     public var decoderSampleRate: UInt32? { nil }
     public var codedPictureSize: PictureSize? { nil }
+    public var pictureFormat: PictureFormat? { nil }
 }
 
 /// The decoder configuration of a sample entry (``SampleEntry/configuration``): the parsed

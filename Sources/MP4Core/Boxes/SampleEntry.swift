@@ -51,6 +51,34 @@ public struct SampleEntry: Sendable, Hashable {
     public var masteringDisplay: MasteringDisplayColourVolumeBox?
     /// `clli`: HDR content light levels.
     public var contentLightLevel: ContentLightLevelBox?
+    /// `dvcC`, `dvvC` or `dvwC`: the Dolby Vision profile and level.
+    public var dolbyVision: DolbyVision?
+
+    /// A Dolby Vision configuration (ETSI / Dolby's ISOBMFF binding: `dv_profile`, `dv_level`).
+    public struct DolbyVision: Sendable, Hashable, Codable {
+        public var profile: UInt8
+        public var level: UInt8
+    }
+
+    /// The transfer function `colr` names, as ffprobe names it (`bt709`, `smpte2084` for PQ,
+    /// `arib-std-b67` for HLG); nil without code points.
+    public var transfer: String? {
+        guard case .codePoints(_, let transfer, _, _)? = colour?.colour else { return nil }
+        let names: [UInt16: String] = [1: "bt709", 4: "bt470m", 5: "bt470bg", 6: "smpte170m", 7: "smpte240m", 8: "linear", 11: "iec61966-2-4",
+                                       12: "bt1361e", 13: "iec61966-2-1", 14: "bt2020-10", 15: "bt2020-12", 16: "smpte2084", 17: "smpte428", 18: "arib-std-b67"]
+        return names[transfer] ?? (transfer == 2 ? nil : "\(transfer)")
+    }
+
+    /// The HDR signalling: `Dolby Vision`, `HDR10` (PQ with a mastering display), `PQ`
+    /// (without one), `HLG`; nil for SDR or when nothing says.
+    public var hdr: String? {
+        if dolbyVision != nil || ["dvh1", "dvhe", "dav1", "dva1", "dvav", "dva1"].contains(codingFormat.description) { return "Dolby Vision" }
+        switch transfer {
+        case "smpte2084": return masteringDisplay != nil ? "HDR10" : "PQ"
+        case "arib-std-b67": return "HLG"
+        default: return nil
+        }
+    }
     /// For MPEG-1/2 audio (MP3) and DTS: the channel count of the first frame header, when it
     /// was read (``MP4File/Facts/frameHeaders``).
     public var frameHeaderChannelCount: UInt32?
@@ -287,6 +315,10 @@ public struct SampleEntry: Sendable, Hashable {
             if let box = child.model(FieldHandlingBox.self) { fieldHandling = fieldHandling ?? box }
             if let box = child.model(MasteringDisplayColourVolumeBox.self) { masteringDisplay = masteringDisplay ?? box }
             if let box = child.model(ContentLightLevelBox.self) { contentLightLevel = contentLightLevel ?? box }
+            if ["dvcC", "dvvC", "dvwC"].contains(child.type.description), dolbyVision == nil, child.payload.count >= 4 {
+                let bytes = Array(child.payload.prefix(4))
+                dolbyVision = DolbyVision(profile: bytes[2] >> 1, level: (bytes[2] & 1) << 5 | bytes[3] >> 3)
+            }
             if let configuration = child.codecConfiguration {
                 if self.configuration == nil { self.configuration = configuration }
             } else if child.type == .sinf || child.type == .wave {

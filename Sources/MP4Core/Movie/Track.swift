@@ -80,6 +80,23 @@ public struct Track: Sendable, Hashable {
     /// Language code.
     public var language: String? { mediaHeader?.language }
 
+    /// Bit depth, chroma subsampling and scan of a video track, from its first sample entry's
+    /// codec configuration; a QuickTime `fiel` box says the scan when the configuration does
+    /// not.
+    public var pictureFormat: PictureFormat? {
+        guard kind == .video, let entry = sampleEntries.first, var format = entry.configuration?.box.pictureFormat else { return nil }
+        if format.interlaced == nil, let fields = entry.fieldHandling { format.interlaced = fields.fieldCount == 2 }
+        return format
+    }
+
+    /// The frame rate, B-frame runs, GOPs and peak GOP bit rate of a video track's sample table
+    /// in `moov` (nil for other tracks and for samples in movie fragments). One pass over the
+    /// table.
+    public func frameStructure() -> FrameStructure? {
+        guard kind == .video, sampleCount > 0, let stbl = sampleTableBox, let timescale else { return nil }
+        return FrameStructure.measure(SampleTable(stbl: stbl, path: sampleTablePath), timescale: timescale)
+    }
+
     /// Builds the summary of `trak` at `path`, adding inconsistencies to `findings`.
     init(trak: BoxNode, path: BoxPath, findings: inout [Finding]) {
         var header: TrackHeaderBox?

@@ -25,6 +25,27 @@ public struct EditListBox: WritableBoxModel, TabularBoxModel, Codable {
 
     /// The edits, in order.
     public var entries: [Entry]
+
+    /// What the list does, as ingest rules ask (YouTube: no edit lists; Mux: simple ones only).
+    public enum Shape: String, Sendable, Hashable, Codable {
+        /// No entry.
+        case none
+        /// One segment at normal rate, possibly after one empty edit: the media shifted (an
+        /// encoder's priming skipped, a start delayed).
+        case offset
+        /// Anything else: several segments, a rate other than 1, dwells.
+        case complex
+    }
+
+    /// The list's ``Shape``.
+    public var shape: Shape {
+        let media = entries.filter { !$0.isEmpty }
+        guard !entries.isEmpty else { return .none }
+        let leadingEmpty = entries.prefix { $0.isEmpty }.count
+        if media.count == 1, leadingEmpty <= 1, entries.count == leadingEmpty + 1, media[0].mediaRate == 1 { return .offset }
+        if media.isEmpty && entries.count == 1 { return .offset }
+        return .complex
+    }
     /// Whether each edit is 64-bit (version 1).
     public var isWide: Bool
 

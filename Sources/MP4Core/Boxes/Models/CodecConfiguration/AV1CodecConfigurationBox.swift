@@ -10,8 +10,12 @@ public struct AV1CodecConfigurationBox: CodecConfigurationBoxModel {
     public var tier: UInt8
     public var bitDepth: UInt8
     public var monochrome: Bool
+    /// `chroma_subsampling_x` and `_y`.
+    public var subsampling: (x: Bool, y: Bool) { (subsamplingBits & 2 != 0, subsamplingBits & 1 != 0) }
+    private var subsamplingBits: UInt8 = 3
 
-    public init(profile: UInt8, level: UInt8, tier: UInt8, bitDepth: UInt8, monochrome: Bool) {
+    public init(profile: UInt8, level: UInt8, tier: UInt8, bitDepth: UInt8, monochrome: Bool, subsamplingX: Bool = true, subsamplingY: Bool = true) {
+        self.subsamplingBits = (subsamplingX ? 2 : 0) | (subsamplingY ? 1 : 0)
         self.profile = profile
         self.level = level
         self.tier = tier
@@ -25,7 +29,14 @@ public struct AV1CodecConfigurationBox: CodecConfigurationBoxModel {
         let b2 = try reader.readUInt8()
         try reader.skip(reader.remaining)
         let high = b2 & 0x40 != 0, twelve = b2 & 0x20 != 0
-        return AV1CodecConfigurationBox(profile: b1 >> 5, level: b1 & 0x1F, tier: b2 >> 7, bitDepth: twelve ? 12 : (high ? 10 : 8), monochrome: b2 & 0x10 != 0)
+        return AV1CodecConfigurationBox(profile: b1 >> 5, level: b1 & 0x1F, tier: b2 >> 7, bitDepth: twelve ? 12 : (high ? 10 : 8), monochrome: b2 & 0x10 != 0,
+                                        subsamplingX: b2 & 0x08 != 0, subsamplingY: b2 & 0x04 != 0)
+    }
+
+    /// AV1 codes frames only.
+    public var pictureFormat: PictureFormat? {
+        let chroma: PictureFormat.Chroma = monochrome ? .monochrome : subsampling.x ? (subsampling.y ? .yuv420 : .yuv422) : .yuv444
+        return PictureFormat(bitDepth: bitDepth, chroma: chroma, interlaced: false)
     }
 
     public var fields: [(name: String, value: FieldValue)] {

@@ -10,8 +10,11 @@ public struct AVCConfigurationBox: CodecConfigurationBoxModel {
     public var level: UInt8
     /// The size the first SPS gives, after cropping (``codedPictureSize``).
     public var pictureSize: PictureSize?
+    /// Bit depth, chroma format and scan of the first SPS.
+    public var pictureFormat: PictureFormat?
 
-    public init(profile: UInt8, compatibility: UInt8, level: UInt8, pictureSize: PictureSize? = nil) {
+    public init(profile: UInt8, compatibility: UInt8, level: UInt8, pictureSize: PictureSize? = nil, pictureFormat: PictureFormat? = nil) {
+        self.pictureFormat = pictureFormat
         self.profile = profile
         self.compatibility = compatibility
         self.level = level
@@ -26,7 +29,9 @@ public struct AVCConfigurationBox: CodecConfigurationBoxModel {
             try reader.skip(1)
             if try reader.readUInt8() & 0x1F > 0 {
                 let length = Int(try reader.readUInt16())
-                if length <= reader.remaining { box.pictureSize = SequenceParameterSet.avcPictureSize(try reader.readBytes(length)) }
+                if length <= reader.remaining, let sequence = SequenceParameterSet.avcSequence(try reader.readBytes(length)) {
+                    (box.pictureSize, box.pictureFormat) = sequence
+                }
             }
         }
         try reader.skip(reader.remaining)

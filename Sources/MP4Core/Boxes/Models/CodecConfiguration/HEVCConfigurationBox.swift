@@ -14,8 +14,15 @@ public struct HEVCConfigurationBox: CodecConfigurationBoxModel {
     public var level: UInt8
     /// The size the first SPS gives, after its conformance window (``codedPictureSize``).
     public var pictureSize: PictureSize?
+    /// The chroma format (`chroma_format_idc`) and luma bit depth: the first SPS's, else the
+    /// record's `chromaFormat` and `bitDepthLumaMinus8` + 8 (nil when it has neither).
+    public var chromaFormatIDC: UInt8?
+    public var bitDepthLuma: UInt8?
 
-    public init(profileSpace: UInt8, tierFlag: Bool, profile: UInt8, compatibilityFlags: UInt32, constraintFlags: [UInt8], level: UInt8, pictureSize: PictureSize? = nil) {
+    public init(profileSpace: UInt8, tierFlag: Bool, profile: UInt8, compatibilityFlags: UInt32, constraintFlags: [UInt8], level: UInt8, pictureSize: PictureSize? = nil,
+                chromaFormatIDC: UInt8? = nil, bitDepthLuma: UInt8? = nil) {
+        self.chromaFormatIDC = chromaFormatIDC
+        self.bitDepthLuma = bitDepthLuma
         self.pictureSize = pictureSize
         self.profileSpace = profileSpace
         self.tierFlag = tierFlag
@@ -31,9 +38,28 @@ public struct HEVCConfigurationBox: CodecConfigurationBoxModel {
         let compatibility = try reader.readUInt32()
         let constraints = Array(try reader.readBytes(6))
         let level = try reader.readUInt8()
-        let size = try firstSequenceParameterSet(&reader).flatMap(SequenceParameterSet.hevcPictureSize)
+        var format: (chroma: UInt8, depth: UInt8)?
+        if reader.remaining >= 5 {
+            let fields = Array(reader.remainingBytes.prefix(5))  // segmentation (2), parallelism, chroma, luma depth
+            format = (fields[3] & 3, (fields[4] & 7) + 8)
+        }
+        // The SPS's chroma format and bit depth when it parses (an Android encoder's record
+        // said 4:0:0 for a 4:2:0 stream), else the record's.
+        let sequence = try firstSequenceParameterSet(&reader).flatMap(SequenceParameterSet.hevcSequence)
+        if let sequence {
+            format = (UInt8(truncatingIfNeeded: ["4:0:0", "4:2:0", "4:2:2", "4:4:4"].firstIndex(of: sequence.chroma.rawValue) ?? 1), sequence.bitDepth)
+        }
         try reader.skip(reader.remaining)
-        return HEVCConfigurationBox(profileSpace: b >> 6, tierFlag: b & 0x20 != 0, profile: b & 0x1F, compatibilityFlags: compatibility, constraintFlags: constraints, level: level, pictureSize: size)
+        return HEVCConfigurationBox(profileSpace: b >> 6, tierFlag: b & 0x20 != 0, profile: b & 0x1F, compatibilityFlags: compatibility, constraintFlags: constraints, level: level, pictureSize: sequence?.size,
+                                    chromaFormatIDC: format?.chroma, bitDepthLuma: format?.depth)
+    }
+
+    /// From the record's chroma format and bit depth; interlaced from the general profile's
+    /// source flags (progressive only, interlaced only; both or neither: not said).
+    public var pictureFormat: PictureFormat? {
+        guard let chromaFormatIDC, let bitDepthLuma, let chroma = PictureFormat.Chroma(formatIDC: UInt32(chromaFormatIDC)) else { return nil }
+        let progressive = (constraintFlags.first ?? 0) & 0x80 != 0, interlaced = (constraintFlags.first ?? 0) & 0x40 != 0
+        return PictureFormat(bitDepth: bitDepthLuma, chroma: chroma, interlaced: progressive == interlaced ? nil : interlaced)
     }
 
     /// The first SPS (NAL unit type 33) of the arrays after the level, when they hold one.

@@ -30,7 +30,12 @@ enum SequenceParameterSet {
     }
 
     /// The size of an H.264 SPS NAL unit (with its 1-byte header; ITU-T H.264 7.3.2.1.1).
-    static func avcPictureSize(_ nal: some Collection<UInt8>) -> PictureSize? {
+    static func avcPictureSize(_ nal: some Collection<UInt8>) -> PictureSize? { avcSequence(nal)?.size }
+
+    /// The picture size (after cropping) and format of an H.264 SPS NAL unit: chroma format
+    /// and luma bit depth (4:2:0 8-bit unless a High profile says otherwise), and whether
+    /// fields may be coded (`frame_mbs_only_flag` 0).
+    static func avcSequence(_ nal: some Collection<UInt8>) -> (size: PictureSize?, format: PictureFormat)? {
         let bytes = rbsp(nal)
         guard bytes.count > 4, bytes[0] & 0x1F == 7 else { return nil }
         var bits = BitReader(Array(bytes.dropFirst()))
@@ -38,11 +43,12 @@ enum SequenceParameterSet {
         bits.skip(16)  // constraint flags, level_idc
         _ = bits.readExpGolomb()  // seq_parameter_set_id
         var chromaFormat: UInt32 = 1
+        var bitDepth: UInt32 = 8
         var separateColourPlanes = false
         if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
             chromaFormat = bits.readExpGolomb()
             if chromaFormat == 3 { separateColourPlanes = bits.read(1) == 1 }
-            _ = bits.readExpGolomb()  // bit_depth_luma_minus8
+            bitDepth = bits.readExpGolomb() + 8  // bit_depth_luma_minus8
             _ = bits.readExpGolomb()  // bit_depth_chroma_minus8
             bits.skip(1)  // qpprime_y_zero_transform_bypass_flag
             if bits.read(1) == 1 {  // seq_scaling_matrix_present_flag
@@ -76,14 +82,15 @@ enum SequenceParameterSet {
         if bits.read(1) == 1 {
             crop = (UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()))
         }
-        guard !bits.isOverrun else { return nil }
+        guard !bits.isOverrun, let chroma = PictureFormat.Chroma(formatIDC: chromaFormat), bitDepth <= 16 else { return nil }
         // Crop units (7.4.2.1.1): luma samples for 4:0:0 or separate planes, else the chroma
         // subsampling; twice as tall when fields may be coded.
         let monochrome = separateColourPlanes || chromaFormat == 0
         let unitX: UInt64 = monochrome || chromaFormat == 3 ? 1 : 2
         let unitY: UInt64 = (monochrome || chromaFormat != 1 ? 1 : 2) * (2 - frameMacroblocksOnly)
-        return size(width: widthInMacroblocks * 16, height: heightInMapUnits * 16 * (2 - frameMacroblocksOnly),
-                    cropX: unitX * (crop.left + crop.right), cropY: unitY * (crop.top + crop.bottom))
+        let format = PictureFormat(bitDepth: UInt8(bitDepth), chroma: chroma, interlaced: frameMacroblocksOnly == 0)
+        return (size(width: widthInMacroblocks * 16, height: heightInMapUnits * 16 * (2 - frameMacroblocksOnly),
+                     cropX: unitX * (crop.left + crop.right), cropY: unitY * (crop.top + crop.bottom)), format)
     }
 
     /// Skips a scaling_list (7.3.2.1.1.1): deltas until the next scale is 0.
@@ -98,7 +105,10 @@ enum SequenceParameterSet {
     }
 
     /// The size of an H.265 SPS NAL unit (with its 2-byte header; ITU-T H.265 7.3.2.2.1).
-    static func hevcPictureSize(_ nal: some Collection<UInt8>) -> PictureSize? {
+    static func hevcPictureSize(_ nal: some Collection<UInt8>) -> PictureSize? { hevcSequence(nal)?.size }
+
+    /// The picture size, chroma format and luma bit depth of an H.265 SPS NAL unit.
+    static func hevcSequence(_ nal: some Collection<UInt8>) -> (size: PictureSize?, chroma: PictureFormat.Chroma, bitDepth: UInt8)? {
         let bytes = rbsp(nal)
         guard bytes.count > 4, (bytes[0] >> 1) & 0x3F == 33 else { return nil }
         var bits = BitReader(Array(bytes.dropFirst(2)))
@@ -124,12 +134,13 @@ enum SequenceParameterSet {
         if bits.read(1) == 1 {  // conformance_window_flag
             window = (UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()))
         }
-        guard !bits.isOverrun else { return nil }
+        let bitDepth = bits.readExpGolomb() + 8  // bit_depth_luma_minus8
+        guard !bits.isOverrun, let chroma = PictureFormat.Chroma(formatIDC: chromaFormat), bitDepth <= 16 else { return nil }
         // SubWidthC and SubHeightC (Table 6-1): 2x2 for 4:2:0, 2x1 for 4:2:2, else 1x1.
         let single = separateColourPlanes || chromaFormat == 0 || chromaFormat == 3
         let unitX: UInt64 = single ? 1 : 2
         let unitY: UInt64 = chromaFormat == 1 && !separateColourPlanes ? 2 : 1
-        return size(width: width, height: height, cropX: unitX * (window.left + window.right), cropY: unitY * (window.top + window.bottom))
+        return (size(width: width, height: height, cropX: unitX * (window.left + window.right), cropY: unitY * (window.top + window.bottom)), chroma, UInt8(bitDepth))
     }
 
     /// The cropped size, when it is a picture (1 to 65,535 each way).

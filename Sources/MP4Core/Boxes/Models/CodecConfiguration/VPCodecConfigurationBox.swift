@@ -7,8 +7,11 @@ public struct VPCodecConfigurationBox: CodecConfigurationBoxModel {
     public var profile: UInt8
     public var level: UInt8
     public var bitDepth: UInt8
+    /// `chromaSubsampling` (0, 1: 4:2:0; 2: 4:2:2; 3: 4:4:4).
+    public var chromaSubsampling: UInt8
 
-    public init(profile: UInt8, level: UInt8, bitDepth: UInt8) {
+    public init(profile: UInt8, level: UInt8, bitDepth: UInt8, chromaSubsampling: UInt8 = 1) {
+        self.chromaSubsampling = chromaSubsampling
         self.profile = profile
         self.level = level
         self.bitDepth = bitDepth
@@ -19,7 +22,13 @@ public struct VPCodecConfigurationBox: CodecConfigurationBoxModel {
         let level = try reader.readUInt8()
         let b = try reader.readUInt8()
         try reader.skip(reader.remaining)
-        return VPCodecConfigurationBox(profile: profile, level: level, bitDepth: b >> 4)
+        return VPCodecConfigurationBox(profile: profile, level: level, bitDepth: b >> 4, chromaSubsampling: (b >> 1) & 7)
+    }
+
+    /// VP8 and VP9 code frames only.
+    public var pictureFormat: PictureFormat? {
+        let chroma: PictureFormat.Chroma = chromaSubsampling == 2 ? .yuv422 : chromaSubsampling == 3 ? .yuv444 : .yuv420
+        return PictureFormat(bitDepth: bitDepth, chroma: chroma, interlaced: false)
     }
 
     public var fields: [(name: String, value: FieldValue)] {
