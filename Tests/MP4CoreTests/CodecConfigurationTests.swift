@@ -20,7 +20,8 @@ import MP4TestSupport
         Case(format: "avc1", payload: [1, 0x64, 0x00, 0x1F, 0xFF, 0xE0], model: AnyBoxModel(AVCConfigurationBox(profile: 0x64, compatibility: 0, level: 0x1F)), codec: "avc1.64001F"),
         // Main profile, compatible with 1 and 2, constraint byte 0x90, level 93.
         Case(format: "hvc1", payload: [1, 0x01, 0x60, 0, 0, 0, 0x90, 0, 0, 0, 0, 0, 93, 0xF0, 0, 0xFC, 0xFD, 0xF8, 0xF8, 0, 0, 0x0F, 0],
-             model: AnyBoxModel(HEVCConfigurationBox(profileSpace: 0, tierFlag: false, profile: 1, compatibilityFlags: 0x6000_0000, constraintFlags: [0x90, 0, 0, 0, 0, 0], level: 93)), codec: "hvc1.1.6.L93.90"),
+             model: AnyBoxModel(HEVCConfigurationBox(profileSpace: 0, tierFlag: false, profile: 1, compatibilityFlags: 0x6000_0000, constraintFlags: [0x90, 0, 0, 0, 0, 0], level: 93,
+                                                    chromaFormatIDC: 1, bitDepthLuma: 8)), codec: "hvc1.1.6.L93.90"),
         Case(format: "av01", payload: [0x81, 0x08, 0x4C, 0], model: AnyBoxModel(AV1CodecConfigurationBox(profile: 0, level: 8, tier: 0, bitDepth: 10, monochrome: false)), codec: "av01.0.08M.10"),
         Case(format: "vp09", payload: [0, 31, 0x82, 1, 1, 1, 0, 0], model: AnyBoxModel(VPCodecConfigurationBox(profile: 0, level: 31, bitDepth: 8)), codec: "vp09.00.31.08"),
         // AAC LC, 44.1 kHz, stereo.

@@ -148,6 +148,8 @@ import MP4TestSupport
         #expect(planner.followPatience == 0.4, "four times the 0.1 s assumed before a measure")
         planner.measuredLatency(0.001)
         #expect(planner.followPatience == ReadAheadPolicy().stallPatience)
+        for _ in 0..<20 { planner.measuredLatency(5) }
+        #expect(planner.followPatience == 2, "at most 2 s")
     }
 
     /// A player that follows a preload's fetch makes it a player's (preloads then wait for it,

@@ -28,9 +28,11 @@ public struct FrameStructure: Sendable, Hashable, Codable {
     public var peakGOPBitRate: UInt64?
 
     /// Measures `table` of a track whose media time scale is `timescale` (nil for an empty
-    /// table or a time scale of 0).
-    public static func measure(_ table: SampleTable, timescale: UInt32) -> FrameStructure? {
-        guard table.sampleCount > 0, timescale > 0 else { return nil }
+    /// table, a time scale of 0, or more samples than `maxSamples`: one pass of constant
+    /// memory, bounded like every query, ``ParseLimits/maxSamplesPerQuery``; a table of four
+    /// billion samples took the test process's 24 GB before this bound).
+    public static func measure(_ table: SampleTable, timescale: UInt32, maxSamples: Int = ParseLimits.default.maxSamplesPerQuery) -> FrameStructure? {
+        guard table.sampleCount > 0, table.sampleCount <= maxSamples, timescale > 0 else { return nil }
         let scale = Double(timescale)
         var firstDuration: Int64?
         var constant = true
@@ -39,13 +41,20 @@ public struct FrameStructure: Sendable, Hashable, Codable {
         var largestComposition = Int64.min, run = 0, longestRun = 0
         var syncComposition: Int64?
         var open = false
-        var gops: [(bytes: UInt64, duration: Int64)] = []
+        // The GOP being summed, the highest rate of the GOPs closed so far, the longest GOP.
+        var gop: (bytes: UInt64, duration: Int64)?
+        var closedPeak: Double?, closedGOPs = 0
+        var longest: Int64 = 0
+        func rate(_ gop: (bytes: UInt64, duration: Int64)) -> Double? {
+            let seconds = Double(gop.duration) / scale
+            return seconds > 0 ? Double(gop.bytes) * 8 / seconds : nil
+        }
         table.forEachSample { sample in
             // A duration other than the first, unless it is the last sample's.
             if let previousDuration, let firstDuration, previousDuration != firstDuration { constant = false }
             if firstDuration == nil { firstDuration = sample.duration }
             previousDuration = sample.duration
-            total &+= max(sample.duration, 0)
+            total = total.addingReportingOverflow(max(sample.duration, 0)).partialValue
             if sample.compositionTime < largestComposition {
                 run += 1
                 longestRun = max(longestRun, run)
@@ -53,25 +62,27 @@ public struct FrameStructure: Sendable, Hashable, Codable {
                 run = 0
                 largestComposition = sample.compositionTime
             }
-            if sample.isSync || gops.isEmpty {
+            if sample.isSync || gop == nil {
+                if let closed = gop {
+                    closedGOPs += 1
+                    if let value = rate(closed) { closedPeak = max(closedPeak ?? 0, value) }
+                }
                 if sample.isSync { syncComposition = sample.compositionTime }
-                gops.append((0, 0))
+                gop = (0, 0)
             } else if let syncComposition, sample.compositionTime < syncComposition {
                 open = true
             }
-            gops[gops.count - 1].bytes += UInt64(sample.byteCount)
-            gops[gops.count - 1].duration &+= max(sample.duration, 0)
+            var current = gop ?? (0, 0)
+            current.bytes &+= UInt64(sample.byteCount)
+            current.duration = current.duration.addingReportingOverflow(max(sample.duration, 0)).partialValue
+            gop = current
+            longest = max(longest, current.duration)
             return true
         }
-        var counted = gops
-        if counted.count > 1, let last = counted.last, Double(last.duration) / scale < 1 { counted.removeLast() }
-        let peak = counted.compactMap { gop -> Double? in
-            let seconds = Double(gop.duration) / scale
-            return seconds > 0 ? Double(gop.bytes) * 8 / seconds : nil
-        }.max()
-        let longest = gops.map { Double($0.duration) / scale }.max()
+        var peak = closedPeak
+        if let last = gop, closedGOPs == 0 || Double(last.duration) / scale >= 1, let value = rate(last) { peak = max(peak ?? 0, value) }
         return FrameStructure(framesPerSecond: total > 0 ? Double(table.sampleCount) / (Double(total) / scale) : nil,
                               constantFrameRate: constant, maxConsecutiveBFrames: longestRun, openGOP: open,
-                              longestGOPSeconds: longest, peakGOPBitRate: peak.flatMap { $0.isFinite && $0 < 1e18 ? UInt64($0.rounded()) : nil })
+                              longestGOPSeconds: Double(longest) / scale, peakGOPBitRate: peak.flatMap { $0.isFinite && $0 < 1e18 ? UInt64($0.rounded()) : nil })
     }
 }

@@ -238,9 +238,10 @@ struct FetchPlanner: Sendable {
     }
 
     /// How long a reader waits for a fetch that delivers nothing before it reports it with
-    /// ``followStalled(_:at:)``: ``ReadAheadPolicy/stallPatience``, or four times the origin's
-    /// latency (a new request's first byte) when that is longer.
-    var followPatience: Double { max(policy.stallPatience, 4 * originLatency) }
+    /// ``followStalled(_:by:written:at:)``: ``ReadAheadPolicy/stallPatience``, or four times the
+    /// origin's latency (a new request's first byte) when that is longer, never more than 2 s
+    /// (a latency measured on a loaded machine made it 9.8 s).
+    var followPatience: Double { min(max(policy.stallPatience, 4 * originLatency), 2) }
 
     /// `reader` waited ``followPatience`` for `fetch` to write past `position` and it wrote
     /// nothing: until it moves on, readers beyond its progress start requests of their own
