@@ -25,6 +25,34 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
     /// default `false`: the check asks whether the file will play and transcode).
     public var conformance: Bool = false
 
+    // The ingest rules of upload platforms (``IngestRules``); `nil`/`false`: not checked.
+    /// Most bits per luma sample of a video track.
+    public var maxBitDepth: Int?
+    /// Allowed chroma subsampling of video (`4:2:0`, `4:2:2`, `4:4:4`, `4:0:0`).
+    public var allowChroma: [String]?
+    /// Whether interlaced video passes (default `true`).
+    public var allowInterlaced: Bool = true
+    /// Most frames per second of a video track.
+    public var maxFrameRate: Double?
+    /// Video must have a constant frame rate.
+    public var requireConstantFrameRate: Bool = false
+    /// Most B-frames in a row.
+    public var maxConsecutiveBFrames: Int?
+    /// Video GOPs must be closed.
+    public var requireClosedGOP: Bool = false
+    /// Edit lists allowed: `none`, `offset` (one segment, possibly after a delay) or `any`.
+    public var editLists: String?
+    /// Most average bits per second of a video track.
+    public var maxVideoBitRate: UInt64?
+    /// Most bits per second over one GOP of a video track.
+    public var maxGOPBitRate: UInt64?
+    /// Most bytes in the file.
+    public var maxFileSize: UInt64?
+    /// Allowed channel counts of audio tracks.
+    public var allowAudioChannels: [Int]?
+    /// Allowed sample rates of audio tracks, Hz.
+    public var allowAudioSampleRates: [Int]?
+
     /// The defaults: faststart required, integrity always checked, everything else reported.
     public init(requireFaststart: Bool = true, maxStartupBytes: UInt64? = nil, maxKeyframeInterval: Double? = nil, maxInterleave: Double? = nil, allowCodecs: [String]? = nil, allowBrands: [String]? = nil, allowFragmented: Bool = true, maxDuration: Double? = nil, minResolution: String? = nil, maxResolution: String? = nil, conformance: Bool = false) {
         self.requireFaststart = requireFaststart
@@ -55,6 +83,19 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
         minResolution = try c.decodeIfPresent(String.self, forKey: .minResolution)
         maxResolution = try c.decodeIfPresent(String.self, forKey: .maxResolution)
         conformance = try c.decodeIfPresent(Bool.self, forKey: .conformance) ?? d.conformance
+        maxBitDepth = try c.decodeIfPresent(Int.self, forKey: .maxBitDepth)
+        allowChroma = try c.decodeIfPresent([String].self, forKey: .allowChroma)
+        allowInterlaced = try c.decodeIfPresent(Bool.self, forKey: .allowInterlaced) ?? d.allowInterlaced
+        maxFrameRate = try c.decodeIfPresent(Double.self, forKey: .maxFrameRate)
+        requireConstantFrameRate = try c.decodeIfPresent(Bool.self, forKey: .requireConstantFrameRate) ?? d.requireConstantFrameRate
+        maxConsecutiveBFrames = try c.decodeIfPresent(Int.self, forKey: .maxConsecutiveBFrames)
+        requireClosedGOP = try c.decodeIfPresent(Bool.self, forKey: .requireClosedGOP) ?? d.requireClosedGOP
+        editLists = try c.decodeIfPresent(String.self, forKey: .editLists)
+        maxVideoBitRate = try c.decodeIfPresent(UInt64.self, forKey: .maxVideoBitRate)
+        maxGOPBitRate = try c.decodeIfPresent(UInt64.self, forKey: .maxGOPBitRate)
+        maxFileSize = try c.decodeIfPresent(UInt64.self, forKey: .maxFileSize)
+        allowAudioChannels = try c.decodeIfPresent([Int].self, forKey: .allowAudioChannels)
+        allowAudioSampleRates = try c.decodeIfPresent([Int].self, forKey: .allowAudioSampleRates)
         for resolution in [minResolution, maxResolution].compactMap({ $0 }) where Self.parseResolution(resolution) == nil {
             throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "resolution '\(resolution)' is not WIDTHxHEIGHT"))
         }

@@ -156,6 +156,11 @@ public struct FileCheck: Sendable {
             }
         }
 
+        // What upload platforms ingest (the policy's ingest keys).
+        var fragmentTables: [UInt32: SampleTable]?
+        if case .success(let index)? = fragments { fragmentTables = index.tables }
+        IngestRules.apply(file, policy: policy, fragmentTables: fragmentTables, to: &findings)
+
         // Fragment integrity: the moofs parse, and every run points into an mdat payload.
         switch fragments {
         case .failure(let error)?:

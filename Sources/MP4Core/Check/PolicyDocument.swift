@@ -22,6 +22,13 @@ extension CheckPolicy {
         ("allowFragmented", "true or false"), ("maxDuration", "seconds (a number, 0 or more)"),
         ("minResolution", "\"WIDTHxHEIGHT\""), ("maxResolution", "\"WIDTHxHEIGHT\""),
         ("conformance", "true or false"),
+        ("maxBitDepth", "a whole number (8, 10, 12)"), ("allowChroma", "a list of \"4:2:0\", \"4:2:2\", \"4:4:4\", \"4:0:0\""),
+        ("allowInterlaced", "true or false"), ("maxFrameRate", "frames per second (a number, 0 or more)"),
+        ("requireConstantFrameRate", "true or false"), ("maxConsecutiveBFrames", "a whole number"),
+        ("requireClosedGOP", "true or false"), ("editLists", "\"none\", \"offset\" or \"any\""),
+        ("maxVideoBitRate", "bits per second (a whole number)"), ("maxGOPBitRate", "bits per second (a whole number)"),
+        ("maxFileSize", "a whole number of bytes"), ("allowAudioChannels", "a list of whole numbers"),
+        ("allowAudioSampleRates", "a list of whole numbers (Hz)"),
     ]
 
     /// Parses a policy document; absent keys (and `null` values) keep their defaults; `$schema`
@@ -67,7 +74,38 @@ extension CheckPolicy {
                 guard case .string(let s) = value.value, parseResolution(s) != nil else { throw fail("expected \(entry.kind) such as \"1280x720\"") }
                 return s
             }
+            func whole() throws -> UInt64 {
+                guard case .number(let n) = value.value, n >= 0, n < 0x1p63, n.rounded() == n else { throw fail("expected \(entry.kind)") }
+                return UInt64(n)
+            }
+            func wholes() throws -> [Int] {
+                guard case .array(let items) = value.value else { throw fail("expected \(entry.kind)") }
+                return try items.map { item in
+                    guard case .number(let n) = item.value, n >= 0, n < 0x1p31, n.rounded() == n else {
+                        throw DocumentError(line: item.line, column: item.column, message: "\"\(key.text)\": every item must be a whole number")
+                    }
+                    return Int(n)
+                }
+            }
             switch key.text {
+            case "maxBitDepth": policy.maxBitDepth = Int(clamping: try whole())
+            case "allowChroma":
+                let values = try strings()
+                for value in values where PictureFormat.Chroma(rawValue: value) == nil { throw fail("\"\(value)\" is not one of 4:2:0, 4:2:2, 4:4:4, 4:0:0") }
+                policy.allowChroma = values
+            case "allowInterlaced": policy.allowInterlaced = try bool()
+            case "maxFrameRate": policy.maxFrameRate = try seconds()
+            case "requireConstantFrameRate": policy.requireConstantFrameRate = try bool()
+            case "maxConsecutiveBFrames": policy.maxConsecutiveBFrames = Int(clamping: try whole())
+            case "requireClosedGOP": policy.requireClosedGOP = try bool()
+            case "editLists":
+                guard case .string(let text) = value.value, ["none", "offset", "any"].contains(text) else { throw fail("expected \(entry.kind)") }
+                policy.editLists = text
+            case "maxVideoBitRate": policy.maxVideoBitRate = try whole()
+            case "maxGOPBitRate": policy.maxGOPBitRate = try whole()
+            case "maxFileSize": policy.maxFileSize = try whole()
+            case "allowAudioChannels": policy.allowAudioChannels = try wholes()
+            case "allowAudioSampleRates": policy.allowAudioSampleRates = try wholes()
             case "requireFaststart": policy.requireFaststart = try bool()
             case "allowFragmented": policy.allowFragmented = try bool()
             case "conformance": policy.conformance = try bool()

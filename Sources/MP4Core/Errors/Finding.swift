@@ -59,7 +59,20 @@ extension Finding {
     /// the JSON schema. A check policy raises severities by category (a layout warning becomes
     /// a failure when faststart is required).
     public enum Kind: KindTraits, Sendable, Hashable, CaseIterable, Codable {
+        case audioChannels = "audio-channels: error, policy"
+        case audioSampleRate = "audio-sample-rate: error, policy"
+        case bFrames = "b-frames: error, policy"
         case badStscEntry = "bad-stsc-entry: warning, sampleTable"
+        case bitDepth = "bit-depth: error, policy"
+        case chromaNotAllowed = "chroma-not-allowed: error, policy"
+        case editList = "edit-list: error, policy"
+        case fileSize = "file-size: error, policy"
+        case frameRate = "frame-rate: error, policy"
+        case gopBitRate = "gop-bit-rate: error, policy"
+        case interlaced = "interlaced: error, policy"
+        case openGOP = "open-gop: error, policy"
+        case variableFrameRate = "variable-frame-rate: error, policy"
+        case videoBitRate = "video-bit-rate: error, policy"
         case boxExtraBytes = "box-extra-bytes: info, structure"
         case boxNotLoaded = "box-not-loaded: info, structure"
         case boxOverrunsParent = "box-overruns-parent: error, structure"

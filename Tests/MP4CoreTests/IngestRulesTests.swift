@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import MP4Core
+import MP4TestSupport
+
+/// Issue 45 item 3 (the policy keys): every ingest rule by a film ffmpeg makes to break it,
+/// each failing with exactly its finding (which says the value and the limit), and one film
+/// that passes them all.
+@Suite(.requires("ffmpeg"), .timeLimit(.minutes(3)))
+struct IngestRulesTests {
+    /// Every ingest key set: 8-bit 4:2:0 progressive, at most 60 fps and constant, at most 2
+    /// B-frames in a row, closed GOPs, an offset edit list at most, 8 Mb/s, 16 Mb/s over a
+    /// GOP, 50 MB, stereo or 5.1 at 48 or 96 kHz.
+    static var strict: CheckPolicy {
+        var policy = CheckPolicy()
+        policy.maxBitDepth = 8
+        policy.allowChroma = ["4:2:0"]
+        policy.allowInterlaced = false
+        policy.maxFrameRate = 60
+        policy.requireConstantFrameRate = true
+        policy.maxConsecutiveBFrames = 2
+        policy.requireClosedGOP = true
+        policy.editLists = "offset"
+        policy.maxVideoBitRate = 8_000_000
+        policy.maxGOPBitRate = 16_000_000
+        policy.maxFileSize = 50_000_000
+        policy.allowAudioChannels = [2, 6]
+        policy.allowAudioSampleRates = [48000, 96000]
+        return policy
+    }
+
+    static func ids(_ directory: String, _ name: String, _ arguments: [String], policy: CheckPolicy = strict,
+                    source: [String] = CodecFactsTests.source + ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-ac", "2", "-t", "4"]) async throws -> [String] {
+        _ = try await CodecFactsTests.film(directory, name, arguments + ["-c:a", "aac", "-movflags", "+faststart"], source: source)
+        let bytes = try #require(FileSystem.read(directory + "/" + name))
+        let check = await FileCheck.check(MemorySource(bytes, name: name), policy: policy)
+        return check.findings.filter { $0.severity == .error }.map(\.id).sorted()
+    }
+
+    @Test func eachRuleByAFilmThatBreaksIt() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-ingest")
+        defer { FileSystem.removeDirectory(directory) }
+        let x264 = ["-c:v", "libx264", "-bf", "2", "-g", "25"]
+        #expect(try await Self.ids(directory, "pass.mp4", x264) == [])
+        #expect(try await Self.ids(directory, "10bit.mp4", x264 + ["-pix_fmt", "yuv420p10le"]) == ["bit-depth"])
+        #expect(try await Self.ids(directory, "422.mp4", x264 + ["-pix_fmt", "yuv422p"]) == ["chroma-not-allowed"])
+        #expect(try await Self.ids(directory, "interlaced.mp4", x264 + ["-flags", "+ildct+ilme", "-top", "1"]) == ["interlaced"])
+        #expect(try await Self.ids(directory, "3b.mp4", ["-c:v", "libx264", "-bf", "3", "-g", "25"]) == ["b-frames"])
+        #expect(try await Self.ids(directory, "open.mp4", x264 + ["-x264-params", "open-gop=1"]) == ["open-gop"])
+        #expect(try await Self.ids(directory, "vfr.mp4", x264 + ["-vf", "setpts='if(lt(N,50),N,N*1.5)/25/TB'", "-fps_mode", "vfr"]) == ["variable-frame-rate"])
+        let fast = CodecFactsTests.source.map { $0 == "testsrc2=size=320x240:rate=25" ? "testsrc2=size=320x240:rate=120" : $0 }
+            + ["-f", "lavfi", "-i", "sine=sample_rate=48000", "-ac", "2", "-t", "4"]
+        #expect(try await Self.ids(directory, "120.mp4", x264, source: fast) == ["frame-rate"])
+        let surround = CodecFactsTests.source + ["-f", "lavfi", "-i", "sine=sample_rate=44100", "-ac", "4", "-t", "4"]
+        #expect(try await Self.ids(directory, "quad44.mp4", x264, source: surround) == ["audio-channels", "audio-sample-rate"])
+        var tight = Self.strict
+        tight.maxVideoBitRate = 100_000
+        tight.maxGOPBitRate = 100_000
+        tight.maxFileSize = 10_000
+        #expect(try await Self.ids(directory, "heavy.mp4", x264, policy: tight) == ["file-size", "gop-bit-rate", "video-bit-rate"])
+        // YouTube's "no edit lists" judges ffmpeg's default (B-frames make it shift the video):
+        var none = Self.strict
+        none.editLists = "none"
+        #expect(try await Self.ids(directory, "edits.mp4", x264, policy: none) == ["edit-list", "edit-list"], "the video and the AAC priming")
+        #expect(try await Self.ids(directory, "no-edits.mp4", x264 + ["-use_editlist", "0"], policy: none) == [])
+    }
+
+    /// The keys read from a policy document, strictly.
+    @Test func policyDocumentKeys() throws {
+        let policy = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": 8, "allowChroma": ["4:2:0"], "allowInterlaced": false, "maxFrameRate": 60, "requireConstantFrameRate": true, "maxConsecutiveBFrames": 2, "requireClosedGOP": true, "editLists": "none", "maxVideoBitRate": 8000000, "maxGOPBitRate": 16000000, "maxFileSize": 30000000000, "allowAudioChannels": [2, 6], "allowAudioSampleRates": [48000, 96000]}"#.utf8))
+        #expect(policy.maxBitDepth == 8 && policy.allowChroma == ["4:2:0"] && !policy.allowInterlaced && policy.maxFrameRate == 60)
+        #expect(policy.requireConstantFrameRate && policy.maxConsecutiveBFrames == 2 && policy.requireClosedGOP && policy.editLists == "none")
+        #expect(policy.maxVideoBitRate == 8_000_000 && policy.maxGOPBitRate == 16_000_000 && policy.maxFileSize == 30_000_000_000)
+        #expect(policy.allowAudioChannels == [2, 6] && policy.allowAudioSampleRates == [48000, 96000])
+        #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"allowChroma": ["4:1:1"]}"#.utf8)) }
+        #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"editLists": "some"}"#.utf8)) }
+        #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"allowAudioChannels": [2.5]}"#.utf8)) }
+    }
+}
