@@ -16,6 +16,7 @@ enum CheckCommand: Command {
         """,
         options: [
             .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands,\nallowFragmented, maxDuration, minResolution, maxResolution,\nconformance, and the ingest keys of docs/check.md: maxBitDepth,\nallowChroma, allowInterlaced, maxFrameRate, requireConstantFrameRate,\nmaxConsecutiveBFrames, requireClosedGOP, editLists, maxVideoBitRate,\nmaxGOPBitRate, maxFileSize, allowAudioChannels, allowAudioSampleRates);\nunknown keys are errors; flags override it"),
+            .value("preset", "NAME", "a platform's ingest rules: youtube, mux, cloudflare, apple-hls\n(docs/check.md lists each rule and its source); --policy and\nflags apply on top"),
             .flag("conformance", "also fail every \"shall\" of ISO/IEC 14496-12 the boxes break\n(iso-* findings; QuickTime files by QuickTime's rules)"),
             .value("explain", "ID", "print what finding ID means: its rule, the spec's section and\nwhat to do, then exit"),
             .flag("allow-moov-at-end", "do not require faststart"),
@@ -133,6 +134,12 @@ enum CheckCommand: Command {
     /// The policy: the file's (when given), then the flags on top.
     static func makePolicy(_ scanner: ArgumentScanner) throws -> CheckPolicy {
         var policy = CheckPolicy()
+        if let name = scanner.value("preset") {
+            guard let preset = CheckPreset(rawValue: name) else {
+                throw ArgumentScanner.UsageError(description: "--preset must be one of \(CheckPreset.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+            }
+            policy = preset.policy
+        }
         if let path = scanner.value("policy") {
             // At most 1 MiB + 1 byte is read: the parser refuses anything larger.
             guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.read(upToCount: (1 << 20) + 1) ?? Data() else {
@@ -140,7 +147,7 @@ enum CheckCommand: Command {
             }
             try? handle.close()
             do {
-                policy = try CheckPolicy.parse(document: Array(data))
+                policy = try CheckPolicy.parse(document: Array(data), base: policy)
             } catch let error as CheckPolicy.DocumentError {
                 throw ArgumentScanner.UsageError(description: "policy \(path), line \(error.line), column \(error.column): \(error.message)")
             }

@@ -76,4 +76,38 @@ struct IngestRulesTests {
         #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"editLists": "some"}"#.utf8)) }
         #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"allowAudioChannels": [2.5]}"#.utf8)) }
     }
+
+    /// Every preset parses (its literals are a policy document) and sets what it lists.
+    @Test func presetsAreTheirRules() throws {
+        for preset in CheckPreset.allCases {
+            let document = "{" + preset.rules.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
+            #expect(throws: Never.self) { try CheckPolicy.parse(document: Array(document.utf8)) }
+            #expect(preset.policy != CheckPolicy(), "\(preset.rawValue)")
+        }
+        #expect(CheckPreset.youtube.policy.editLists == "none" && CheckPreset.youtube.policy.maxConsecutiveBFrames == 2)
+        #expect(CheckPreset.mux.policy.maxGOPBitRate == 16_000_000 && CheckPreset.mux.policy.maxBitDepth == 8)
+        #expect(CheckPreset.cloudflare.policy.maxFileSize == 30_000_000_000)
+        #expect(CheckPreset.appleHLS.policy.maxFrameRate == 60 && CheckPreset.appleHLS.policy.fragmentedCodecs == ["hvc1", "hev1"])
+    }
+
+    /// A 1080p H.264/AAC film made to meet all four presets passes each; ffmpeg's defaults
+    /// fail YouTube's (edit lists, three B-frames); HEVC in a progressive file fails Apple's,
+    /// PQ without mastering metadata too; 10-bit fails Mux's; interlaced fails Cloudflare's.
+    @Test func theFourPresets() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-presets")
+        defer { FileSystem.removeDirectory(directory) }
+        let hd = ["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-t", "2", "-f", "lavfi", "-i", "sine=sample_rate=48000", "-ac", "2", "-t", "2"]
+        let meets = ["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "30", "-pix_fmt", "yuv420p", "-b:v", "4M", "-use_editlist", "0"]
+        for preset in CheckPreset.allCases {
+            #expect(try await Self.ids(directory, "meets.mp4", meets, policy: preset.policy, source: hd) == [], "\(preset.rawValue)")
+        }
+        #expect(try await Self.ids(directory, "default.mp4", ["-c:v", "libx264", "-bf", "3"], policy: CheckPreset.youtube.policy).sorted() == ["b-frames", "edit-list", "edit-list"])
+        let hevc = ["-c:v", "libx265", "-x265-params", "log-level=error:no-open-gop=1", "-tag:v", "hvc1", "-use_editlist", "0"]
+        #expect(try await Self.ids(directory, "hevc.mp4", hevc, policy: CheckPreset.appleHLS.policy) == ["not-fragmented"])
+        let pq = hevc + ["-pix_fmt", "yuv420p10le", "-color_trc", "smpte2084", "-color_primaries", "bt2020", "-colorspace", "bt2020nc",
+                         "-movflags", "+frag_keyframe+empty_moov+default_base_moof"]
+        #expect(try await Self.ids(directory, "pq.mp4", pq, policy: CheckPreset.appleHLS.policy) == ["hdr-not-allowed"])
+        #expect(try await Self.ids(directory, "10bit.mp4", meets + ["-pix_fmt", "yuv420p10le"], policy: CheckPreset.mux.policy) == ["bit-depth"])
+        #expect(try await Self.ids(directory, "interlaced.mp4", meets + ["-flags", "+ildct+ilme", "-top", "1"], policy: CheckPreset.cloudflare.policy) == ["interlaced"])
+    }
 }

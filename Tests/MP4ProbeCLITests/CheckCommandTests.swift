@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import Testing
 @testable import MP4ProbeCLI
+import MP4Core
 import MP4TestSupport
 
 /// `mp4probe check`: exit codes, every output format validated, policy files, directories
@@ -36,6 +37,23 @@ import MP4TestSupport
         #expect(explained.code == 0 && explained.out.contains("§8.2.2.3") && explained.out.contains("what to do:"), "\(explained.out)")
         #expect(await CommandTests.run(["check", "--explain", "not-faststart"]).code == 0)
         #expect(await CommandTests.run(["check", "--explain", "no-such-finding"]).code == 2)
+    }
+
+    /// `--preset`: ffmpeg's defaults fail YouTube's rules (three B-frames, edit lists) and pass
+    /// Mux's; the flags apply on top; an unknown preset is a usage error; docs/check.md lists
+    /// every rule of every preset.
+    @Test func presets() async throws {
+        let youtube = await CommandTests.run(["check", "--preset", "youtube", Self.fast])
+        #expect(youtube.code == 1 && youtube.out.contains("error b-frames:") && youtube.out.contains("error edit-list:"), "\(youtube.out)")
+        #expect(await CommandTests.run(["check", "--preset", "mux", Self.fast]).code == 0)
+        #expect(await CommandTests.run(["check", "--preset", "mux", "--max-duration", "1", Self.fast]).code == 1)
+        #expect(await CommandTests.run(["check", "--preset", "tiktok", Self.fast]).code == 2)
+        let docs = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/docs/check.md")), as: UTF8.self)
+        for preset in CheckPreset.allCases {
+            for rule in preset.rules {
+                #expect(docs.contains("| `\(preset.rawValue)` | `\(rule.key)` | `\(rule.value)` |"), "docs/check.md lacks \(preset.rawValue) \(rule.key)")
+            }
+        }
     }
 
     @Test func textOutput() async {

@@ -52,6 +52,10 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
     public var allowAudioChannels: [Int]?
     /// Allowed sample rates of audio tracks, Hz.
     public var allowAudioSampleRates: [Int]?
+    /// Allowed HDR signalling of video (`HDR10`, `Dolby Vision`, `PQ`, `HLG`); SDR always passes.
+    public var allowHDR: [String]?
+    /// Codecs (formats or codec-string prefixes) that must come in fragmented files.
+    public var fragmentedCodecs: [String]?
 
     /// The defaults: faststart required, integrity always checked, everything else reported.
     public init(requireFaststart: Bool = true, maxStartupBytes: UInt64? = nil, maxKeyframeInterval: Double? = nil, maxInterleave: Double? = nil, allowCodecs: [String]? = nil, allowBrands: [String]? = nil, allowFragmented: Bool = true, maxDuration: Double? = nil, minResolution: String? = nil, maxResolution: String? = nil, conformance: Bool = false) {
@@ -96,6 +100,8 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
         maxFileSize = try c.decodeIfPresent(UInt64.self, forKey: .maxFileSize)
         allowAudioChannels = try c.decodeIfPresent([Int].self, forKey: .allowAudioChannels)
         allowAudioSampleRates = try c.decodeIfPresent([Int].self, forKey: .allowAudioSampleRates)
+        allowHDR = try c.decodeIfPresent([String].self, forKey: .allowHDR)
+        fragmentedCodecs = try c.decodeIfPresent([String].self, forKey: .fragmentedCodecs)
         for resolution in [minResolution, maxResolution].compactMap({ $0 }) where Self.parseResolution(resolution) == nil {
             throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "resolution '\(resolution)' is not WIDTHxHEIGHT"))
         }

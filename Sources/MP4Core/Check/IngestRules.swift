@@ -11,6 +11,10 @@ enum IngestRules {
             findings.append(Finding(.fileSize, message: "the file is \(file.layout.fileSize) bytes, more than the \(limit) allowed"))
         }
         for track in file.movie?.tracks ?? [] {
+            if let codecs = policy.fragmentedCodecs, !file.isFragmented, let entry = track.sampleEntries.first,
+               codecs.contains(where: { entry.format.description == $0 || entry.codingFormat.description == $0 || entry.codecString.hasPrefix($0) }) {
+                findings.append(Finding(.notFragmented, message: "track \(track.trackID) is \(entry.codecString), which the policy requires in a fragmented file; remux it fragmented (ffmpeg -c copy -movflags +frag_keyframe+empty_moov+default_base_moof, or -f hls -hls_segment_type fmp4)", path: track.path))
+            }
             switch track.kind {
             case .video: video(track, policy: policy, table: fragmentTables?[track.trackID], to: &findings)
             case .audio: audio(track, policy: policy, to: &findings)
@@ -53,6 +57,10 @@ enum IngestRules {
             if let limit = policy.maxGOPBitRate, let peak = frames.peakGOPBitRate, peak > limit {
                 findings.append(Finding(.gopBitRate, message: "\(name) peaks at \(peak) bits per second over a GOP, more than the \(limit) allowed", path: track.path))
             }
+        }
+        if let allowed = policy.allowHDR, let hdr = track.sampleEntries.first?.hdr, !allowed.contains(hdr) {
+            let hint = hdr == "PQ" ? " (PQ without mastering display metadata: an 'mdcv' box)" : ""
+            findings.append(Finding(.hdrNotAllowed, message: "\(name) is \(hdr) video\(hint); the policy allows \(allowed.joined(separator: ", ")) (and SDR)", path: track.path))
         }
         if let limit = policy.maxVideoBitRate, let rate = track.bitRate, rate > limit {
             findings.append(Finding(.videoBitRate, message: "\(name) averages \(rate) bits per second, more than the \(limit) allowed", path: track.path))

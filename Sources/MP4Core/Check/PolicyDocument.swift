@@ -29,20 +29,21 @@ extension CheckPolicy {
         ("maxVideoBitRate", "bits per second (a whole number)"), ("maxGOPBitRate", "bits per second (a whole number)"),
         ("maxFileSize", "a whole number of bytes"), ("allowAudioChannels", "a list of whole numbers"),
         ("allowAudioSampleRates", "a list of whole numbers (Hz)"),
+        ("allowHDR", "a list of \"HDR10\", \"Dolby Vision\", \"PQ\", \"HLG\""), ("fragmentedCodecs", "a list of strings"),
     ]
 
     /// Parses a policy document; absent keys (and `null` values) keep their defaults; `$schema`
     /// is accepted and ignored.
     /// - Throws: ``DocumentError`` for invalid JSON, a document that is not an object, an
     ///   unknown key, a duplicate key, or a value of the wrong type or out of range.
-    public static func parse(document bytes: [UInt8]) throws -> CheckPolicy {
+    public static func parse(document bytes: [UInt8], base: CheckPolicy = CheckPolicy()) throws -> CheckPolicy {
         guard bytes.count <= 1 << 20 else { throw DocumentError(line: 1, column: 1, message: "the policy file is larger than 1 MiB") }
         var reader = JSONReader(bytes: bytes)
         let root = try reader.document()
         guard case .object(let members) = root.value else {
             throw DocumentError(line: root.line, column: root.column, message: "a policy is a JSON object ({\"maxKeyframeInterval\": 2, ...})")
         }
-        var policy = CheckPolicy()
+        var policy = base
         var seen: Set<String> = []
         for (key, value) in members {
             func fail(_ message: String) -> DocumentError { DocumentError(line: value.line, column: value.column, message: "\"\(key.text)\": \(message)") }
@@ -106,6 +107,11 @@ extension CheckPolicy {
             case "maxFileSize": policy.maxFileSize = try whole()
             case "allowAudioChannels": policy.allowAudioChannels = try wholes()
             case "allowAudioSampleRates": policy.allowAudioSampleRates = try wholes()
+            case "allowHDR":
+                let values = try strings()
+                for value in values where !["HDR10", "Dolby Vision", "PQ", "HLG"].contains(value) { throw fail("\"\(value)\" is not one of HDR10, Dolby Vision, PQ, HLG") }
+                policy.allowHDR = values
+            case "fragmentedCodecs": policy.fragmentedCodecs = try strings()
             case "requireFaststart": policy.requireFaststart = try bool()
             case "allowFragmented": policy.allowFragmented = try bool()
             case "conformance": policy.conformance = try bool()

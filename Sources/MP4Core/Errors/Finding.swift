@@ -69,6 +69,8 @@ extension Finding {
         case fileSize = "file-size: error, policy"
         case frameRate = "frame-rate: error, policy"
         case gopBitRate = "gop-bit-rate: error, policy"
+        case hdrNotAllowed = "hdr-not-allowed: error, policy"
+        case notFragmented = "not-fragmented: error, policy"
         case interlaced = "interlaced: error, policy"
         case openGOP = "open-gop: error, policy"
         case variableFrameRate = "variable-frame-rate: error, policy"
