@@ -69,15 +69,34 @@ enum CheckReport {
         let s = summary(entries)
         func opt(_ v: Double?) -> JSONValue { v.map(JSONValue.double) ?? .null }
         func list(_ v: [String]?) -> JSONValue { v.map { .array($0.map(JSONValue.string)) } ?? .null }
+        func int(_ v: Int?) -> JSONValue { v.map { .int(Int64($0)) } ?? .null }
+        func ints(_ v: [Int]?) -> JSONValue { v.map { .array($0.map { .int(Int64($0)) }) } ?? .null }
+        var policyMembers: [(String, JSONValue)] = [
+            ("requireFaststart", .bool(policy.requireFaststart)), ("maxStartupBytes", policy.maxStartupBytes.map(JSONValue.uint) ?? .null),
+            ("maxKeyframeInterval", opt(policy.maxKeyframeInterval)), ("maxInterleave", opt(policy.maxInterleave)),
+            ("allowCodecs", list(policy.allowCodecs)), ("allowBrands", list(policy.allowBrands)),
+        ]
+        policyMembers += [
+            ("allowFragmented", .bool(policy.allowFragmented)), ("maxDuration", opt(policy.maxDuration)),
+            ("minResolution", policy.minResolution.map(JSONValue.string) ?? .null), ("maxResolution", policy.maxResolution.map(JSONValue.string) ?? .null),
+            ("conformance", .bool(policy.conformance)),
+        ]
+        policyMembers += [
+            ("maxBitDepth", int(policy.maxBitDepth)), ("allowChroma", list(policy.allowChroma)), ("allowInterlaced", .bool(policy.allowInterlaced)),
+            ("maxFrameRate", opt(policy.maxFrameRate)), ("requireConstantFrameRate", .bool(policy.requireConstantFrameRate)),
+            ("maxConsecutiveBFrames", int(policy.maxConsecutiveBFrames)), ("requireClosedGOP", .bool(policy.requireClosedGOP)),
+        ]
+        policyMembers += [
+            ("editLists", policy.editLists.map(JSONValue.string) ?? .null), ("maxVideoBitRate", policy.maxVideoBitRate.map(JSONValue.uint) ?? .null),
+            ("maxGOPBitRate", policy.maxGOPBitRate.map(JSONValue.uint) ?? .null), ("maxFileSize", policy.maxFileSize.map(JSONValue.uint) ?? .null),
+        ]
+        policyMembers += [
+            ("allowAudioChannels", ints(policy.allowAudioChannels)), ("allowAudioSampleRates", ints(policy.allowAudioSampleRates)),
+            ("allowHDR", list(policy.allowHDR)), ("fragmentedCodecs", list(policy.fragmentedCodecs)),
+        ]
         return .object([
             ("schemaVersion", .int(1)),
-            ("policy", .object([
-                ("requireFaststart", .bool(policy.requireFaststart)), ("maxStartupBytes", policy.maxStartupBytes.map(JSONValue.uint) ?? .null),
-                ("maxKeyframeInterval", opt(policy.maxKeyframeInterval)), ("maxInterleave", opt(policy.maxInterleave)),
-                ("allowCodecs", list(policy.allowCodecs)), ("allowBrands", list(policy.allowBrands)),
-                ("allowFragmented", .bool(policy.allowFragmented)), ("maxDuration", opt(policy.maxDuration)),
-                ("minResolution", policy.minResolution.map(JSONValue.string) ?? .null), ("maxResolution", policy.maxResolution.map(JSONValue.string) ?? .null),
-            ])),
+            ("policy", .object(policyMembers)),
             ("files", .array(entries.map(json))),
             ("summary", .object([("files", .int(Int64(entries.count))), ("passed", .int(Int64(s.passed))), ("failed", .int(Int64(s.failed))), ("unreadable", .int(Int64(s.unreadable))), ("fixed", .int(Int64(s.fixed)))])),
         ])
