@@ -188,6 +188,9 @@ extension MP4File {
             completed.syncSampleCount = syncs
             completed.fragmentDurationSeconds = indexed.presentationSpan
             completed.factsFromFragments = true
+            if completed.kind == .video, let timescale = completed.timescale {
+                completed.fragmentFrames = FrameStructure.measure(samples, timescale: timescale)
+            }
             movie.tracks[position] = completed
         }
         var copy = self

@@ -16,7 +16,8 @@
 public struct FrameStructure: Sendable, Hashable, Codable {
     /// Frames per second: the sample count over the summed durations (ffprobe's `avg_frame_rate`).
     public var framesPerSecond: Double?
-    /// Every sample lasts as long as the first (the last may differ).
+    /// Every sample lasts as long as the others, within a tick or a thousandth (the first and
+    /// the last may differ).
     public var constantFrameRate: Bool
     /// The longest run of B-frames in decode order.
     public var maxConsecutiveBFrames: Int
@@ -34,8 +35,9 @@ public struct FrameStructure: Sendable, Hashable, Codable {
     public static func measure(_ table: SampleTable, timescale: UInt32, maxSamples: Int = ParseLimits.default.maxSamplesPerQuery) -> FrameStructure? {
         guard table.sampleCount > 0, table.sampleCount <= maxSamples, timescale > 0 else { return nil }
         let scale = Double(timescale)
-        var firstDuration: Int64?
-        var constant = true
+        // The shortest and longest durations, the first and last samples' aside (writers give
+        // the first the start's offset: ffmpeg's fragments say 810 for a 512-tick frame).
+        var shortest = Int64.max, longest = Int64.min, index = 0
         var total: Int64 = 0
         var previousDuration: Int64?
         var largestComposition = Int64.min, run = 0, longestRun = 0
@@ -44,16 +46,19 @@ public struct FrameStructure: Sendable, Hashable, Codable {
         // The GOP being summed, the highest rate of the GOPs closed so far, the longest GOP.
         var gop: (bytes: UInt64, duration: Int64)?
         var closedPeak: Double?, closedGOPs = 0
-        var longest: Int64 = 0
+        var longestGOP: Int64 = 0
         func rate(_ gop: (bytes: UInt64, duration: Int64)) -> Double? {
             let seconds = Double(gop.duration) / scale
             return seconds > 0 ? Double(gop.bytes) * 8 / seconds : nil
         }
         table.forEachSample { sample in
-            // A duration other than the first, unless it is the last sample's.
-            if let previousDuration, let firstDuration, previousDuration != firstDuration { constant = false }
-            if firstDuration == nil { firstDuration = sample.duration }
+            // The previous sample's duration, unless it was the first (the last is never added).
+            if let previousDuration, index >= 2 {
+                shortest = min(shortest, previousDuration)
+                longest = max(longest, previousDuration)
+            }
             previousDuration = sample.duration
+            index += 1
             total = total.addingReportingOverflow(max(sample.duration, 0)).partialValue
             if sample.compositionTime < largestComposition {
                 run += 1
@@ -76,13 +81,16 @@ public struct FrameStructure: Sendable, Hashable, Codable {
             current.bytes &+= UInt64(sample.byteCount)
             current.duration = current.duration.addingReportingOverflow(max(sample.duration, 0)).partialValue
             gop = current
-            longest = max(longest, current.duration)
+            longestGOP = max(longestGOP, current.duration)
             return true
         }
         var peak = closedPeak
         if let last = gop, closedGOPs == 0 || Double(last.duration) / scale >= 1, let value = rate(last) { peak = max(peak ?? 0, value) }
+        // Constant: the durations differ by at most one tick, or a thousandth (29.97 fps in
+        // milliseconds is 33 and 34).
+        let constant = shortest > longest || longest - shortest <= max(1, shortest / 1000)
         return FrameStructure(framesPerSecond: total > 0 ? Double(table.sampleCount) / (Double(total) / scale) : nil,
                               constantFrameRate: constant, maxConsecutiveBFrames: longestRun, openGOP: open,
-                              longestGOPSeconds: Double(longest) / scale, peakGOPBitRate: peak.flatMap { $0.isFinite && $0 < 1e18 ? UInt64($0.rounded()) : nil })
+                              longestGOPSeconds: Double(longestGOP) / scale, peakGOPBitRate: peak.flatMap { $0.isFinite && $0 < 1e18 ? UInt64($0.rounded()) : nil })
     }
 }

@@ -89,10 +89,15 @@ public struct Track: Sendable, Hashable {
         return format
     }
 
-    /// The frame rate, B-frame runs, GOPs and peak GOP bit rate of a video track's sample table
-    /// in `moov` (nil for other tracks and for samples in movie fragments). One pass over the
-    /// table.
+    /// What the samples of a fragmented video track say of its frames, measured when the
+    /// fragments were read (``MP4File/completingFragments(with:)``).
+    public var fragmentFrames: FrameStructure?
+
+    /// The frame rate, B-frame runs, GOPs and peak GOP bit rate of a video track: its sample
+    /// table in `moov` (one pass over it), or, when its samples are in movie fragments that
+    /// were read, theirs (``fragmentFrames``); nil for other tracks.
     public func frameStructure() -> FrameStructure? {
+        if factsFromFragments { return fragmentFrames }
         guard kind == .video, sampleCount > 0, let stbl = sampleTableBox, let timescale else { return nil }
         return FrameStructure.measure(SampleTable(stbl: stbl, path: sampleTablePath), timescale: timescale)
     }
