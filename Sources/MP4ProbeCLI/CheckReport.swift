@@ -93,6 +93,7 @@ enum CheckReport {
         policyMembers += [
             ("allowAudioChannels", ints(policy.allowAudioChannels)), ("allowAudioSampleRates", ints(policy.allowAudioSampleRates)),
             ("allowHDR", list(policy.allowHDR)), ("fragmentedCodecs", list(policy.fragmentedCodecs)),
+            ("maxLevel", policy.maxLevel.map { caps in .object(caps.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) }) } ?? .null),
         ]
         return .object([
             ("schemaVersion", .int(1)),

@@ -108,6 +108,7 @@ enum InfoReport {
                          ("maxConsecutiveBFrames", .int(Int64(frames.maxConsecutiveBFrames))), ("openGOP", .bool(frames.openGOP)),
                          ("longestGOPSeconds", .optional(frames.longestGOPSeconds, JSONValue.double)), ("peakGOPBitRate", .optional(frames.peakGOPBitRate) { .uint($0) })])
             }),
+            ("codecLevel", .optional(track.codecLevel) { .object([("family", .string($0.family)), ("level", .double($0.level))]) }),
             ("editListShape", .optional(track.editList) { .string($0.shape.rawValue) }),
             ("transfer", .optional(entry?.transfer, JSONValue.string)),
             ("hdr", .optional(entry?.hdr, JSONValue.string)),

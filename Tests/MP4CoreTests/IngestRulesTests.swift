@@ -65,6 +65,25 @@ struct IngestRulesTests {
         #expect(try await Self.ids(directory, "no-edits.mp4", x264 + ["-use_editlist", "0"], policy: none) == [])
     }
 
+    /// Codec levels as their specifications write them, and a cap by family.
+    @Test func levels() async throws {
+        #expect(AVCConfigurationBox(profile: 100, compatibility: 0, level: 42).levelNumber == 4.2)
+        #expect(AVCConfigurationBox(profile: 66, compatibility: 0, level: 9).levelNumber == 1.0)
+        let hevc = { (idc: UInt8) in HEVCConfigurationBox(profileSpace: 0, tierFlag: false, profile: 1, compatibilityFlags: 0, constraintFlags: [], level: idc).levelNumber }
+        #expect(hevc(153) == 5.1 && hevc(93) == 3.1 && hevc(120) == 4.0 && hevc(60) == 2.0)
+        let av1 = { (idx: UInt8) in AV1CodecConfigurationBox(profile: 0, level: idx, tier: 0, bitDepth: 8, monochrome: false).levelNumber }
+        #expect(av1(13) == 5.1 && av1(8) == 4.0 && av1(0) == 2.0 && av1(31) == nil)
+        #expect(VPCodecConfigurationBox(profile: 0, level: 31, bitDepth: 8).levelNumber == 3.1)
+        let directory = FileSystem.temporaryDirectory("mp4probe-level")
+        defer { FileSystem.removeDirectory(directory) }
+        var policy = Self.strict
+        policy.maxLevel = ["avc": 4.2]
+        #expect(try await Self.ids(directory, "51.mp4", ["-c:v", "libx264", "-bf", "2", "-g", "25", "-level", "5.1"], policy: policy) == ["level"])
+        #expect(try await Self.ids(directory, "41.mp4", ["-c:v", "libx264", "-bf", "2", "-g", "25", "-level", "4.1"], policy: policy) == [])
+        #expect(try CheckPolicy.parse(document: Array(#"{"maxLevel": {"avc": 4.2, "hevc": 5.1}}"#.utf8)).maxLevel == ["avc": 4.2, "hevc": 5.1])
+        #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"maxLevel": {"h264": 4.2}}"#.utf8)) }
+    }
+
     /// The keys read from a policy document, strictly.
     @Test func policyDocumentKeys() throws {
         let policy = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": 8, "allowChroma": ["4:2:0"], "allowInterlaced": false, "maxFrameRate": 60, "requireConstantFrameRate": true, "maxConsecutiveBFrames": 2, "requireClosedGOP": true, "editLists": "none", "maxVideoBitRate": 8000000, "maxGOPBitRate": 16000000, "maxFileSize": 30000000000, "allowAudioChannels": [2, 6], "allowAudioSampleRates": [48000, 96000]}"#.utf8))

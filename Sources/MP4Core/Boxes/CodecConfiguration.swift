@@ -21,6 +21,9 @@ public protocol CodecConfigurationBoxModel: BoxModel {
     /// Bit depth, chroma subsampling and scan, when the configuration says (H.264, H.265,
     /// AV1, VP9).
     var pictureFormat: PictureFormat? { get }
+    /// The codec level as its specification writes it (H.264 `4.2`, H.265 `5.1`, AV1 `5.1`,
+    /// VP9 `4.0`), when the configuration says.
+    var levelNumber: Double? { get }
 }
 
 extension CodecConfigurationBoxModel {
@@ -29,6 +32,7 @@ extension CodecConfigurationBoxModel {
     public var decoderSampleRate: UInt32? { nil }
     public var codedPictureSize: PictureSize? { nil }
     public var pictureFormat: PictureFormat? { nil }
+    public var levelNumber: Double? { nil }
 }
 
 /// The decoder configuration of a sample entry (``SampleEntry/configuration``): the parsed

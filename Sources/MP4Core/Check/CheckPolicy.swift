@@ -56,6 +56,8 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
     public var allowHDR: [String]?
     /// Codecs (formats or codec-string prefixes) that must come in fragmented files.
     public var fragmentedCodecs: [String]?
+    /// The highest codec level allowed, by family (`avc`, `hevc`, `av1`, `vp9`): `{"avc": 4.2}`.
+    public var maxLevel: [String: Double]?
 
     /// The defaults: faststart required, integrity always checked, everything else reported.
     public init(requireFaststart: Bool = true, maxStartupBytes: UInt64? = nil, maxKeyframeInterval: Double? = nil, maxInterleave: Double? = nil, allowCodecs: [String]? = nil, allowBrands: [String]? = nil, allowFragmented: Bool = true, maxDuration: Double? = nil, minResolution: String? = nil, maxResolution: String? = nil, conformance: Bool = false) {
@@ -102,6 +104,7 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
         allowAudioSampleRates = try c.decodeIfPresent([Int].self, forKey: .allowAudioSampleRates)
         allowHDR = try c.decodeIfPresent([String].self, forKey: .allowHDR)
         fragmentedCodecs = try c.decodeIfPresent([String].self, forKey: .fragmentedCodecs)
+        maxLevel = try c.decodeIfPresent([String: Double].self, forKey: .maxLevel)
         for resolution in [minResolution, maxResolution].compactMap({ $0 }) where Self.parseResolution(resolution) == nil {
             throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "resolution '\(resolution)' is not WIDTHxHEIGHT"))
         }

@@ -29,6 +29,9 @@ enum IngestRules {
 
     private static func video(_ track: Track, policy: CheckPolicy, table: SampleTable?, to findings: inout [Finding]) {
         let name = "track \(track.trackID)"
+        if let caps = policy.maxLevel, let codec = track.codecLevel, let cap = caps[codec.family], codec.level > cap + 1e-9 {
+            findings.append(Finding(.level, message: "\(name) is \(codec.family.uppercased()) level \(codec.level); the policy allows at most \(cap)", path: track.path))
+        }
         if let format = track.pictureFormat {
             if let limit = policy.maxBitDepth, Int(format.bitDepth) > limit {
                 findings.append(Finding(.bitDepth, message: "\(name) is \(format.bitDepth)-bit video; the policy allows at most \(limit)-bit", path: track.path))

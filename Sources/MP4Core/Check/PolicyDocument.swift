@@ -30,6 +30,7 @@ extension CheckPolicy {
         ("maxFileSize", "a whole number of bytes"), ("allowAudioChannels", "a list of whole numbers"),
         ("allowAudioSampleRates", "a list of whole numbers (Hz)"),
         ("allowHDR", "a list of \"HDR10\", \"Dolby Vision\", \"PQ\", \"HLG\""), ("fragmentedCodecs", "a list of strings"),
+        ("maxLevel", "an object of levels by codec family, {\"avc\": 4.2, \"hevc\": 5.1, \"av1\": 5.1, \"vp9\": 5.1}"),
     ]
 
     /// Parses a policy document; absent keys (and `null` values) keep their defaults; `$schema`
@@ -112,6 +113,19 @@ extension CheckPolicy {
                 for value in values where !["HDR10", "Dolby Vision", "PQ", "HLG"].contains(value) { throw fail("\"\(value)\" is not one of HDR10, Dolby Vision, PQ, HLG") }
                 policy.allowHDR = values
             case "fragmentedCodecs": policy.fragmentedCodecs = try strings()
+            case "maxLevel":
+                guard case .object(let levels) = value.value else { throw fail("expected \(entry.kind)") }
+                var caps: [String: Double] = [:]
+                for (family, level) in levels {
+                    guard ["avc", "hevc", "av1", "vp9"].contains(family.text) else {
+                        throw DocumentError(line: family.line, column: family.column, message: "\"maxLevel\": \"\(family.text)\" is not a codec family (avc, hevc, av1, vp9)")
+                    }
+                    guard case .number(let n) = level.value, n.isFinite, n > 0, n < 100 else {
+                        throw DocumentError(line: level.line, column: level.column, message: "\"maxLevel\": \"\(family.text)\" needs a level such as 4.2")
+                    }
+                    caps[family.text] = n
+                }
+                policy.maxLevel = caps
             case "requireFaststart": policy.requireFaststart = try bool()
             case "allowFragmented": policy.allowFragmented = try bool()
             case "conformance": policy.conformance = try bool()

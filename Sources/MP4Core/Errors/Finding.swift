@@ -112,6 +112,7 @@ extension Finding {
         case truncatedBoxHeader = "truncated-box-header: error, structure"
         case ioError = "io-error: error, input"
         case keyframeInterval = "keyframe-interval: error, policy"
+        case level = "level: error, policy"
         case limitExceeded = "limit-exceeded: error, limits"
         case mdatPastEof = "mdat-past-eof: error, structure"
         case missingChunkOffsets = "missing-chunk-offsets: error, sampleTable"

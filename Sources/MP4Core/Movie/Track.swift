@@ -89,6 +89,15 @@ public struct Track: Sendable, Hashable {
         return format
     }
 
+    /// The codec family ingest rules name levels by (`avc`, `hevc`, `av1`, `vp9`), and the
+    /// level of the first sample entry's configuration.
+    public var codecLevel: (family: String, level: Double)? {
+        guard let entry = sampleEntries.first, let level = entry.configuration?.box.levelNumber else { return nil }
+        let families: [String: String] = ["avc1": "avc", "avc3": "avc", "hvc1": "hevc", "hev1": "hevc", "dvh1": "hevc", "dvhe": "hevc", "av01": "av1", "vp09": "vp9"]
+        guard let family = families[entry.codingFormat.description] else { return nil }
+        return (family, level)
+    }
+
     /// What the samples of a fragmented video track say of its frames, measured when the
     /// fragments were read (``MP4File/completingFragments(with:)``).
     public var fragmentFrames: FrameStructure?

@@ -33,6 +33,10 @@ public struct AV1CodecConfigurationBox: CodecConfigurationBoxModel {
                                         subsamplingX: b2 & 0x08 != 0, subsamplingY: b2 & 0x04 != 0)
     }
 
+    /// `seq_level_idx_0` as X.Y: X = 2 + idx / 4, Y = idx % 4 (`13`: 5.1); 31 ("maximum
+    /// parameters") has no level.
+    public var levelNumber: Double? { level >= 24 ? nil : Double(2 + Int(level) / 4) + Double(Int(level) % 4) / 10 }
+
     /// AV1 codes frames only.
     public var pictureFormat: PictureFormat? {
         let chroma: PictureFormat.Chroma = monochrome ? .monochrome : subsampling.x ? (subsampling.y ? .yuv420 : .yuv422) : .yuv444

@@ -44,6 +44,9 @@ public struct AVCConfigurationBox: CodecConfigurationBoxModel {
 
     public var codedPictureSize: PictureSize? { pictureSize }
 
+    /// `level_idc` / 10 (`42`: 4.2; `9`, level 1b, as 1.0).
+    public var levelNumber: Double? { level == 9 ? 1.0 : Double(level) / 10 }
+
     /// `avc1.64001F`: profile, compatibility and level in hex.
     public func codecString(format: FourCC) -> String {
         "\(format).\(CodecString.hex2(profile))\(CodecString.hex2(compatibility))\(CodecString.hex2(level))"

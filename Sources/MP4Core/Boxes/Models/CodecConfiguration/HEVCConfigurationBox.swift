@@ -91,6 +91,9 @@ public struct HEVCConfigurationBox: CodecConfigurationBoxModel {
 
     public var codedPictureSize: PictureSize? { pictureSize }
 
+    /// `general_level_idc` / 30 (`153`: 5.1), to one decimal.
+    public var levelNumber: Double? { (Double(level) / 3).rounded() / 10 }
+
     /// `hvc1.1.6.L93.B0` (ISO/IEC 14496-15 Annex E.3): profile space letter and profile, the
     /// compatibility flags bit-reversed in hex, tier and level, the constraint bytes without
     /// trailing zeros.

@@ -25,6 +25,9 @@ public struct VPCodecConfigurationBox: CodecConfigurationBoxModel {
         return VPCodecConfigurationBox(profile: profile, level: level, bitDepth: b >> 4, chromaSubsampling: (b >> 1) & 7)
     }
 
+    /// `level` / 10 (`31`: 3.1); 0 is undefined.
+    public var levelNumber: Double? { level == 0 ? nil : Double(level) / 10 }
+
     /// VP8 and VP9 code frames only.
     public var pictureFormat: PictureFormat? {
         let chroma: PictureFormat.Chroma = chromaSubsampling == 2 ? .yuv422 : chromaSubsampling == 3 ? .yuv444 : .yuv420
