@@ -129,4 +129,22 @@ import MP4TestSupport
         #expect(SequenceParameterSet.avcPictureSize([0x67, 0x64, 0, 0x1F] + [UInt8](repeating: 0, count: 64)) == nil)
         #expect(SequenceParameterSet.hevcPictureSize([0x42, 0x01] + [UInt8](repeating: 0xFF, count: 40)) == nil)
     }
+
+    /// A bit depth coded as the largest Exp-Golomb code (31 zeros, a one, 31 ones: 2^32 - 2)
+    /// is refused, not added to (it trapped: `+ 8` past UInt32).
+    @Test func theLargestBitDepthCodeIsRefused() {
+        func pack(_ bits: String) -> [UInt8] {
+            let padded = bits + String(repeating: "0", count: (8 - bits.count % 8) % 8 + 64)
+            return stride(from: 0, to: padded.count, by: 8).map { start in
+                let slice = padded.dropFirst(start).prefix(8)
+                return UInt8(slice, radix: 2) ?? 0
+            }
+        }
+        let largest = String(repeating: "0", count: 31) + "1" + String(repeating: "1", count: 31)
+        // H.264 High profile: sps id 0, chroma 4:2:0, then the bit depth.
+        #expect(SequenceParameterSet.avcSequence([0x67, 100, 0, 0x1F] + pack("1" + "010" + largest)) == nil)
+        // H.265: vps id, one layer, nesting, the general profile (96 bits), sps id 0, 4:2:0,
+        // 1x1, no conformance window, then the bit depth.
+        #expect(SequenceParameterSet.hevcSequence([0x42, 0x01] + pack("0000" + "000" + "1" + String(repeating: "0", count: 96) + "1" + "010" + "010" + "010" + "0" + largest)) == nil)
+    }
 }

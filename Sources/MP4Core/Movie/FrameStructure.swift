@@ -88,7 +88,8 @@ public struct FrameStructure: Sendable, Hashable, Codable {
         if let last = gop, closedGOPs == 0 || Double(last.duration) / scale >= 1, let value = rate(last) { peak = max(peak ?? 0, value) }
         // Constant: the durations differ by at most one tick, or a thousandth (29.97 fps in
         // milliseconds is 33 and 34).
-        let constant = shortest > longest || longest - shortest <= max(1, shortest / 1000)
+        let spread = longest.subtractingReportingOverflow(shortest)
+        let constant = shortest > longest || (!spread.overflow && spread.partialValue <= max(1, shortest / 1000))
         return FrameStructure(framesPerSecond: total > 0 ? Double(table.sampleCount) / (Double(total) / scale) : nil,
                               constantFrameRate: constant, maxConsecutiveBFrames: longestRun, openGOP: open,
                               longestGOPSeconds: Double(longestGOP) / scale, peakGOPBitRate: peak.flatMap { $0.isFinite && $0 < 1e18 ? UInt64($0.rounded()) : nil })

@@ -48,7 +48,7 @@ enum SequenceParameterSet {
         if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
             chromaFormat = bits.readExpGolomb()
             if chromaFormat == 3 { separateColourPlanes = bits.read(1) == 1 }
-            bitDepth = bits.readExpGolomb() + 8  // bit_depth_luma_minus8
+            bitDepth = min(bits.readExpGolomb(), 64) + 8  // bit_depth_luma_minus8 (any count is a code: bounded before it is added)
             _ = bits.readExpGolomb()  // bit_depth_chroma_minus8
             bits.skip(1)  // qpprime_y_zero_transform_bypass_flag
             if bits.read(1) == 1 {  // seq_scaling_matrix_present_flag
@@ -134,7 +134,7 @@ enum SequenceParameterSet {
         if bits.read(1) == 1 {  // conformance_window_flag
             window = (UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()), UInt64(bits.readExpGolomb()))
         }
-        let bitDepth = bits.readExpGolomb() + 8  // bit_depth_luma_minus8
+        let bitDepth = min(bits.readExpGolomb(), 64) + 8  // bit_depth_luma_minus8, bounded before it is added
         guard !bits.isOverrun, let chroma = PictureFormat.Chroma(formatIDC: chromaFormat), bitDepth <= 16 else { return nil }
         // SubWidthC and SubHeightC (Table 6-1): 2x2 for 4:2:0, 2x1 for 4:2:2, else 1x1.
         let single = separateColourPlanes || chromaFormat == 0 || chromaFormat == 3
