@@ -37,7 +37,8 @@ struct IngestRulesTests {
         return check.findings.filter { $0.severity == .error }.map(\.id).sorted()
     }
 
-    @Test func eachRuleByAFilmThatBreaksIt() async throws {
+    @Test(.enabled(if: !Executables.underSanitizer, "encodes films with ffmpeg: the plain run only (in one AddressSanitizer CI run with these encodes beside them, URLSession deadline tests overran)"))
+    func eachRuleByAFilmThatBreaksIt() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-ingest")
         defer { FileSystem.removeDirectory(directory) }
         let x264 = ["-c:v", "libx264", "-bf", "2", "-g", "25"]
@@ -66,7 +67,8 @@ struct IngestRulesTests {
     }
 
     /// Codec levels as their specifications write them, and a cap by family.
-    @Test func levels() async throws {
+    @Test(.enabled(if: !Executables.underSanitizer, "encodes films with ffmpeg: the plain run only (in one AddressSanitizer CI run with these encodes beside them, URLSession deadline tests overran)"))
+    func levels() async throws {
         #expect(AVCConfigurationBox(profile: 100, compatibility: 0, level: 42).levelNumber == 4.2)
         #expect(AVCConfigurationBox(profile: 66, compatibility: 0, level: 9).levelNumber == 1.0)
         let hevc = { (idc: UInt8) in HEVCConfigurationBox(profileSpace: 0, tierFlag: false, profile: 1, compatibilityFlags: 0, constraintFlags: [], level: idc).levelNumber }
@@ -112,13 +114,17 @@ struct IngestRulesTests {
     /// A 1080p H.264/AAC film made to meet all four presets passes each; ffmpeg's defaults
     /// fail YouTube's (edit lists, three B-frames); HEVC in a progressive file fails Apple's,
     /// PQ without mastering metadata too; 10-bit fails Mux's; interlaced fails Cloudflare's.
-    @Test func theFourPresets() async throws {
+    @Test(.enabled(if: !Executables.underSanitizer, "encodes films with ffmpeg: the plain run only (in one AddressSanitizer CI run with these encodes beside them, URLSession deadline tests overran)"))
+    func theFourPresets() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-presets")
         defer { FileSystem.removeDirectory(directory) }
         let hd = ["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-t", "2", "-f", "lavfi", "-i", "sine=sample_rate=48000", "-ac", "2", "-t", "2"]
         let meets = ["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "30", "-pix_fmt", "yuv420p", "-b:v", "4M", "-use_editlist", "0"]
+        #expect(try await Self.ids(directory, "meets.mp4", meets, policy: CheckPreset.youtube.policy, source: hd) == [], "youtube")
+        let film = try #require(FileSystem.read(directory + "/meets.mp4"))
         for preset in CheckPreset.allCases {
-            #expect(try await Self.ids(directory, "meets.mp4", meets, policy: preset.policy, source: hd) == [], "\(preset.rawValue)")
+            let check = await FileCheck.check(MemorySource(film, name: "meets.mp4"), policy: preset.policy)
+            #expect(check.findings.filter { $0.severity == .error }.isEmpty, "\(preset.rawValue): \(check.findings)")
         }
         #expect(try await Self.ids(directory, "default.mp4", ["-c:v", "libx264", "-bf", "3"], policy: CheckPreset.youtube.policy).sorted() == ["b-frames", "edit-list", "edit-list"])
         let hevc = ["-c:v", "libx265", "-x265-params", "log-level=error:no-open-gop=1", "-tag:v", "hvc1", "-use_editlist", "0"]
