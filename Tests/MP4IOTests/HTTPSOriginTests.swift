@@ -225,7 +225,9 @@ struct HTTPSOriginTests {
             if client == .automatic { #expect(error.message.contains("certificate: self-signed certificate"), "\(error.message)") }
         }
         #expect(source.statistics.retries == 0)
-        #expect(clock.now - started < .seconds(10))
+        // The wall clock in the plain run only: in the AddressSanitizer build URLSession's first
+        // TLS connection (libcurl and the CA bundle loaded) took 19.6 and 21.3 s in two CI runs.
+        if !Executables.underSanitizer { #expect(clock.now - started < .seconds(10)) }
     }
 
     /// The cache over HTTPS: a read through `SourceFactory` with a cache gets the origin's
