@@ -173,19 +173,8 @@ public struct MovieMetadata: Sendable, Hashable {
         let raw = Int64(clamping: secondsSince1904)
         let unix = raw >= 2_082_844_800 ? raw - 2_082_844_800 : raw
         guard unix > -2_082_844_800, unix < 253_402_300_800 else { return nil }  // years 1904...9999
-        let days = unix >= 0 ? unix / 86400 : (unix - 86399) / 86400
-        let seconds = unix - days * 86400
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(year)-\(two(month))-\(two(day))T\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60)).000000Z"
+        let date = CivilDate(unixSeconds: unix)
+        let two = CivilDate.two, seconds = date.secondOfDay
+        return "\(date.year)-\(two(date.month))-\(two(date.day))T\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60)).000000Z"
     }
 }
