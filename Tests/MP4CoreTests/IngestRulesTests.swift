@@ -84,6 +84,9 @@ struct IngestRulesTests {
         #expect(try await Self.ids(directory, "41.mp4", ["-c:v", "libx264", "-bf", "2", "-g", "25", "-level", "4.1"], policy: policy) == [])
         #expect(try CheckPolicy.parse(document: Array(#"{"maxLevel": {"avc": 4.2, "hevc": 5.1}}"#.utf8)).maxLevel == ["avc": 4.2, "hevc": 5.1])
         #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"maxLevel": {"h264": 4.2}}"#.utf8)) }
+        let depths = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": {"avc": 8, "hevc": 10}}"#.utf8))
+        #expect(depths.maxBitDepthByFamily == ["avc": 8, "hevc": 10] && depths.maxBitDepth == nil)
+        #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"maxBitDepth": {"avc": 8.5}}"#.utf8)) }
     }
 
     /// The keys read from a policy document, strictly.
@@ -106,7 +109,7 @@ struct IngestRulesTests {
             #expect(preset.policy != CheckPolicy(), "\(preset.rawValue)")
         }
         #expect(CheckPreset.youtube.policy.editLists == "none" && CheckPreset.youtube.policy.maxConsecutiveBFrames == 2)
-        #expect(CheckPreset.mux.policy.maxGOPBitRate == 16_000_000 && CheckPreset.mux.policy.maxBitDepth == 8)
+        #expect(CheckPreset.mux.policy.maxGOPBitRate == 16_000_000 && CheckPreset.mux.policy.maxBitDepthByFamily == ["avc": 8, "hevc": 10])
         #expect(CheckPreset.cloudflare.policy.maxFileSize == 30_000_000_000)
         #expect(CheckPreset.appleHLS.policy.maxFrameRate == 60 && CheckPreset.appleHLS.policy.fragmentedCodecs == ["hvc1", "hev1"])
     }
@@ -133,6 +136,8 @@ struct IngestRulesTests {
                          "-movflags", "+frag_keyframe+empty_moov+default_base_moof"]
         #expect(try await Self.ids(directory, "pq.mp4", pq, policy: CheckPreset.appleHLS.policy) == ["hdr-not-allowed"])
         #expect(try await Self.ids(directory, "10bit.mp4", meets + ["-pix_fmt", "yuv420p10le"], policy: CheckPreset.mux.policy) == ["bit-depth"])
+        // Mux takes 10-bit 4:2:0 as standard input when it is HEVC.
+        #expect(try await Self.ids(directory, "hevc10.mp4", hevc + ["-pix_fmt", "yuv420p10le", "-b:v", "2M"], policy: CheckPreset.mux.policy) == [])
         #expect(try await Self.ids(directory, "interlaced.mp4", meets + ["-flags", "+ildct+ilme", "-top", "1"], policy: CheckPreset.cloudflare.policy) == ["interlaced"])
     }
 }

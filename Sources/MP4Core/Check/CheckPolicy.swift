@@ -28,6 +28,9 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
     // The ingest rules of upload platforms (``IngestRules``); `nil`/`false`: not checked.
     /// Most bits per luma sample of a video track.
     public var maxBitDepth: Int?
+    /// Most bits per luma sample by codec family (`avc`, `hevc`, `av1`, `vp9`), as Mux allows
+    /// 10-bit HEVC and 8-bit H.264; a family not named is held to ``maxBitDepth`` if set.
+    public var maxBitDepthByFamily: [String: Int]?
     /// Allowed chroma subsampling of video (`4:2:0`, `4:2:2`, `4:4:4`, `4:0:0`).
     public var allowChroma: [String]?
     /// Whether interlaced video passes (default `true`).

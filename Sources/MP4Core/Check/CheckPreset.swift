@@ -36,7 +36,7 @@ public enum CheckPreset: String, Sendable, CaseIterable {
             ]
         case .mux:
             return [
-                Rule(key: "maxBitDepth", value: "8", source: Self.muxSource + ": 8-bit 4:2:0"),
+                Rule(key: "maxBitDepth", value: "{\"avc\": 8, \"hevc\": 10}", source: Self.muxSource + ": 8-bit 4:2:0, or 10-bit 4:2:0 if HEVC"),
                 Rule(key: "allowChroma", value: "[\"4:2:0\"]", source: Self.muxSource + ": 8-bit 4:2:0"),
                 Rule(key: "requireClosedGOP", value: "true", source: Self.muxSource + ": closed GOP"),
                 Rule(key: "editLists", value: "\"offset\"", source: Self.muxSource + ": simple edit lists only"),

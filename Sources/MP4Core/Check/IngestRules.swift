@@ -33,8 +33,9 @@ enum IngestRules {
             findings.append(Finding(.level, message: "\(name) is \(codec.family.uppercased()) level \(codec.level); the policy allows at most \(cap)", path: track.path))
         }
         if let format = track.pictureFormat {
-            if let limit = policy.maxBitDepth, Int(format.bitDepth) > limit {
-                findings.append(Finding(.bitDepth, message: "\(name) is \(format.bitDepth)-bit video; the policy allows at most \(limit)-bit", path: track.path))
+            let family = track.codingFamily
+            if let limit = family.flatMap({ policy.maxBitDepthByFamily?[$0] }) ?? policy.maxBitDepth, Int(format.bitDepth) > limit {
+                findings.append(Finding(.bitDepth, message: "\(name) is \(format.bitDepth)-bit video; the policy allows at most \(limit)-bit\(policy.maxBitDepthByFamily?[family ?? ""] != nil ? " for \(family ?? "")" : "")", path: track.path))
             }
             if let allowed = policy.allowChroma, !allowed.contains(format.chroma.rawValue) {
                 findings.append(Finding(.chromaNotAllowed, message: "\(name) is \(format.chroma.rawValue) video; the policy allows \(allowed.joined(separator: ", "))", path: track.path))

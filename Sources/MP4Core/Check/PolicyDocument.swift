@@ -22,7 +22,7 @@ extension CheckPolicy {
         ("allowFragmented", "true or false"), ("maxDuration", "seconds (a number, 0 or more)"),
         ("minResolution", "\"WIDTHxHEIGHT\""), ("maxResolution", "\"WIDTHxHEIGHT\""),
         ("conformance", "true or false"),
-        ("maxBitDepth", "a whole number (8, 10, 12)"), ("allowChroma", "a list of \"4:2:0\", \"4:2:2\", \"4:4:4\", \"4:0:0\""),
+        ("maxBitDepth", "a whole number (8, 10, 12), or one by codec family, {\"avc\": 8, \"hevc\": 10}"), ("allowChroma", "a list of \"4:2:0\", \"4:2:2\", \"4:4:4\", \"4:0:0\""),
         ("allowInterlaced", "true or false"), ("maxFrameRate", "frames per second (a number, 0 or more)"),
         ("requireConstantFrameRate", "true or false"), ("maxConsecutiveBFrames", "a whole number"),
         ("requireClosedGOP", "true or false"), ("editLists", "\"none\", \"offset\" or \"any\""),
@@ -90,7 +90,14 @@ extension CheckPolicy {
                 }
             }
             switch key.text {
-            case "maxBitDepth": policy.maxBitDepth = Int(clamping: try whole())
+            case "maxBitDepth":
+                if case .object(let depths) = value.value {
+                    policy.maxBitDepthByFamily = try Self.byFamily(depths, key: "maxBitDepth", example: "8") { n in
+                        n >= 1 && n <= 16 && n.rounded() == n ? Int(n) : nil
+                    }
+                } else {
+                    policy.maxBitDepth = Int(clamping: try whole())
+                }
             case "allowChroma":
                 let values = try strings()
                 for value in values where PictureFormat.Chroma(rawValue: value) == nil { throw fail("\"\(value)\" is not one of 4:2:0, 4:2:2, 4:4:4, 4:0:0") }
@@ -115,17 +122,7 @@ extension CheckPolicy {
             case "fragmentedCodecs": policy.fragmentedCodecs = try strings()
             case "maxLevel":
                 guard case .object(let levels) = value.value else { throw fail("expected \(entry.kind)") }
-                var caps: [String: Double] = [:]
-                for (family, level) in levels {
-                    guard ["avc", "hevc", "av1", "vp9"].contains(family.text) else {
-                        throw DocumentError(line: family.line, column: family.column, message: "\"maxLevel\": \"\(family.text)\" is not a codec family (avc, hevc, av1, vp9)")
-                    }
-                    guard case .number(let n) = level.value, n.isFinite, n > 0, n < 100 else {
-                        throw DocumentError(line: level.line, column: level.column, message: "\"maxLevel\": \"\(family.text)\" needs a level such as 4.2")
-                    }
-                    caps[family.text] = n
-                }
-                policy.maxLevel = caps
+                policy.maxLevel = try Self.byFamily(levels, key: "maxLevel", example: "4.2") { n in n.isFinite && n > 0 && n < 100 ? n : nil }
             case "requireFaststart": policy.requireFaststart = try bool()
             case "allowFragmented": policy.allowFragmented = try bool()
             case "conformance": policy.conformance = try bool()
@@ -143,6 +140,21 @@ extension CheckPolicy {
             }
         }
         return policy
+    }
+
+    /// An object of values by codec family (`avc`, `hevc`, `av1`, `vp9`), each checked by `value`.
+    static func byFamily<T>(_ members: [(key: (text: String, line: Int, column: Int), value: PositionedJSON)], key: String, example: String, value: (Double) -> T?) throws -> [String: T] {
+        var result: [String: T] = [:]
+        for (family, item) in members {
+            guard ["avc", "hevc", "av1", "vp9"].contains(family.text) else {
+                throw DocumentError(line: family.line, column: family.column, message: "\"\(key)\": \"\(family.text)\" is not a codec family (avc, hevc, av1, vp9)")
+            }
+            guard case .number(let n) = item.value, let checked = value(n) else {
+                throw DocumentError(line: item.line, column: item.column, message: "\"\(key)\": \"\(family.text)\" needs a value such as \(example)")
+            }
+            result[family.text] = checked
+        }
+        return result
     }
 
     /// The known key nearest to `key` (case-insensitive edit distance at most 3).

@@ -92,10 +92,16 @@ public struct Track: Sendable, Hashable {
     /// The codec family ingest rules name levels by (`avc`, `hevc`, `av1`, `vp9`), and the
     /// level of the first sample entry's configuration.
     public var codecLevel: (family: String, level: Double)? {
-        guard let entry = sampleEntries.first, let level = entry.configuration?.box.levelNumber else { return nil }
-        let families: [String: String] = ["avc1": "avc", "avc3": "avc", "hvc1": "hevc", "hev1": "hevc", "dvh1": "hevc", "dvhe": "hevc", "av01": "av1", "vp09": "vp9"]
-        guard let family = families[entry.codingFormat.description] else { return nil }
+        guard let family = codingFamily, let level = sampleEntries.first?.configuration?.box.levelNumber else { return nil }
         return (family, level)
+    }
+
+    /// The codec family of the first sample entry that ingest rules name (`avc`, `hevc`, `av1`,
+    /// `vp9`), or `nil` for any other coding.
+    public var codingFamily: String? {
+        guard let entry = sampleEntries.first else { return nil }
+        let families: [String: String] = ["avc1": "avc", "avc3": "avc", "hvc1": "hevc", "hev1": "hevc", "dvh1": "hevc", "dvhe": "hevc", "av01": "av1", "vp09": "vp9"]
+        return families[entry.codingFormat.description]
     }
 
     /// What the samples of a fragmented video track say of its frames, measured when the
