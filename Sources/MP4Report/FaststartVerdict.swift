@@ -36,6 +36,24 @@ extension MP4File {
         }
     }
 
+    /// The bytes from the start a player reading front to back has before it can show the
+    /// first frame: up to the end of `moov` for a progressive file (the whole file up to it when
+    /// `moov` comes last), up to the end of the first fragment's `mdat` for a fragmented one
+    /// (its `moov` holds no samples); `nil` without `moov`.
+    public var bytesBeforePlayback: UInt64? {
+        let layout = self.layout
+        guard let moov = layout.movieBox else { return nil }
+        if layout.moviePlacement == .beforeMediaData, let index = layout.boxes.firstIndex(where: { $0.type == .moof }), layout.boxes[index].offset > moov.offset {
+            let next = index + 1
+            return next < layout.boxes.count && layout.boxes[next].type == .mdat ? layout.boxes[next].availableEnd : layout.boxes[index].availableEnd
+        }
+        if layout.moviePlacement == .beforeMediaData, layout.firstMediaDataBox == nil, let fragments = layout.indexedRanges.first,
+           let first = fragments.subsegments.first {
+            return first.upperBound
+        }
+        return moov.availableEnd
+    }
+
     /// When a fragmented film can start: after its first fragment (`moof` and its `mdat`),
     /// not after `moov` alone, whose tracks hold no samples.
     private func firstFragmentStart(_ layout: FileLayout) -> String {

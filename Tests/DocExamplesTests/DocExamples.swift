@@ -211,6 +211,7 @@ enum DocExamples {
         let file = try await MP4File.open(source, options: .init(loadsAllBoxes: true))
         let page = InspectorPage.html(await InspectorData.gather(file, from: source))
         print(file.faststartVerdict)   // "NO — moov at end (offset 79,297, 2.8 KiB); ..."
+        print(file.bytesBeforePlayback as Any)  // 82215: a reader front to back has the first frame after these
         // docs:end
         return (page, file.faststartVerdict)
     }

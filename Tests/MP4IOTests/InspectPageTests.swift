@@ -16,7 +16,10 @@ import MP4TestSupport
         let nginx = try #require(NginxServer.sampleMedia)
         let directory = FileSystem.temporaryDirectory("mp4probe-inspect-live")
         defer { FileSystem.removeDirectory(directory) }
-        let proxy = CachingProxy(options: .init(cacheDirectory: directory + "/cache"))
+        var options = CachingProxy.Options(cacheDirectory: directory + "/cache")
+        let log = Locked<[String]>([])
+        options.accessLog = { line in log.withLock { $0.append(line) } }
+        let proxy = CachingProxy(options: options)
         try proxy.start()
         defer { proxy.stop() }
         let marker = "inspect=\(UInt64.random(in: 0...UInt64.max))"
@@ -50,6 +53,15 @@ import MP4TestSupport
         let video = try #require(dom.range(of: "<video[^>]*src=\"[^\"]*\"", options: .regularExpression).map { String(dom[$0]) })
         #expect(video.contains("src=\"/") && video.contains("/moov-at-end.mp4?url="), "\(video)")
         #expect(!nginx.requests(containing: marker).isEmpty)
+        // Nothing of the video was asked for before play (preload none): only the page and its
+        // status polls reached the proxy.
+        let videoLines = { log.withLock { $0 }.filter { $0.contains("moov-at-end.mp4") && !$0.contains("_/inspect") && !$0.contains("_/status") } }
+        #expect(videoLines().isEmpty, "the video was fetched before play: \(videoLines())")
+        // PAGE#play starts it: then the player's requests reach the proxy.
+        let played = await HeadlessChromium.dumpDOM(page + "#play", profile: directory + "/profile", virtualTime: 4000)
+        // A line is written when its answer ends: the browser's connection closes as it quits.
+        for _ in 0..<40 where videoLines().isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(!videoLines().isEmpty, "#play did not play: \(log.withLock { $0 }) play: \(HeadlessChromium.bodyData("play", in: played) ?? "not asked"), errors: \(HeadlessChromium.bodyData("errors", in: played) ?? "none") \(played.range(of: "Errors on this page[^<]*", options: .regularExpression).map { String(played[$0]) } ?? "")")
         let shot = HeadlessChromium.screenshotDirectory + "/inspect-live.png"
         #expect(await HeadlessChromium.screenshot(page, to: shot, profile: directory + "/profile", virtualTime: 3000))
         print("inspect live: page \(answer.body.count) bytes, \(HeadlessChromium.bodyData("polls", in: dom) ?? "0") status polls, drawn in \(HeadlessChromium.bodyData("render-ms", in: dom) ?? "?") ms; screenshot \(shot)")

@@ -83,6 +83,21 @@ import MP4TestSupport
         }
         #expect(dom.contains("<svg"), "no SVG")
         #expect(dom.contains("seek plan: bytes"), "\(kind): no seek plan drawn")
+        // The legend's bytes before the first frame are the verdict's (a fragmented film's
+        // first fragment, not its moov alone).
+        #expect(text.contains("bytes before the first frame: " + Format.bytes(try #require(file.bytesBeforePlayback))), "\(kind)")
+        // The moov is drawn at a scale of its own (its row, or the start's) wherever the whole
+        // file's map makes it small, its children inside it.
+        if let moov = file.layout.movieBox, moov.size * 20 < file.layout.fileSize {
+            #expect(dom.contains("aria-label=\"moov (\(Format.bytes(moov.size)))\"") || dom.contains("aria-label=\"start ("), "\(kind): no zoomed moov")
+            #expect(dom.contains("<title>moov/trak @"), "\(kind): the moov's children are not drawn")
+        }
+        // Interleaving has its number, as check measures it.
+        let source = try FileSource(path: path)
+        let opened = try await MP4File.open(source)
+        if let seconds = SampleLayoutAnalysis(planner: SeekPlanner(file: opened), layout: opened.layout).interleaveSeconds, (file.movie?.tracks.count ?? 0) > 1 {
+            #expect(text.contains("interleaved: " + String(format: "%.2f", seconds) + " s"), "\(kind): no interleaving number (\(seconds))")
+        }
         let shot = HeadlessChromium.screenshotDirectory + "/inspect-\(kind).png"
         #expect(await HeadlessChromium.screenshot("file://" + page, to: shot, profile: directory + "/profile"))
         let render = HeadlessChromium.bodyData("render-ms", in: dom) ?? "?"
@@ -121,6 +136,45 @@ import MP4TestSupport
 }
 
 extension InspectCommandTests {
+    /// A long list of boxes folds (issue 46 item 4): a film of 240 fragments shows its first
+    /// boxes, then groups whose summaries name every box's bytes; the findings come before the
+    /// box tree; the start of the file gets a zoomed row.
+    @Test(.requires("chromium", "ffmpeg"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
+          .timeLimit(.minutes(3)))
+    func longBoxListsFold() async throws {
+        let directory = FileSystem.temporaryDirectory("mp4probe-inspect-fold")
+        defer { FileSystem.removeDirectory(directory) }
+        let film = directory + "/frag.mp4"
+        let ffmpeg = try #require(Executables.find("ffmpeg"))
+        _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x64:r=10:d=120", "-c:v", "libx264", "-preset", "ultrafast",
+                                                  "-g", "5", "-movflags", "frag_keyframe+empty_moov", film])
+        let file = try await MP4File.open(try FileSource(path: film))
+        let boxes = file.layout.boxes
+        #expect(boxes.count > 400, "\(boxes.count) top-level boxes")
+        #expect(await CommandTests.run(["inspect", film, "-o", directory + "/page.html"]).code == 0)
+        let dom = await HeadlessChromium.dumpDOM("file://" + directory + "/page.html", profile: directory + "/profile")
+        #expect(HeadlessChromium.bodyData("errors", in: dom) == nil, "errors: \(dom.prefix(3000))")
+        let text = HeadlessChromium.visibleText(dom)
+        // Every top-level box is either on a line of its own or inside a fold that says its bytes.
+        var folds: [ClosedRange<UInt64>] = []
+        let pattern = try NSRegularExpression(pattern: "boxes [0-9,]+–[0-9,]+ of [0-9,]+: [^·]+ · bytes ([0-9,]+)–([0-9,]+)")
+        for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let number = { (i: Int) in Range(match.range(at: i), in: text).flatMap { UInt64(text[$0].replacingOccurrences(of: ",", with: "")) } ?? 0 }
+            folds.append(number(1)...number(2))
+        }
+        #expect(folds.count == (boxes.count - 20 + 99) / 100, "\(folds.count) folds")
+        var lines = 0
+        for box in boxes {
+            if text.contains("\(box.type) @\(Format.grouped(box.offset)) size \(Format.grouped(box.header.size))") { lines += 1; continue }
+            #expect(folds.contains { $0.contains(box.offset) && $0.contains(box.offset + box.size - 1) }, "box at \(box.offset) is neither shown nor in a fold")
+        }
+        #expect(lines < 60, "\(lines) boxes drawn unfolded")
+        #expect(dom.contains("aria-label=\"start ("), "no zoomed start")
+        if let findings = text.range(of: "Findings"), let tree = text.range(of: "Boxes ftyp") { #expect(findings.lowerBound < tree.lowerBound) }
+        let shot = HeadlessChromium.screenshotDirectory + "/inspect-folded.png"
+        #expect(await HeadlessChromium.screenshot("file://" + directory + "/page.html", to: shot, profile: directory + "/profile"))
+    }
+
     /// A URL: the page of a remote moov-at-end file costs what `info` costs (its head and its
     /// moov), and a remote fragmented file's fragments are not walked (no chunk rows).
     @Test(.requires("nginx")) func aURLIsInspectedWithoutWalkingItsFragments() async throws {

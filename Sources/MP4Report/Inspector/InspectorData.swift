@@ -55,7 +55,7 @@ public struct InspectorData: Sendable {
             o.member("kind") { $0.string(file.kind.rawValue) }
             o.member("verdict") { $0.string(file.faststartVerdict) }
             o.member("placement") { $0.string(file.layout.moviePlacement.rawValue) }
-            o.member("startupBytes") { $0.optional(file.layout.startupByteCount) { $0.number($1) } }
+            o.member("startupBytes") { $0.optional(file.bytesBeforePlayback) { $0.number($1) } }
             o.member("duration") { $0.optional(file.movie?.durationSeconds) { $0.number($1) } }
             o.member("layout") { writeLayout(&$0) }
             o.member("boxes") { writeTree(&$0) }
@@ -63,6 +63,7 @@ public struct InspectorData: Sendable {
             o.member("tags") { writeTags(&$0) }
             o.member("chapters") { writeChapters(&$0) }
             o.member("chunks") { writeChunks(&$0) }
+            o.member("interleave") { writeInterleave(&$0) }
             var exact = false
             o.member("plans") { exact = writePlans(&$0) }
             o.member("plansExact") { $0.bool(exact) }
@@ -200,6 +201,19 @@ public struct InspectorData: Sendable {
 
     /// Each track's chunks along the file: `{id, kind, spans: [start, end, firstTime,
     /// lastTime, chunks, ...]}`, chunks closer than a 1/``maxSpansPerTrack`` of the file merged.
+    /// How far a reader front to back runs ahead in one track over another (seconds) and the
+    /// most bytes between two chunks of one track, as `check` measures them
+    /// (``SampleLayoutAnalysis``); `null` without a sample index or with one track.
+    private func writeInterleave(_ json: inout PageJSON) {
+        guard let planner, planner.tracks.count > 1 else { json.null(); return }
+        let analysis = SampleLayoutAnalysis(planner: planner, layout: file.layout)
+        guard let seconds = analysis.interleaveSeconds, let bytes = analysis.interleaveBytes else { json.null(); return }
+        json.object { o in
+            o.member("seconds") { $0.number(seconds) }
+            o.member("bytes") { $0.number(bytes) }
+        }
+    }
+
     private func writeChunks(_ json: inout PageJSON) {
         let gap = max(1, file.layout.fileSize / UInt64(Self.maxSpansPerTrack))
         json.array { list in

@@ -109,15 +109,65 @@ enum InspectorScript {
       const planOnMap = svg("g", {});
       const cacheOnMap = svg("g", {});
       map.append(planOnMap, cacheOnMap);
-      planLayers.push({ group: planOnMap, y: 2, height: 10 });
-      cacheLayers.push({ group: cacheOnMap, y: 52, height: 8 });
+      planLayers.push({ group: planOnMap, y: 2, height: 10, x: X, w: Wmark });
+      cacheLayers.push({ group: cacheOnMap, y: 52, height: 8, x: X, w: Wmark });
       if (D.startupBytes !== null) {
         const x = Math.min(999.5, X(D.startupBytes));
         map.append(svg("line", { x1: x, x2: x, y1: 0, y2: 70, stroke: "#111", "stroke-width": 2, "vector-effect": "non-scaling-stroke" },
           svg("title", { text: "a progressive player can start after " + grouped(D.startupBytes) + " bytes" })));
       }
-      // The map and the interleaving rows share one column, so an offset lines up in both.
-      app.append(el("div", { class: "rows" }, el("div", { class: "row" }, el("span", { class: "label", text: "file (" + bytes(D.size) + ")" }), map)));
+      // The map and the interleaving rows share one column, so an offset lines up in both. A
+      // live page puts its video beside the map.
+      const mapColumn = el("div", { class: "map-column" });
+      const mapRows = el("div", { class: "rows" }, el("div", { class: "row" }, el("span", { class: "label", text: "file (" + bytes(D.size) + ")" }), map));
+      mapColumn.append(mapRows);
+      const liveColumn = D.live ? el("div", { class: "live-column", id: "live" }) : null;
+      app.append(D.live ? el("div", { class: "live-grid" }, mapColumn, liveColumn) : mapColumn);
+
+      // Zoomed rows, each at its own scale: the start of the file (up to a little past the
+      // bytes before playback) and the moov where it is not in that start; the moov's children
+      // drawn inside it, so a moov that is a sliver of the whole file can be read.
+      const moovNode = D.boxes.find((box) => box.t === "moov");
+      function zoomRow(label, from, to) {
+        const length = Math.max(1, to - from);
+        const x = (offset) => (Math.min(Math.max(offset, from), to) - from) / length * 1000;
+        const w = (count, at) => Math.max(2, x(at + count) - x(at));
+        const row = svg("svg", { viewBox: "0 0 1000 62", class: "map zoom", role: "img", "aria-label": label });
+        const labelled = (type, a, b, y, height, fill, title, text) => {
+          const g = svg("g", {}, svg("rect", { x: x(a), y: y, width: Math.max(0.6, x(b) - x(a)), height: height, fill: fill, stroke: "#fff", "stroke-width": 0.5 }, svg("title", { text: title })));
+          if (x(b) - x(a) > 7 * text.length + 8) g.append(svg("text", { x: (x(a) + x(b)) / 2, y: y + height / 2 + 4, "text-anchor": "middle", text: text }));
+          return g;
+        };
+        for (const [type, offset, count] of D.layout) {
+          if (offset + count <= from || offset >= to) continue;
+          row.append(labelled(type, offset, offset + count, 14, 34, colourOf(type), type + " @" + grouped(offset) + ", " + grouped(count) + " bytes (" + bytes(count) + ")", type));
+        }
+        for (const child of (moovNode && moovNode.c) || []) {
+          if (child.o + child.s <= from || child.o >= to) continue;
+          row.append(labelled(child.t, child.o, child.o + child.s, 19, 24, "#e07a6f", "moov/" + child.t + " @" + grouped(child.o) + ", " + grouped(child.s) + " bytes (" + bytes(child.s) + ")", child.t));
+        }
+        const plan = svg("g", {}), cache = svg("g", {});
+        row.append(plan, cache);
+        const shows = (a, b) => b > from && a < to;
+        planLayers.push({ group: plan, y: 2, height: 9, x: x, w: w, shows: shows });
+        cacheLayers.push({ group: cache, y: 51, height: 8, x: x, w: w, shows: shows });
+        if (D.startupBytes !== null && D.startupBytes > from && D.startupBytes <= to) {
+          const at = Math.min(999, x(D.startupBytes));
+          row.append(svg("line", { x1: at, x2: at, y1: 0, y2: 62, stroke: "#111", "stroke-width": 2 }, svg("title", { text: "the first frame can be shown after " + grouped(D.startupBytes) + " bytes" })));
+        }
+        return el("div", { class: "row" }, el("span", { class: "label", title: "bytes " + span(from, to) }, label, el("br"), el("span", { class: "muted", text: span(from, to) })), row);
+      }
+      const zooms = [];
+      if (D.startupBytes !== null && D.placement !== "moov-after-mdat") {
+        const end = Math.min(D.size, Math.max(4096, Math.ceil(D.startupBytes * 1.2)));
+        if (end < D.size * 0.5) zooms.push(["start (" + bytes(end) + ")", 0, end]);
+      }
+      // The moov gets its own row unless the start row already shows it large enough to read.
+      if (moovNode && (!zooms.length || moovNode.o + moovNode.s > zooms[0][2] || moovNode.s < (zooms[0][2] - zooms[0][1]) * 0.25)) {
+        const from = Math.max(0, moovNode.o - Math.ceil(moovNode.s * 0.05)), to = Math.min(D.size, moovNode.o + moovNode.s + Math.ceil(moovNode.s * 0.05));
+        if (to - from < D.size * 0.5) zooms.push(["moov (" + bytes(moovNode.s) + ")", from, to]);
+      }
+      for (const [label, from, to] of zooms) mapRows.append(zoomRow(label, from, to));
       const legend = el("div", { class: "legend" });
       const types = [...new Set(D.layout.map((row) => row[0]))];
       for (const type of types) {
@@ -125,15 +175,16 @@ enum InspectorScript {
         const total = rows.reduce((sum, row) => sum + row[2], 0);
         legend.append(el("span", {}, el("span", { class: "swatch", style: "background:" + colourOf(type) }), type + " ×" + rows.length + " (" + bytes(total) + ")"));
       }
-      legend.append(el("span", {}, el("span", { class: "swatch", style: "background:#111" }), "bytes before playback: " + (D.startupBytes === null ? "n/a" : bytes(D.startupBytes))));
+      legend.append(el("span", {}, el("span", { class: "swatch", style: "background:#111" }), "bytes before the first frame: " + (D.startupBytes === null ? "n/a" : bytes(D.startupBytes))));
       legend.append(el("span", {}, el("span", { class: "swatch", style: "background:var(--plan)" }), "seek plan"));
       if (D.cached || D.live) legend.append(el("span", {}, el("span", { class: "swatch", style: "background:var(--cache)" }), "cached"));
-      app.append(legend);
+      if (moovNode && zooms.length) legend.append(el("span", {}, el("span", { class: "swatch", style: "background:#e07a6f" }), "inside moov"));
+      mapColumn.append(legend);
       const topLevel = el("table", { id: "top-level" }, el("tr", {}, el("th", { text: "box" }), el("th", { class: "num", text: "offset" }), el("th", { class: "num", text: "size" })));
       D.layout.slice(0, 400).forEach(([type, offset, count]) =>
         topLevel.append(el("tr", {}, el("td", {}, el("code", { text: type })), el("td", { class: "num", text: grouped(offset) }), el("td", { class: "num", text: grouped(count) }))));
       if (D.layout.length > 400) topLevel.append(el("tr", {}, el("td", { colspan: 3, class: "muted", text: "… " + grouped(D.layout.length - 400) + " more top-level boxes (the box tree lists them all)" })));
-      app.append(el("details", {}, el("summary", { text: "Top-level boxes (" + D.layout.length + ")" }), topLevel));
+      mapColumn.append(el("details", {}, el("summary", { text: "Top-level boxes (" + D.layout.length + ")" }), topLevel));
 
       // Tracks, tags and chapters.
       app.append(el("h2", { text: "Tracks" }));
@@ -166,6 +217,14 @@ enum InspectorScript {
         app.append(el("p", { class: "muted", text: "No sample index: the tracks' chunks are not known (a remote fragmented file is not walked)." }));
       } else {
         app.append(el("p", { class: "muted", text: "Each track's chunks along the file, left to right as on the byte map; a player reading front to back wants every track's chunks side by side." }));
+        if (D.interleave) {
+          const ahead = D.interleave.seconds, gap = D.interleave.bytes;
+          const judged = ahead <= 1 ? "well interleaved" : ahead <= 5 ? "loosely interleaved" : "poorly interleaved";
+          app.append(el("p", { id: "interleave-number" }, el("b", { text: judged + ": " + ahead.toFixed(2) + " s" }),
+            " — reading front to back, one track's data is at most " + ahead.toFixed(2) + " s ahead of another's, and at most " + bytes(gap) + " (" + grouped(gap) +
+            " bytes) lie between two chunks of one track" + (ahead > 1 ? "; a player reading in order buffers that much of one track to play the others" : "") +
+            ". check --max-interleave S fails a file above S seconds."));
+        }
         const rows = el("div", { class: "rows", id: "interleaving" });
         for (const track of D.chunks) {
           const row = svg("svg", { viewBox: "0 0 1000 18", preserveAspectRatio: "none", height: "18", class: "map" });
@@ -176,7 +235,7 @@ enum InspectorScript {
           }
           const overlay = svg("g", {});
           row.append(overlay);
-          planLayers.push({ group: overlay, y: 0, height: 3 });
+          planLayers.push({ group: overlay, y: 0, height: 3, x: X, w: Wmark });
           rows.append(el("div", { class: "row" }, el("span", { class: "label" }, el("span", { class: "swatch", style: "background:" + trackColour(track.kind) }), "#" + track.id + " " + track.kind), row));
         }
         app.append(rows);
@@ -201,7 +260,7 @@ enum InspectorScript {
           for (let i = 0; i + 1 < plan.r.length; i += 2) ranges.push([plan.r[i], plan.r[i + 1]]);
           for (const layer of planLayers) {
             layer.group.textContent = "";
-            for (const [a, b] of ranges) layer.group.append(svg("rect", { x: X(a), y: layer.y, width: Wmark(b - a), height: layer.height, fill: "var(--plan)" },
+            for (const [a, b] of ranges) if (!layer.shows || layer.shows(a, b)) layer.group.append(svg("rect", { x: layer.x(a), y: layer.y, width: layer.w(b - a, a), height: layer.height, fill: "var(--plan)" },
               svg("title", { text: "seek plan: bytes " + span(a, b) })));
           }
           planText.textContent = "";
@@ -222,8 +281,36 @@ enum InspectorScript {
         show(first);
       }
 
-      // The box tree; a box's children are drawn when it is first opened.
+      if (D.findings.length) {
+        app.append(el("h2", { text: "Findings" }));
+        const list = el("ul", { id: "findings" });
+        for (const [severity, id, message, offset] of D.findings) {
+          list.append(el("li", { class: "finding " + severity }, el("b", { text: severity + " " }), el("code", { text: id }), offset !== null ? " @" + grouped(offset) : "", ": " + message));
+        }
+        app.append(list);
+      }
+
+      // The box tree; a box's children are drawn when it is first opened. A long list of
+      // siblings (a fragmented film's moof/mdat pairs) shows its first boxes, then folds the
+      // rest in groups, each summarised and drawn when opened.
       app.append(el("h2", { text: "Boxes" }));
+      const unfolded = 20, foldAbove = 60, perFold = 100;
+      function appendBoxes(container, boxes, openMoov) {
+        if (boxes.length <= foldAbove) { for (const box of boxes) container.append(boxNode(box, openMoov && box.t === "moov")); return; }
+        for (const box of boxes.slice(0, unfolded)) container.append(boxNode(box, openMoov && box.t === "moov"));
+        for (let start = unfolded; start < boxes.length; start += perFold) {
+          const group = boxes.slice(start, start + perFold);
+          const counts = new Map();
+          for (const box of group) counts.set(box.t, (counts.get(box.t) || 0) + 1);
+          const last = group[group.length - 1];
+          const summary = "boxes " + grouped(start + 1) + "–" + grouped(start + group.length) + " of " + grouped(boxes.length) + ": " +
+            [...counts].map(([type, n]) => type + " ×" + n).join(", ") + " · bytes " + span(group[0].o, last.o + last.s);
+          const fold = el("details", { class: "fold" }, el("summary", { class: "muted", text: summary }));
+          let drawn = false;
+          fold.addEventListener("toggle", () => { if (drawn) return; drawn = true; for (const box of group) fold.append(boxNode(box, false)); });
+          container.append(fold);
+        }
+      }
       const tree = el("div", { class: "tree", id: "tree" });
       function boxLine(box) {
         const line = [el("span", { class: "box", text: box.t }), " @" + grouped(box.o) + " size " + grouped(box.s)];
@@ -240,39 +327,37 @@ enum InspectorScript {
         const draw = () => {
           if (drawn) return;
           drawn = true;
-          for (const child of box.c) details.append(boxNode(child, false));
+          appendBoxes(details, box.c, false);
           if (box.more) details.append(el("div", { class: "muted", text: "… " + grouped(box.more) + " more boxes (mp4probe boxes lists them all)" }));
         };
         details.addEventListener("toggle", draw);
         if (open) { details.open = true; draw(); }
         return details;
       }
-      for (const box of D.boxes) tree.append(boxNode(box, box.t === "moov"));
+      appendBoxes(tree, D.boxes, true);
       app.append(tree);
 
-      if (D.findings.length) {
-        app.append(el("h2", { text: "Findings" }));
-        const list = el("ul", { id: "findings" });
-        for (const [severity, id, message, offset] of D.findings) {
-          list.append(el("li", { class: "finding " + severity }, el("b", { text: severity + " " }), el("code", { text: id }), offset !== null ? " @" + grouped(offset) : "", ": " + message));
-        }
-        app.append(list);
-      }
 
       // The cache: ranges drawn under the byte map; on a live page, refreshed from the server.
       function drawCache(ranges) {
         for (const layer of cacheLayers) {
           layer.group.textContent = "";
-          for (let i = 0; i + 1 < ranges.length; i += 2) layer.group.append(svg("rect", { x: X(ranges[i]), y: layer.y, width: Wmark(ranges[i + 1] - ranges[i]), height: layer.height, fill: "var(--cache)" },
+          for (let i = 0; i + 1 < ranges.length; i += 2) if (!layer.shows || layer.shows(ranges[i], ranges[i + 1])) layer.group.append(svg("rect", { x: layer.x(ranges[i]), y: layer.y, width: layer.w(ranges[i + 1] - ranges[i], ranges[i]), height: layer.height, fill: "var(--cache)" },
             svg("title", { text: "cached: bytes " + span(ranges[i], ranges[i + 1]) })));
         }
       }
       if (D.cached) drawCache(D.cached);
       if (D.live) {
-        app.append(el("h2", { text: "Playing through the proxy" }));
+        // Nothing is fetched for the video before play (preload none); PAGE#play starts it,
+        // muted (browsers start only muted media without a click; the controls unmute it).
         const status = el("div", { class: "muted", id: "cache-status", text: "…" });
-        const video = el("video", { controls: "", preload: "metadata", src: D.live.video });
-        app.append(video, status);
+        const video = el("video", { controls: "", preload: "none", src: D.live.video });
+        liveColumn.append(el("div", { class: "live-title", text: "Playing through the proxy" }), video, status);
+        if (/(^#|&)play\b/.test(location.hash)) {
+          document.body.dataset.play = "asked";
+          video.muted = true;
+          video.play().then(() => { document.body.dataset.play = "playing"; }, (error) => { document.body.dataset.play = "failed"; report("the video could not start: " + error); });
+        }
         const poll = async () => {
           try {
             const response = await fetch(D.live.status, { cache: "no-store" });

@@ -36,7 +36,12 @@ enum InspectorStyle {
     .leaf { margin-left: 0; padding-left: 0; list-style: none; }
     .finding.warning, .finding.error { color: var(--bad); }
     .errors { color: #fff; background: var(--bad); padding: 8px; margin: 0; white-space: pre-wrap; }
-    video { max-width: 100%; max-height: 360px; background: #000; }
+    video { width: 100%; max-height: 360px; background: #000; }
+    svg.zoom text { font-size: 11px; fill: #fff; }
+    .live-grid { display: grid; grid-template-columns: minmax(0, 1fr) 360px; gap: 16px; align-items: start; }
+    @media (max-width: 900px) { .live-grid { grid-template-columns: 1fr; } }
+    .live-title { font-weight: 600; margin-bottom: 4px; }
+    details.fold { margin-left: 0; }
     footer { margin-top: 30px; font-size: 12px; color: var(--muted); }
     """#
 }
