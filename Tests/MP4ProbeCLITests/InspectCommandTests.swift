@@ -35,20 +35,29 @@ import MP4TestSupport
     @Test(.requires("chromium", "ffmpeg"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
           .timeLimit(.minutes(5)))
     func theSeekExplorerAnswersTheTimeAsked() async throws {
-        let path = try #require(await Self.longFilm())
+        let long = try #require(await Self.longFilm())
         let directory = FileSystem.temporaryDirectory("mp4probe-inspect-seek")
         defer { FileSystem.removeDirectory(directory) }
-        let page = directory + "/long.html"
+        // Three films: the two-hour moov-at-end film, a faststart one and a fragmented one.
+        let films: [(String, [Double])] = [(long, [5.0, 200.0, 201.3, 1234.9, 7199.0]),
+                                           (Fixtures.sample("faststart.mp4"), [0.3, 1.0, 1.55, 1.99]),
+                                           (Fixtures.sample("fragmented.mp4"), [0.3, 1.0, 1.55, 1.99])]
+        for (index, (path, times)) in films.enumerated() {
+            try await Self.explorerAgreesWithSeek(path, times: times, page: directory + "/\(index).html", profile: directory + "/profile")
+        }
+    }
+
+    static func explorerAgreesWithSeek(_ path: String, times: [Double], page: String, profile: String) async throws {
         #expect(await CommandTests.run(["inspect", path, "-o", page]).code == 0)
         let source = try FileSource(path: path)
         let file = try await MP4File.open(source)
-        let planner = SeekPlanner(file: file)
-        for time in [5.0, 200.0, 201.3, 1234.9, 7199.0] {
+        let planner = try await SeekPlanner.index(file, from: source)
+        for time in times {
             let plan = try planner.plan(at: time, duration: 1)
-            let dom = await HeadlessChromium.dumpDOM("file://\(page)#t=\(time)", profile: directory + "/profile")
+            let dom = await HeadlessChromium.dumpDOM("file://\(page)#t=\(time)", profile: profile)
             let keyframe = dom.range(of: #"id="plan-keyframe">[^<]*"#, options: .regularExpression).map { String(dom[$0].dropFirst(#"id="plan-keyframe">"#.count)) }
             let ranges = dom.range(of: #"id="plan-ranges">[^<]*"#, options: .regularExpression).map { String(dom[$0].dropFirst(#"id="plan-ranges">"#.count)) }
-            #expect(keyframe == Format.clock(plan.keyframeTime), "at \(time): the page says keyframe \(keyframe ?? "none"), the plan \(Format.clock(plan.keyframeTime))")
+            #expect(keyframe == Format.clock(plan.keyframeTime), "\(path) at \(time): the page says keyframe \(keyframe ?? "none"), the plan \(Format.clock(plan.keyframeTime))")
             let firstByte = try #require(plan.ranges.first).lowerBound
             #expect(ranges?.hasPrefix(Format.grouped(firstByte) + "–") == true, "at \(time): the page reads \(ranges ?? "nothing"); the plan starts at \(Format.grouped(firstByte))")
         }
