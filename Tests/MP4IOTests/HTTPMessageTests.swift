@@ -28,9 +28,9 @@ import Testing
     @Test func parsesStatusLineAndFields() throws {
         let head = try HTTPMessage.parseHead(Self.bytes("HTTP/1.1 206 Partial Content\r\nContent-Range:  bytes 0-9/100 \r\nSet-Cookie: a\r\nset-cookie: b\r\nX-Empty:\r\n\r\n"))
         #expect(head.startLine.0 == "HTTP/1.1" && head.startLine.1 == "206" && head.startLine.2 == "Partial Content")
-        #expect(head.fieldsByName["content-range"] == "bytes 0-9/100")
-        #expect(head.fieldsByName["set-cookie"] == "a, b")
-        #expect(head.fieldsByName["x-empty"] == "")
+        #expect(head.fields["content-range"] == "bytes 0-9/100")
+        #expect(head.fields["set-cookie"] == "a, b")
+        #expect(head.fields["x-empty"] == "")
         #expect(head.values("SET-COOKIE") == ["a", "b"])
         // A status line without a reason phrase.
         #expect(try HTTPMessage.parseHead(Self.bytes("HTTP/1.1 200\r\n\r\n")).startLine.1 == "200")
@@ -103,5 +103,22 @@ import Testing
         #expect(!HTTPRequest.sameOrigin(try url("http://a.example/x"), try url("http://b.example/x")))
         #expect(!HTTPRequest.sameOrigin(try url("http://127.0.0.1:8080/x"), try url("http://127.0.0.1:8081/x")))
         #expect(!HTTPRequest.sameOrigin(try url("http://127.0.0.1:8080/x"), try url("http://localhost:8080/x")))
+    }
+}
+
+/// The one header type of the client and the server.
+@Suite struct HTTPFieldsTests {
+    @Test func namesAnyCaseRepeatedJoinedOrderKept() {
+        var fields: HTTPFields = [("Content-Type", "video/mp4"), ("Set-Cookie", "a"), ("set-cookie", "b")]
+        #expect(fields["content-type"] == "video/mp4" && fields["CONTENT-TYPE"] == "video/mp4")
+        #expect(fields["Set-Cookie"] == "a, b" && fields.values("SET-COOKIE") == ["a", "b"])
+        #expect(fields["x-missing"] == nil && !fields.contains("x-missing") && fields.contains("set-COOKIE"))
+        fields.append(("Authorization", "secret"))
+        #expect(fields.map(\.name) == ["Content-Type", "Set-Cookie", "set-cookie", "Authorization"])
+        #expect(fields.removing(["authorization", "set-cookie"]).map(\.name) == ["Content-Type"])
+        fields.remove("set-cookie")
+        #expect(fields.count == 2)
+        // Names are tokens: only ASCII letters fold (a "-" is not "\r" and "[" is not "{").
+        #expect(!HTTPFields.same("a-b", "a\rb") && !HTTPFields.same("[", "{") && HTTPFields.same("X-Y", "x-y"))
     }
 }

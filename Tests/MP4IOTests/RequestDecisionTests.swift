@@ -9,7 +9,16 @@ import Testing
                        bodies: Set<String> = []) -> RequestDecision {
         var options = HTTPServer.Options()
         options.methodsWithBodies = bodies
-        return RequestDecision.decide(method: method, version: version, fields: fields, options: options, allowedHosts: hosts)
+        return RequestDecision.decide(method: method, version: version, fields: HTTPFields(fields.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }),
+                                      options: options, allowedHosts: hosts)
+    }
+
+    /// Field names in any case; a repeated Host is not one of the server's names.
+    @Test func fieldsAsSent() {
+        let options = HTTPServer.Options()
+        #expect(RequestDecision.decide(method: "GET", version: "HTTP/1.1", fields: [("HOST", "127.0.0.1:8080")], options: options, allowedHosts: Self.hosts) == .handle(keepAlive: true, bodyLength: 0))
+        #expect(Self.status(RequestDecision.decide(method: "GET", version: "HTTP/1.1", fields: [("Host", "127.0.0.1:8080"), ("host", "evil.example:1")], options: options, allowedHosts: Self.hosts)) == 421)
+        #expect(RequestDecision.decide(method: "GET", version: "HTTP/1.1", fields: [("Host", "127.0.0.1:8080"), ("Connection", "keep-alive, CLOSE")], options: options, allowedHosts: Self.hosts) == .handle(keepAlive: false, bodyLength: 0))
     }
 
     static func status(_ decision: RequestDecision) -> Int? {

@@ -65,7 +65,7 @@ final class HTTP1Client: HTTPClient {
                 return try await fallback.get(request, limit: limit, skipWhole: skipWhole, head: head, body: body)
             }
             let (connection, response, framing) = try await open(request)
-            let responseHead = HTTPResponseHead(status: response.status, headers: response.head.fieldsByName, url: request.url)
+            let responseHead = HTTPResponseHead(status: response.status, headers: response.head.fields, url: request.url)
             if [301, 302, 303, 307, 308].contains(response.status), let location = responseHead.header("location"), redirects < maxRedirects,
                let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" {
@@ -134,8 +134,8 @@ final class HTTP1Client: HTTPClient {
         for (name, value) in request.headers {
             guard HTTPRequest.isValidHeaderName(name), HTTPRequest.isValidHeaderValue(value) else { throw URLError(.badURL) }
         }
-        var fields = request.headers.filter { !["host", "connection", "content-length", "transfer-encoding"].contains($0.name.lowercased()) }
-        if !fields.contains(where: { $0.name.lowercased() == "user-agent" }) { fields.append(("User-Agent", MP4ProbeVersion.userAgent)) }
+        var fields = request.headers.removing(["host", "connection", "content-length", "transfer-encoding"])
+        if !fields.contains("User-Agent") { fields.append(("User-Agent", MP4ProbeVersion.userAgent)) }
         let bytes = HTTPMessage.requestHead(target: target, host: hostField, fields: fields)
         let key = "\(secure ? "https" : "http")://\(host):\(port)"
 

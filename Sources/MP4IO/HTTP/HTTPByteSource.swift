@@ -56,7 +56,7 @@ public final class HTTPByteSource: ByteSource {
     /// Our own client, when requests go through it (else every one goes through URLSession).
     private let ownClient: HTTP1Client?
     /// The caller's headers, as every request sends them (validated, in a stable order).
-    private let baseHeaders: [(name: String, value: String)]
+    private let baseHeaders: HTTPFields
     private let state = Locked(State())
     private let headTask = Locked<Task<Void, any Error>?>(nil)
 
@@ -78,8 +78,8 @@ public final class HTTPByteSource: ByteSource {
             guard HTTPRequest.isValidHeaderName(name) else { throw MP4Error(.invalidRequest, "header name '\(name)' is not a valid HTTP field name") }
             guard HTTPRequest.isValidHeaderValue(value) else { throw MP4Error(.invalidRequest, "the value of header \(name) contains a line break or NUL (it would inject headers)") }
         }
-        self.baseHeaders = options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
-            .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        self.baseHeaders = HTTPFields(options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
+            .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) })
         let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders, caFile: options.caFile)
         if Self.usesOwnClient(options.client, proxyConfigured: Self.proxyConfigured()) {
             let own = HTTP1Client(maxRedirects: options.maxRedirects, caFile: options.caFile, fallback: tls)

@@ -24,7 +24,7 @@ struct HTTPRequest: Sendable {
     var url: URL
     /// Header fields in order (names as given). `Host`, `Connection` and framing headers are
     /// the client's.
-    var headers: [(name: String, value: String)]
+    var headers: HTTPFields
     /// Seconds without progress (connecting, sending, receiving) before the request fails.
     var timeout: TimeInterval
     /// When the request fails however steadily bytes arrive (`--max-time`), if ever.
@@ -38,9 +38,8 @@ struct HTTPRequest: Sendable {
 
     /// The headers a redirect to `target` keeps: all of them on the same origin, all but the
     /// credentials on another.
-    func headers(redirectedTo target: URL) -> [(name: String, value: String)] {
-        guard !HTTPRequest.sameOrigin(url, target) else { return headers }
-        return headers.filter { !credentialHeaders.contains($0.name.lowercased()) }
+    func headers(redirectedTo target: URL) -> HTTPFields {
+        HTTPRequest.sameOrigin(url, target) ? headers : headers.removing(credentialHeaders)
     }
 
     /// Whether `a` and `b` have the same scheme, host and port (default ports filled in).
@@ -69,12 +68,12 @@ struct HTTPRequest: Sendable {
 /// The status and headers of the response a request ended with (after redirects).
 struct HTTPResponseHead: Sendable {
     var status: Int
-    /// Header values by lower-cased name (repeated fields joined with ", ").
-    var headers: [String: String]
+    var headers: HTTPFields
     /// The URL that answered (differs from the request's after a redirect).
     var url: URL
 
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
+    /// Field `name` (any case); repeated fields joined with ", ".
+    func header(_ name: String) -> String? { headers[name] }
 }
 
 /// How one exchange ended.

@@ -13,21 +13,9 @@ enum HTTPMessage {
     /// A parsed head: the start line's three parts and the header fields in order.
     struct Head: Sendable {
         var startLine: (String, String, String)
-        var fields: [(name: String, value: String)]
+        var fields: HTTPFields
 
-        /// Values by lower-cased name; repeated fields joined with ", ".
-        var fieldsByName: [String: String] {
-            var result: [String: String] = [:]
-            for (name, value) in fields {
-                let key = name.lowercased()
-                if let existing = result[key] { result[key] = existing + ", " + value } else { result[key] = value }
-            }
-            return result
-        }
-
-        func values(_ name: String) -> [String] {
-            fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
-        }
+        func values(_ name: String) -> [String] { fields.values(name) }
     }
 
     struct Malformed: Error, CustomStringConvertible {
@@ -72,7 +60,7 @@ enum HTTPMessage {
         }
         let parts = startText.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2 else { throw Malformed(description: "start line '\(startText.prefix(80))' is not 'A B C'") }
-        var fields: [(String, String)] = []
+        var fields = HTTPFields()
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: 0x3A) else { throw Malformed(description: "header line without ':'") }
             guard line.first != 0x20 && line.first != 0x09 else { throw Malformed(description: "folded header line (obsolete, RFC 9112 §5.2)") }
@@ -146,7 +134,7 @@ enum HTTPMessage {
     }
 
     /// The bytes of a GET request head.
-    static func requestHead(method: String = "GET", target: String, host: String, fields: [(name: String, value: String)]) -> [UInt8] {
+    static func requestHead(method: String = "GET", target: String, host: String, fields: HTTPFields) -> [UInt8] {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
         for (name, value) in fields { text += "\(name): \(value)\r\n" }
         text += "\r\n"

@@ -276,13 +276,13 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         pipes.withLock { $0[task.taskIdentifier] }
     }
 
-    /// The response's header fields by lower-cased name.
-    static func headers(of response: HTTPURLResponse) -> [String: String] {
-        var headers: [String: String] = [:]
+    /// The response's header fields (URLSession has already joined repeated ones), by name.
+    static func headers(of response: HTTPURLResponse) -> HTTPFields {
+        var headers = HTTPFields()
         for (key, value) in response.allHeaderFields {
-            if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+            if let key = key as? String, let value = value as? String { headers.append((key, value)) }
         }
-        return headers
+        return HTTPFields(headers.sorted { $0.name.lowercased() < $1.name.lowercased() })
     }
 
     func get(_ request: HTTPRequest, limit: Int, skipWhole: Int,
@@ -299,7 +299,7 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
             guard HTTPRequest.isValidHeaderName(name), HTTPRequest.isValidHeaderValue(value) else { throw URLError(.badURL) }
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+        if !request.headers.contains("User-Agent") {
             urlRequest.setValue(MP4ProbeVersion.userAgent, forHTTPHeaderField: "User-Agent")
         }
         guard let session = session() else { throw URLError(.cancelled) }

@@ -222,7 +222,7 @@ public final class HTTPServer: Sendable {
             }
             let (method, target, version) = head.startLine
             let seen = Self.request(method: method, target: target, headers: head.fields)
-            switch RequestDecision.decide(method: method, version: version, fields: head.fieldsByName, options: options, allowedHosts: allowedHosts) {
+            switch RequestDecision.decide(method: method, version: version, fields: head.fields, options: options, allowedHosts: allowedHosts) {
             case .refuse(let status, let text, let keepAlive, let logged, let allow):
                 var refusal = HTTPServerResponse.text(status, text)
                 if let allow { refusal.headers.append(("Allow", allow)) }
@@ -296,7 +296,7 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    static func request(method: String, target: String, headers: [(name: String, value: String)]) -> HTTPServerRequest {
+    static func request(method: String, target: String, headers: HTTPFields) -> HTTPServerRequest {
         let pathPart = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
         var query: [String: String] = [:]
         if let questionMark = target.firstIndex(of: "?") {

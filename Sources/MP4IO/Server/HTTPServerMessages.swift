@@ -13,16 +13,13 @@ public struct HTTPServerRequest: Sendable {
     /// The query parameters, percent-decoded (the last value of a repeated name wins).
     public var query: [String: String]
     /// The header fields in order.
-    public var headers: [(name: String, value: String)]
+    public var headers: HTTPFields
     /// The request body (only for ``HTTPServer/Options/methodsWithBodies``; at most
     /// ``HTTPServer/Options/maxRequestBody`` bytes).
     public var body: [UInt8] = []
 
     /// The value of header `name` (any case); repeated fields joined with ", ".
-    public func header(_ name: String) -> String? {
-        let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
-    }
+    public func header(_ name: String) -> String? { headers[name] }
 }
 
 /// A response: status, header fields, and a body the server streams.
@@ -44,13 +41,13 @@ public struct HTTPServerResponse: Sendable {
     }
 
     public var status: Int
-    public var headers: [(name: String, value: String)]
+    public var headers: HTTPFields
     public var body: Body
     /// The request showed what the server's users hold (the proxy's secret): its connection
     /// may stay open and keep its slot. See ``HTTPServer/Options/requiresTrust``.
     public var trustsConnection = false
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .empty) {
+    public init(status: Int, headers: HTTPFields = [], body: Body = .empty) {
         self.status = status
         self.headers = headers
         self.body = body

@@ -8,9 +8,9 @@ enum RequestDecision: Equatable, Sendable {
     /// Read a body of `bodyLength` bytes (0: none) and hand the request to the handler.
     case handle(keepAlive: Bool, bodyLength: Int)
 
-    /// The decision for a head with `method`, `version` and fields `fields` (by lower-cased
-    /// name), for a server at `allowedHosts`.
-    static func decide(method: String, version: String, fields: [String: String], options: HTTPServer.Options, allowedHosts: Set<String>) -> RequestDecision {
+    /// The decision for a head with `method`, `version` and fields `fields`, for a server at
+    /// `allowedHosts`.
+    static func decide(method: String, version: String, fields: HTTPFields, options: HTTPServer.Options, allowedHosts: Set<String>) -> RequestDecision {
         func refuse(_ status: Int, _ text: String) -> RequestDecision {
             .refuse(status: status, text: text, keepAlive: false, logged: false, allow: nil)
         }

@@ -28,7 +28,7 @@ public enum SourceResponder {
     public static func response(for request: HTTPServerRequest, information: ContentInformation, body: any ByteSource,
                                 deliverable: ((Range<UInt64>) -> Range<UInt64>)? = nil) -> HTTPServerResponse {
         let length = information.length, tag = information.entityTag
-        var headers: [(name: String, value: String)] = [("Accept-Ranges", "bytes"), ("Content-Type", information.contentType)]
+        var headers: HTTPFields = [("Accept-Ranges", "bytes"), ("Content-Type", information.contentType)]
         if let tag { headers.append(("ETag", tag)) }
         if let modified = information.lastModified { headers.append(("Last-Modified", modified)) }
         var range = RangeRequest.parse(request.header("range"), length: length)

@@ -1,0 +1,43 @@
+/// The header fields of an HTTP message, in order, names as sent: the one header type of the
+/// client and the server (requests and responses, parsed and written). Looked up by name
+/// case-insensitively; a repeated field's values are joined with ", " (RFC 9110 §5.3).
+public struct HTTPFields: Sendable, RandomAccessCollection, ExpressibleByArrayLiteral {
+    public typealias Element = (name: String, value: String)
+
+    private var fields: [Element]
+
+    public init(_ fields: [Element] = []) { self.fields = fields }
+    public init(arrayLiteral elements: (String, String)...) { fields = elements.map { (name: $0.0, value: $0.1) } }
+
+    public var startIndex: Int { fields.startIndex }
+    public var endIndex: Int { fields.endIndex }
+    public subscript(position: Int) -> Element { fields[position] }
+
+    /// The value of field `name` (any case): its values joined with ", ", or `nil` when absent.
+    public subscript(name: String) -> String? {
+        let found = values(name)
+        return found.isEmpty ? nil : found.joined(separator: ", ")
+    }
+
+    /// Every value of field `name` (any case), in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { Self.same($0.name, name) }.map(\.value)
+    }
+
+    /// Whether a field `name` (any case) is present.
+    public func contains(_ name: String) -> Bool { fields.contains { Self.same($0.name, name) } }
+
+    public mutating func append(_ field: Element) { fields.append(field) }
+    public mutating func append(contentsOf other: HTTPFields) { fields += other.fields }
+
+    /// Removes every field `name` (any case).
+    public mutating func remove(_ name: String) { fields.removeAll { Self.same($0.name, name) } }
+
+    /// The fields whose names (lower-cased) are not in `names`.
+    public func removing(_ names: Set<String>) -> HTTPFields { HTTPFields(fields.filter { !names.contains($0.name.lowercased()) }) }
+
+    /// ASCII case-insensitive equality of two field names (names are tokens: RFC 9110 §5.1).
+    static func same(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (0x61...0x7A).contains(x | 0x20)) }
+    }
+}
