@@ -45,7 +45,7 @@ func exerciseRange(_ bytes: [UInt8]) {
             break
         }
     }
-    var headers: [(name: String, value: String)] = [("Host", "127.0.0.1:1")]
+    var headers: HTTPFields = [("Host", "127.0.0.1:1")]
     if let range { headers.append(("Range", range)) }
     if let ifRange { headers.append(("If-Range", ifRange)) }
     let request = HTTPServerRequest(method: "GET", target: "/x", path: "/x", query: [:], headers: headers)
