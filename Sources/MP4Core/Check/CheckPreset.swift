@@ -1,8 +1,7 @@
 /// The ingest rules of the platforms users upload to, as ``CheckPolicy`` values
 /// (`check --preset NAME`), each rule with where it comes from. Only rules the boxes and sample
 /// tables can answer are here; a platform's recommendations (Cloudflare's 30 fps) are not
-/// rules. The sources are the platforms' published upload specifications as issue 45 quotes
-/// them (read there in November 2026); docs/check.md lists every rule with its source.
+/// rules. docs/check.md lists every rule with its source and how it was read.
 public enum CheckPreset: String, Sendable, CaseIterable {
     case youtube
     case mux

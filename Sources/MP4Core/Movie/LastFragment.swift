@@ -1,8 +1,7 @@
 /// A fragmented film's duration from its last movie fragment alone: where each fragment's
 /// `tfdt` says when its samples start, the last fragment's start plus its samples' durations
 /// is where the film ends. Over the network that is one read of the file's end, not one
-/// request per `moof` (issue 43: `info` of a 300-fragment film made 301 requests and still
-/// said "not in moov"). No I/O here: the caller reads ``tailBytes`` of the end and hands
+/// request per `moof`. No I/O here: the caller reads ``tailBytes`` of the end and hands
 /// them over.
 public enum LastFragment {
     /// How much of the file's end is read to find the last `moof`: a fragment of several

@@ -1,11 +1,10 @@
 /// The fetches a loader's players and prefetches have running at the origin, so that preloads
-/// stand aside for them (issue 33: a playing reader before a prefetch before a preload).
+/// stand aside for them (a playing reader before a prefetch before a preload).
 ///
 /// The cache entries report here when they start and end a fetch whose priority is above
 /// ``FetchPlanner/Priority/preload`` (``CacheEntry`` does, for the sources a ``MediaLoader``
 /// opens); a preload fills only while ``isBusy`` is false. A player reading bytes already
-/// cached is not at the origin, so the next videos' preloads go on meanwhile (a gate on player
-/// reads paused them for a video playing from the cache, issue 33's first version).
+/// cached is not at the origin, so the next videos' preloads go on meanwhile.
 final class OriginActivity: Sendable {
     /// How long after the last such fetch ends preloads still wait: players ask again right
     /// after an answer, and a preload that slipped in between would take the bandwidth of the

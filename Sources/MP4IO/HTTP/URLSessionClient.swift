@@ -307,9 +307,9 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         let pipe = BodyPipe(capacity: Self.bufferCapacity)
         pipes.withLock { $0[task.taskIdentifier] = pipe }
         // URLSession's timeout is an idle timeout: the deadline ends the exchange however
-        // steadily bytes arrive. Its timer runs on a Dispatch queue, not on Swift's shared pool
-        // (a `Task.sleep` there fired ~40 s late in a loaded AddressSanitizer run), and every
-        // piece is checked against it as well, as `HTTP1Client` does at every wait.
+        // steadily bytes arrive. Its timer runs on a Dispatch queue (a sleep on Swift's shared
+        // pool can run late when the pool is busy), and every piece is checked against it too,
+        // as `HTTP1Client` does at every wait.
         let deadline = request.deadline.map { deadline -> DispatchWorkItem in
             let expire = DispatchWorkItem {
                 pipe.close(URLError(.timedOut))

@@ -352,7 +352,7 @@ public final class HTTPServer: Sendable {
             let head = headBytes(of: response, keepAlive: keepAlive)
             // The body streams in a task of its own, cancelled as soon as the client goes away,
             // even while it waits for the origin: what is fetched only for this client stops
-            // then, not at the next piece the origin sends (issue 32 item 7).
+            // then, not at the next piece the origin sends.
             let streaming = ServingTask.start { () -> (sent: UInt64, headSent: Bool, clientGone: Bool, failure: (any Error)?) in
                 var sent: UInt64 = 0
                 var headSent = false, clientGone = false
