@@ -82,7 +82,7 @@ enum CheckReport {
             ("conformance", .bool(policy.conformance)),
         ]
         policyMembers += [
-            ("maxBitDepth", policy.maxBitDepthByFamily.map { depths in .object(depths.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }) } ?? int(policy.maxBitDepth)), ("allowChroma", list(policy.allowChroma)), ("allowInterlaced", .bool(policy.allowInterlaced)),
+            ("maxBitDepth", policy.maxBitDepthByFamily.map { depths in .object(depths.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }) } ?? int(policy.maxBitDepth)), ("allowChroma", list(policy.allowChroma)), ("allowInterlaced", .bool(policy.allowInterlaced)), ("allowRotation", .bool(policy.allowRotation)),
             ("maxFrameRate", opt(policy.maxFrameRate)), ("requireConstantFrameRate", .bool(policy.requireConstantFrameRate)),
             ("maxConsecutiveBFrames", int(policy.maxConsecutiveBFrames)), ("requireClosedGOP", .bool(policy.requireClosedGOP)),
         ]

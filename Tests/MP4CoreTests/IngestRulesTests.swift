@@ -10,12 +10,13 @@ import MP4TestSupport
 struct IngestRulesTests {
     /// Every ingest key set: 8-bit 4:2:0 progressive, at most 60 fps and constant, at most 2
     /// B-frames in a row, closed GOPs, an offset edit list at most, 8 Mb/s, 16 Mb/s over a
-    /// GOP, 50 MB, stereo or 5.1 at 48 or 96 kHz.
+    /// GOP, 50 MB, stereo or 5.1 at 48 or 96 kHz, not turned by the track header.
     static var strict: CheckPolicy {
         var policy = CheckPolicy()
         policy.maxBitDepth = 8
         policy.allowChroma = ["4:2:0"]
         policy.allowInterlaced = false
+        policy.allowRotation = false
         policy.maxFrameRate = 60
         policy.requireConstantFrameRate = true
         policy.maxConsecutiveBFrames = 2
@@ -46,6 +47,11 @@ struct IngestRulesTests {
         #expect(try await Self.ids(directory, "10bit.mp4", x264 + ["-pix_fmt", "yuv420p10le"]) == ["bit-depth"])
         #expect(try await Self.ids(directory, "422.mp4", x264 + ["-pix_fmt", "yuv422p"]) == ["chroma-not-allowed"])
         #expect(try await Self.ids(directory, "interlaced.mp4", x264 + ["-flags", "+ildct+ilme", "-top", "1"]) == ["interlaced"])
+        // Turned as a phone records portrait video (ffmpeg writes the matrix on a stream copy).
+        let ffmpeg = try #require(Executables.find("ffmpeg"))
+        _ = await Executables.runOffPool(ffmpeg, ["-v", "error", "-nostdin", "-y", "-i", directory + "/pass.mp4", "-c", "copy", "-metadata:s:v:0", "rotate=90", "-movflags", "+faststart", directory + "/rotated.mp4"])
+        let rotated = await FileCheck.check(MemorySource(try #require(FileSystem.read(directory + "/rotated.mp4")), name: "rotated.mp4"), policy: Self.strict)
+        #expect(rotated.findings.filter { $0.severity == .error }.map(\.id) == ["rotated"])
         #expect(try await Self.ids(directory, "3b.mp4", ["-c:v", "libx264", "-bf", "3", "-g", "25"]) == ["b-frames"])
         #expect(try await Self.ids(directory, "open.mp4", x264 + ["-x264-params", "open-gop=1"]) == ["open-gop"])
         #expect(try await Self.ids(directory, "vfr.mp4", x264 + ["-vf", "setpts='if(lt(N,50),N,N*1.5)/25/TB'", "-fps_mode", "vfr"]) == ["variable-frame-rate"])
@@ -91,8 +97,8 @@ struct IngestRulesTests {
 
     /// The keys read from a policy document, strictly.
     @Test func policyDocumentKeys() throws {
-        let policy = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": 8, "allowChroma": ["4:2:0"], "allowInterlaced": false, "maxFrameRate": 60, "requireConstantFrameRate": true, "maxConsecutiveBFrames": 2, "requireClosedGOP": true, "editLists": "none", "maxVideoBitRate": 8000000, "maxGOPBitRate": 16000000, "maxFileSize": 30000000000, "allowAudioChannels": [2, 6], "allowAudioSampleRates": [48000, 96000]}"#.utf8))
-        #expect(policy.maxBitDepth == 8 && policy.allowChroma == ["4:2:0"] && !policy.allowInterlaced && policy.maxFrameRate == 60)
+        let policy = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": 8, "allowChroma": ["4:2:0"], "allowInterlaced": false, "maxFrameRate": 60, "requireConstantFrameRate": true, "maxConsecutiveBFrames": 2, "requireClosedGOP": true, "editLists": "none", "maxVideoBitRate": 8000000, "maxGOPBitRate": 16000000, "maxFileSize": 30000000000, "allowAudioChannels": [2, 6], "allowAudioSampleRates": [48000, 96000], "allowRotation": false}"#.utf8))
+        #expect(!policy.allowRotation && policy.maxBitDepth == 8 && policy.allowChroma == ["4:2:0"] && !policy.allowInterlaced && policy.maxFrameRate == 60)
         #expect(policy.requireConstantFrameRate && policy.maxConsecutiveBFrames == 2 && policy.requireClosedGOP && policy.editLists == "none")
         #expect(policy.maxVideoBitRate == 8_000_000 && policy.maxGOPBitRate == 16_000_000 && policy.maxFileSize == 30_000_000_000)
         #expect(policy.allowAudioChannels == [2, 6] && policy.allowAudioSampleRates == [48000, 96000])

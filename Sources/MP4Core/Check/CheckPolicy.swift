@@ -35,6 +35,9 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
     public var allowChroma: [String]?
     /// Whether interlaced video passes (default `true`).
     public var allowInterlaced: Bool = true
+    /// Whether video whose track header turns it (a rotation or another transformation in
+    /// `tkhd`'s matrix, as phones record portrait video) passes (default `true`).
+    public var allowRotation: Bool = true
     /// Most frames per second of a video track.
     public var maxFrameRate: Double?
     /// Video must have a constant frame rate.
@@ -95,6 +98,7 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
         maxBitDepth = try c.decodeIfPresent(Int.self, forKey: .maxBitDepth)
         allowChroma = try c.decodeIfPresent([String].self, forKey: .allowChroma)
         allowInterlaced = try c.decodeIfPresent(Bool.self, forKey: .allowInterlaced) ?? d.allowInterlaced
+        allowRotation = try c.decodeIfPresent(Bool.self, forKey: .allowRotation) ?? d.allowRotation
         maxFrameRate = try c.decodeIfPresent(Double.self, forKey: .maxFrameRate)
         requireConstantFrameRate = try c.decodeIfPresent(Bool.self, forKey: .requireConstantFrameRate) ?? d.requireConstantFrameRate
         maxConsecutiveBFrames = try c.decodeIfPresent(Int.self, forKey: .maxConsecutiveBFrames)

@@ -32,6 +32,10 @@ enum IngestRules {
         if let caps = policy.maxLevel, let codec = track.codecLevel, let cap = caps[codec.family], codec.level > cap + 1e-9 {
             findings.append(Finding(.level, message: "\(name) is \(codec.family.uppercased()) level \(codec.level); the policy allows at most \(cap)", path: track.path))
         }
+        if !policy.allowRotation, let header = track.header, header.rotationDegrees != 0 {
+            let turn = header.rotationDegrees.map { "turned \($0)° by its track header" } ?? "transformed by its track header's matrix (not a plain rotation)"
+            findings.append(Finding(.rotated, message: "\(name) is \(turn); players that ignore the matrix show it sideways: rotate the pixels (ffmpeg re-encodes with the rotation applied by default)", path: track.path))
+        }
         if let format = track.pictureFormat {
             let family = track.codingFamily
             if let limit = family.flatMap({ policy.maxBitDepthByFamily?[$0] }) ?? policy.maxBitDepth, Int(format.bitDepth) > limit {

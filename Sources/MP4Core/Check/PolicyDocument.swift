@@ -23,7 +23,7 @@ extension CheckPolicy {
         ("minResolution", "\"WIDTHxHEIGHT\""), ("maxResolution", "\"WIDTHxHEIGHT\""),
         ("conformance", "true or false"),
         ("maxBitDepth", "a whole number (8, 10, 12), or one by codec family, {\"avc\": 8, \"hevc\": 10}"), ("allowChroma", "a list of \"4:2:0\", \"4:2:2\", \"4:4:4\", \"4:0:0\""),
-        ("allowInterlaced", "true or false"), ("maxFrameRate", "frames per second (a number, 0 or more)"),
+        ("allowInterlaced", "true or false"), ("allowRotation", "true or false"), ("maxFrameRate", "frames per second (a number, 0 or more)"),
         ("requireConstantFrameRate", "true or false"), ("maxConsecutiveBFrames", "a whole number"),
         ("requireClosedGOP", "true or false"), ("editLists", "\"none\", \"offset\" or \"any\""),
         ("maxVideoBitRate", "bits per second (a whole number)"), ("maxGOPBitRate", "bits per second (a whole number)"),
@@ -103,6 +103,7 @@ extension CheckPolicy {
                 for value in values where PictureFormat.Chroma(rawValue: value) == nil { throw fail("\"\(value)\" is not one of 4:2:0, 4:2:2, 4:4:4, 4:0:0") }
                 policy.allowChroma = values
             case "allowInterlaced": policy.allowInterlaced = try bool()
+            case "allowRotation": policy.allowRotation = try bool()
             case "maxFrameRate": policy.maxFrameRate = try seconds()
             case "requireConstantFrameRate": policy.requireConstantFrameRate = try bool()
             case "maxConsecutiveBFrames": policy.maxConsecutiveBFrames = Int(clamping: try whole())

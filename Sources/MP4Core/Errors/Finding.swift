@@ -73,6 +73,7 @@ extension Finding {
         case notFragmented = "not-fragmented: error, policy"
         case interlaced = "interlaced: error, policy"
         case openGOP = "open-gop: error, policy"
+        case rotated = "rotated: error, policy"
         case variableFrameRate = "variable-frame-rate: error, policy"
         case videoBitRate = "video-bit-rate: error, policy"
         case boxExtraBytes = "box-extra-bytes: info, structure"
