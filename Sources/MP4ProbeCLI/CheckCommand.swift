@@ -15,7 +15,7 @@ enum CheckCommand: Command {
         included), 4 when a file cannot be read.
         """,
         options: [
-            .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands,\nallowFragmented, maxDuration, minResolution, maxResolution,\nconformance, and the ingest keys of docs/check.md: maxBitDepth,\nallowChroma, allowInterlaced, allowRotation, maxFrameRate, requireConstantFrameRate,\nmaxConsecutiveBFrames, requireClosedGOP, editLists, maxVideoBitRate,\nmaxGOPBitRate, maxFileSize, allowAudioChannels, allowAudioSampleRates);\nunknown keys are errors; flags override it"),
+            .value("policy", "FILE", "JSON policy (keys: requireFaststart, maxStartupBytes,\nmaxKeyframeInterval, maxInterleave, allowCodecs, allowBrands,\nallowFragmented, maxDuration, minResolution, maxResolution,\nconformance, and the ingest keys of docs/check.md: maxBitDepth,\nallowChroma, allowInterlaced, allowRotation, maxFrameRate,\nrequireConstantFrameRate, maxConsecutiveBFrames, requireClosedGOP,\neditLists, maxVideoBitRate, maxGOPBitRate, maxFileSize,\nallowAudioChannels, allowAudioSampleRates, allowHDR, fragmentedCodecs,\nmaxLevel); unknown keys are errors; flags override it"),
             .value("preset", "NAME", "a platform's ingest rules: youtube, mux, cloudflare, apple-hls\n(docs/check.md lists each rule and its source); --policy and\nflags apply on top"),
             .flag("conformance", "also fail every \"shall\" of ISO/IEC 14496-12 the boxes break\n(iso-* findings; QuickTime files by QuickTime's rules)"),
             .value("explain", "ID", "print what finding ID means: its rule, the spec's section and\nwhat to do, then exit"),
