@@ -337,6 +337,15 @@ public final class HTTPServer: Sendable {
     /// written, and why it ended early.
     private struct Delivery { var ok: Bool; var status: Int; var sent: UInt64; var failure: String?; var streamed = false }
 
+    /// How a body's stream ended (or that the watch beside it ended).
+    private struct Streamed: Sendable {
+        var sent: UInt64 = 0
+        var headSent = false
+        var clientGone = false
+        var failure: (any Error)?
+        var watchEnded = false
+    }
+
     private func deliver(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool, tally: ReadTally = ReadTally()) async -> Delivery {
         let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
         do {
@@ -350,47 +359,62 @@ public final class HTTPServer: Sendable {
                 return Delivery(ok: true, status: response.status, sent: 0, failure: nil)
             }
             let head = headBytes(of: response, keepAlive: keepAlive)
-            // The body streams in a task of its own, cancelled as soon as the client goes away,
-            // even while it waits for the origin: what is fetched only for this client stops
-            // then, not at the next piece the origin sends.
-            let streaming = ServingTask.start { () -> (sent: UInt64, headSent: Bool, clientGone: Bool, failure: (any Error)?) in
-                var sent: UInt64 = 0
-                var headSent = false, clientGone = false
-                do {
-                    try await ReadTally.$current.withValue(tally) {
-                        try await source.read(range) { piece in
-                            do {
-                                try await connection.send(headSent ? Array(piece) : head + piece, timeout: timeout)
-                            } catch {
-                                clientGone = true   // a write to the client failed: it went away
-                                throw error
+            // The body streams in a child task, cancelled as soon as the client goes away, even
+            // while it waits for the origin: what is fetched only for this client stops then,
+            // not at the next piece the origin sends. A second child looks at the socket while
+            // the body streams: soon after the start (10, 20, 40 ms...), then every quarter
+            // second (at 512 KB/s, 128 KiB). Players that read a few KiB and go (ffmpeg and
+            // Chromium read every fragment's header of a fragmented film, one request each)
+            // leave early, and each fetch made for them stops within a few KiB. Both children
+            // run on this connection's queue (a task group keeps its executor): no thread is
+            // woken to start them.
+            let streamed = await withTaskGroup(of: Streamed?.self) { group -> (Streamed, peerGone: Bool) in
+                group.addTask {
+                    var result = Streamed()
+                    do {
+                        try await ReadTally.$current.withValue(tally) {
+                            try await source.read(range) { piece in
+                                do {
+                                    try await connection.send(result.headSent ? Array(piece) : head + piece, timeout: timeout)
+                                } catch {
+                                    result.clientGone = true   // a write to the client failed: it went away
+                                    throw error
+                                }
+                                result.headSent = true
+                                result.sent += UInt64(piece.count)
                             }
-                            headSent = true
-                            sent += UInt64(piece.count)
                         }
+                    } catch {
+                        result.failure = error
                     }
-                    return (sent, headSent, clientGone, nil)
-                } catch {
-                    return (sent, headSent, clientGone, error)
+                    return result
                 }
-            }
-            // Looked at while the body streams, by a task that ends before this does (nothing
-            // looks at the socket once it may close): soon after the start (10, 20, 40 ms...),
-            // then every quarter second (at 512 KB/s, 128 KiB). Players that read a few KiB and
-            // go (ffmpeg and Chromium read every fragment's header of a fragmented film, one
-            // request each) leave early, and each fetch made for them stops within a few KiB.
-            let watch = ServingTask.start {
-                var interval = 10
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(interval))
-                    if !Task.isCancelled && connection.peerHasGone() { streaming.cancel(); return }
-                    interval = min(interval * 2, 250)
+                group.addTask {
+                    var interval = 10
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(interval))
+                        if !Task.isCancelled && connection.peerHasGone() { return nil }
+                        interval = min(interval * 2, 250)
+                    }
+                    return Streamed(watchEnded: true)
                 }
+                var peerGone = false
+                var streamed = Streamed()
+                for await ended in group {
+                    guard let ended else {
+                        // The watch saw the client go: the body stops at once.
+                        peerGone = true
+                        group.cancelAll()
+                        continue
+                    }
+                    if ended.watchEnded { continue }
+                    streamed = ended
+                    group.cancelAll()   // the watch
+                }
+                return (streamed, peerGone)
             }
-            let (sent, headSent, clientGone, failure) = await withTaskCancellationHandler { await streaming.value } onCancel: { streaming.cancel() }
-            watch.cancel()
-            await watch.value
-            if streaming.isCancelled || clientGone {
+            let (sent, headSent, clientGone, failure) = (streamed.0.sent, streamed.0.headSent, streamed.0.clientGone, streamed.0.failure)
+            if streamed.peerGone || clientGone || Task.isCancelled {
                 // The watch saw the client go (it may have gone right after the last byte).
                 let whole = sent == UInt64(range.count)
                 return Delivery(ok: false, status: response.status, sent: sent, failure: whole ? nil : "the client went away after \(sent) of \(range.count) bytes", streamed: true)
