@@ -93,6 +93,11 @@ struct IngestRulesTests {
         let depths = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": {"avc": 8, "hevc": 10}}"#.utf8))
         #expect(depths.maxBitDepthByFamily == ["avc": 8, "hevc": 10] && depths.maxBitDepth == nil)
         #expect(throws: CheckPolicy.DocumentError.self) { try CheckPolicy.parse(document: Array(#"{"maxBitDepth": {"avc": 8.5}}"#.utf8)) }
+        // A policy file's number replaces a preset's caps by family, and the other way round.
+        let over = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": 12}"#.utf8), base: CheckPreset.mux.policy)
+        #expect(over.maxBitDepth == 12 && over.maxBitDepthByFamily == nil)
+        let back = try CheckPolicy.parse(document: Array(#"{"maxBitDepth": {"hevc": 12}}"#.utf8), base: over)
+        #expect(back.maxBitDepth == nil && back.maxBitDepthByFamily == ["hevc": 12])
     }
 
     /// The keys read from a policy document, strictly.

@@ -96,6 +96,7 @@ public struct CheckPolicy: Sendable, Hashable, Codable {
         maxResolution = try c.decodeIfPresent(String.self, forKey: .maxResolution)
         conformance = try c.decodeIfPresent(Bool.self, forKey: .conformance) ?? d.conformance
         maxBitDepth = try c.decodeIfPresent(Int.self, forKey: .maxBitDepth)
+        maxBitDepthByFamily = try c.decodeIfPresent([String: Int].self, forKey: .maxBitDepthByFamily)
         allowChroma = try c.decodeIfPresent([String].self, forKey: .allowChroma)
         allowInterlaced = try c.decodeIfPresent(Bool.self, forKey: .allowInterlaced) ?? d.allowInterlaced
         allowRotation = try c.decodeIfPresent(Bool.self, forKey: .allowRotation) ?? d.allowRotation

@@ -91,12 +91,15 @@ extension CheckPolicy {
             }
             switch key.text {
             case "maxBitDepth":
+                // Either form replaces what a base (a preset) said of the key.
                 if case .object(let depths) = value.value {
                     policy.maxBitDepthByFamily = try Self.byFamily(depths, key: "maxBitDepth", example: "8") { n in
                         n >= 1 && n <= 16 && n.rounded() == n ? Int(n) : nil
                     }
+                    policy.maxBitDepth = nil
                 } else {
                     policy.maxBitDepth = Int(clamping: try whole())
+                    policy.maxBitDepthByFamily = nil
                 }
             case "allowChroma":
                 let values = try strings()

@@ -311,9 +311,11 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         // pool can run late when the pool is busy), and every piece is checked against it too,
         // as `HTTP1Client` does at every wait.
         let deadline = request.deadline.map { deadline -> DispatchWorkItem in
-            let expire = DispatchWorkItem {
-                pipe.close(URLError(.timedOut))
-                task.cancel()
+            // Weakly: a cancelled item stays queued until its time, and must not hold the
+            // exchange's buffers that long.
+            let expire = DispatchWorkItem { [weak pipe, weak task] in
+                pipe?.close(URLError(.timedOut))
+                task?.cancel()
             }
             let left = max(0, ContinuousClock.now.duration(to: deadline) / .nanoseconds(1))
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(left, Double(Int32.max) * 1e9))), execute: expire)

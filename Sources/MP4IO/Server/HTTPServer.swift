@@ -366,8 +366,7 @@ public final class HTTPServer: Sendable {
             // second (at 512 KB/s, 128 KiB). Players that read a few KiB and go (ffmpeg and
             // Chromium read every fragment's header of a fragmented film, one request each)
             // leave early, and each fetch made for them stops within a few KiB. Both children
-            // run on this connection's queue (a task group keeps its executor): no thread is
-            // woken to start them.
+            // run on this connection's queue (a task group keeps its executor preference).
             let streamed = await withTaskGroup(of: Streamed?.self) { group -> (Streamed, peerGone: Bool) in
                 group.addTask {
                     var result = Streamed()

@@ -165,7 +165,7 @@ enum InspectorScript {
       // The moov gets its own row unless the start row already shows it large enough to read.
       if (moovNode && (!zooms.length || moovNode.o + moovNode.s > zooms[0][2] || moovNode.s < (zooms[0][2] - zooms[0][1]) * 0.25)) {
         const from = Math.max(0, moovNode.o - Math.ceil(moovNode.s * 0.05)), to = Math.min(D.size, moovNode.o + moovNode.s + Math.ceil(moovNode.s * 0.05));
-        if (to - from < D.size * 0.5) zooms.push(["moov (" + bytes(moovNode.s) + ")", from, to]);
+        if (from < to && to - from < D.size * 0.5) zooms.push(["moov (" + bytes(moovNode.s) + ")", from, to]);
       }
       for (const [label, from, to] of zooms) mapRows.append(zoomRow(label, from, to));
       const legend = el("div", { class: "legend" });
