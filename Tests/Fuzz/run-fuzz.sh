@@ -42,7 +42,7 @@ esac
 # hangs and oversized allocations are still caught): for volume, after ASan runs for depth.
 # -enable-testing: the network targets reach MP4IO's internal parsers with @testable import.
 # MP4PROBE_FUZZ_BUILD=debug builds without optimisation: about 48 s instead of about 10 minutes
-# from a clean clone here, for about a fifth of the inputs per second (mp4: 18/s against 81/s;
+# from a clean clone here, for about a quarter of the inputs per second (mp4: 18/s against 81/s;
 # http-head: 3,075/s against 12,914/s; 2026-11-27): what a short run in CI wants.
 coverage=(-Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp -Xlinker --no-gc-sections -Xswiftc -enable-testing)
 configuration=${MP4PROBE_FUZZ_BUILD:-release}

@@ -72,8 +72,8 @@ struct CodecFactsTests {
         let variable = try #require(try await Self.film(directory, "vfr.mp4", ["-vf", "setpts='if(lt(N,50),N,N*1.5)/25/TB'", "-fps_mode", "vfr", "-c:v", "libx264"]).0.frameStructure())
         #expect(!variable.constantFrameRate)
         // A spike: a quiet picture, then noise for one second (a GOP of its own).
-        let spike = try #require(try await Self.film(directory, "spike.mp4", ["-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]", "-c:v", "libx264", "-g", "25"],
-                                                       source: ["-f", "lavfi", "-i", "color=gray:size=320x240:rate=25:duration=3", "-f", "lavfi", "-i", "nullsrc=size=320x240:rate=25,geq=random(1)*255:128:128,trim=duration=1"]).0)
+        let spike = try await Self.film(directory, "spike.mp4", ["-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]", "-c:v", "libx264", "-g", "25"],
+                                        source: ["-f", "lavfi", "-i", "color=gray:size=320x240:rate=25:duration=3", "-f", "lavfi", "-i", "nullsrc=size=320x240:rate=25,geq=random(1)*255:128:128,trim=duration=1"]).0
         let spikeFrames = try #require(spike.frameStructure())
         let average = try #require(spike.bitRate)
         #expect(Double(try #require(spikeFrames.peakGOPBitRate)) > 3 * Double(average), "peak \(spikeFrames.peakGOPBitRate ?? 0) against \(average) on average")

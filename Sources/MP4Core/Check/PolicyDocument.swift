@@ -150,7 +150,7 @@ extension CheckPolicy {
     static func byFamily<T>(_ members: [(key: (text: String, line: Int, column: Int), value: PositionedJSON)], key: String, example: String, value: (Double) -> T?) throws -> [String: T] {
         var result: [String: T] = [:]
         for (family, item) in members {
-            guard ["avc", "hevc", "av1", "vp9"].contains(family.text) else {
+            guard Set(Track.codingFamilies.values).contains(family.text) else {
                 throw DocumentError(line: family.line, column: family.column, message: "\"\(key)\": \"\(family.text)\" is not a codec family (avc, hevc, av1, vp9)")
             }
             guard case .number(let n) = item.value, let checked = value(n) else {

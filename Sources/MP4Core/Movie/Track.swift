@@ -99,10 +99,12 @@ public struct Track: Sendable, Hashable {
     /// The codec family of the first sample entry that ingest rules name (`avc`, `hevc`, `av1`,
     /// `vp9`), or `nil` for any other coding.
     public var codingFamily: String? {
-        guard let entry = sampleEntries.first else { return nil }
-        let families: [String: String] = ["avc1": "avc", "avc3": "avc", "hvc1": "hevc", "hev1": "hevc", "dvh1": "hevc", "dvhe": "hevc", "av01": "av1", "vp09": "vp9"]
-        return families[entry.codingFormat.description]
+        sampleEntries.first.flatMap { Self.codingFamilies[$0.codingFormat.description] }
     }
+
+    /// The codec family of each coding format ingest rules name (policy keys such as
+    /// `maxLevel` take these families).
+    public static let codingFamilies: [String: String] = ["avc1": "avc", "avc3": "avc", "hvc1": "hevc", "hev1": "hevc", "dvh1": "hevc", "dvhe": "hevc", "av01": "av1", "vp09": "vp9"]
 
     /// What the samples of a fragmented video track say of its frames, measured when the
     /// fragments were read (``MP4File/completingFragments(with:)``).

@@ -39,10 +39,7 @@ final class SocketConnection: @unchecked Sendable {
         self.fd = fd
         self.key = key
         self.waiter = DispatchQueue(label: "mp4probe.socket.\(key)")
-        // Not zeroed: only `buffer[start..<end]`, which recv filled, is ever read, so a page is
-        // touched only when bytes arrive in it. (Zeroing 256 KiB for every accepted connection
-        // was a tenth of a millisecond on the accept path, before each request's first byte.)
-        self.buffer = [UInt8](unsafeUninitializedCapacity: Self.bufferSize) { _, initialized in initialized = Self.bufferSize }
+        self.buffer = [UInt8](repeating: 0, count: Self.bufferSize)
     }
 
     deinit { close() }

@@ -450,7 +450,7 @@ public final class HTTPServer: Sendable {
     private func headBytes(of response: HTTPServerResponse, keepAlive: Bool) -> [UInt8] {
         var lines = ["HTTP/1.1 \(response.status) \(Self.reason(response.status))"]
         var headers = response.headers
-        if !headers.contains(where: { $0.name.lowercased() == "content-length" }) {
+        if !headers.contains("Content-Length") {
             headers.append(("Content-Length", String(response.body.count)))
         }
         headers.append(("Connection", keepAlive ? "keep-alive" : "close"))

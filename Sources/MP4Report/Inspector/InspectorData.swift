@@ -199,8 +199,6 @@ public struct InspectorData: Sendable {
         }
     }
 
-    /// Each track's chunks along the file: `{id, kind, spans: [start, end, firstTime,
-    /// lastTime, chunks, ...]}`, chunks closer than a 1/``maxSpansPerTrack`` of the file merged.
     /// How far a reader front to back runs ahead in one track over another (seconds) and the
     /// most bytes between two chunks of one track, as `check` measures them
     /// (``SampleLayoutAnalysis``); `null` without a sample index or with one track.
@@ -214,6 +212,8 @@ public struct InspectorData: Sendable {
         }
     }
 
+    /// Each track's chunks along the file: `{id, kind, spans: [start, end, firstTime,
+    /// lastTime, chunks, ...]}`, chunks closer than a 1/``maxSpansPerTrack`` of the file merged.
     private func writeChunks(_ json: inout PageJSON) {
         let gap = max(1, file.layout.fileSize / UInt64(Self.maxSpansPerTrack))
         json.array { list in
