@@ -4,7 +4,8 @@
 #   Tests/Fuzz/run-fuzz.sh [SECONDS] [extra libFuzzer flags...]
 # Seeds: SampleMedia/ (and its malformed set) plus ../shared/corpus when present, copied into a
 # working corpus under $MP4PROBE_FUZZ_DIR (default /tmp/mp4probe-fuzz), never into the project.
-# A crash, an input slower than 1 s (-timeout), a single allocation above 512 MB or above 2 GB
+# A crash, an input slower than 1 s (-timeout; 4 s in a debug build, which runs about a quarter
+# as fast), a single allocation above 512 MB or above 2 GB
 # RSS stops the run with the input saved in $MP4PROBE_FUZZ_DIR/artifacts; add it to
 # SampleMedia/malformed/ with a test.
 #
@@ -46,6 +47,10 @@ esac
 # http-head: 3,075/s against 12,914/s; 2026-11-27): what a short run in CI wants.
 coverage=(-Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp -Xlinker --no-gc-sections -Xswiftc -enable-testing)
 configuration=${MP4PROBE_FUZZ_BUILD:-release}
+# The time one input may take: 1 s in a release build; a debug build's inputs run about four
+# times slower, so 4 s there (CI's debug run stopped on an input at 1 s, which 9.5 minutes of the
+# same target here never came near: no input over 0.2 s, -report_slow_units=0.2).
+timeout=${MP4PROBE_FUZZ_TIMEOUT:-$([ "$configuration" = debug ] && echo 4 || echo 1)}
 if [ "${MP4PROBE_FUZZ_ASAN:-1}" = 0 ]; then
   scratch=.build-fuzz-plain
   MP4PROBE_FUZZ=1 swift build -c "$configuration" --product MP4Fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer "${coverage[@]}" \
@@ -59,6 +64,15 @@ scratch="$scratch-$configuration"
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
 echo "fuzzing $target for $seconds s"
+touch "$work/run-started"
 "$scratch/$configuration/MP4Fuzz" "$work/corpus" "$work/seeds" -dict="$dict" \
-  -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=${MP4PROBE_FUZZ_MAX_LEN:-16384} \
-  -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$@" 2>&1 | tee "$work/last-run.log" | grep -E "^#[0-9]+ +(pulse|DONE|NEW)|stat::|ERROR|SUMMARY|Test unit" | tail -25
+  -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=${MP4PROBE_FUZZ_MAX_LEN:-16384} \
+  -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$@" 2>&1 | tee "$work/last-run.log" | grep -E "^#[0-9]+ +(pulse|DONE|NEW)|stat::|ERROR|SUMMARY|Test unit" | tail -25 \
+  || {
+    status=$?
+    # The input that stopped the run, printed: a CI machine's /tmp is gone after the run.
+    for artifact in $(find "$work/artifacts" -type f -newer "$work/run-started" -size -65k); do
+      echo "artifact $(basename "$artifact") (base64; decode with base64 -d):"; base64 -w 100 "$artifact"
+    done
+    exit "$status"
+  }
