@@ -302,3 +302,69 @@ import Glibc
         #expect(source.statistics.retries == 0)
     }
 }
+
+/// A player that reads a box header and goes (8 KiB of an open-ended range, as ffmpeg reads
+/// each fragment's header) is not sent piece after piece it never reads: after the body's
+/// first piece the server waits (``HTTPServer/Options/firstPiecePause``), sees the client gone
+/// and stops. Without the wait it sent 3,080,192 bytes (checked: the pause set to zero).
+@Suite struct HTTPServerFirstPieceTests {
+    /// Bytes in memory, streamed in pieces of 64 KiB (as the cache serves 256 KiB runs).
+    struct InPieces: ByteSource {
+        let bytes: [UInt8]
+        var name: String { "pieces" }
+        var preferredReadSize: Int { 64 << 10 }
+        var isRemote: Bool { false }
+        func length() async throws -> UInt64 { UInt64(bytes.count) }
+        func read(_ range: Range<UInt64>) async throws -> [UInt8] { Array(bytes[Int(range.lowerBound)..<Int(min(range.upperBound, UInt64(bytes.count)))]) }
+        func validator() async throws -> String? { nil }
+        func attributes() async throws -> ResourceAttributes { ResourceAttributes() }
+        func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+            var offset = range.lowerBound
+            while offset < range.upperBound {
+                let end = min(offset + (64 << 10), range.upperBound)
+                try await consume(bytes[Int(offset)..<Int(end)])
+                offset = end
+            }
+        }
+    }
+
+    @Test func aClientThatReadsAHeaderAndGoesIsNotSentMore() async throws {
+        let source = InPieces(bytes: [UInt8](repeating: 7, count: 16 << 20))
+        let sent = Locked<UInt64?>(nil)
+        var options = HTTPServer.Options()
+        options.firstPiecePause = .milliseconds(300)   // well past this client's leaving, on a loaded machine too
+        options.accessLog = { exchange in sent.withLock { $0 = exchange.bytesSent } }
+        let server = HTTPServer(options: options) { request in await SourceResponder.response(for: request, source: source) }
+        try server.start()
+        defer { server.stop() }
+        let port = server.port
+        // Off the pool (blocking calls): connect, ask for everything, read 8 KiB, close.
+        let read: Int = try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    guard let fd = connectLoopback(port) else { throw MP4Error(.io, "connect failed") }
+                    defer { close(fd) }
+                    // A receive buffer that takes what the server sends, as a player's grown one
+                    // does (ffmpeg's took up to 526 KB of a request it read 8 KiB of).
+                    var size: Int32 = 4 << 20
+                    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                    let request = Array("GET /film.mp4 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: bytes=0-\r\n\r\n".utf8)
+                    _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    var total = 0
+                    var buffer = [UInt8](repeating: 0, count: 8192)
+                    while total < 8192 {
+                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                        if n <= 0 { break }
+                        total += n
+                    }
+                    return total
+                })
+            }.start()
+        }
+        #expect(read >= 8192)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while sent.withLock({ $0 }) == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let bytes = try #require(sent.withLock { $0 }, "the server never logged the exchange")
+        #expect(bytes <= 64 << 10, "the server sent \(bytes) bytes to a client that read 8 KiB and went")
+    }
+}
