@@ -85,7 +85,10 @@ import Glibc
     /// sent 1 MB in one burst after ffmpeg had gone).
     @Test func aClientThatLeavesCancelsTheBodyWhileItWaits() async throws {
         let source = StallingSource()
-        let server = HTTPServer { request in await SourceResponder.response(for: request, source: source) }
+        // No look after the first piece (firstPiecePause): the client must go while the body waits.
+        var options = HTTPServer.Options()
+        options.firstPiecePause = .zero
+        let server = HTTPServer(options: options) { request in await SourceResponder.response(for: request, source: source) }
         try server.start()
         defer { server.stop() }
         let port = server.port
