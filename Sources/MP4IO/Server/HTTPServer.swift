@@ -41,13 +41,13 @@ public final class HTTPServer: Sendable {
         /// connection's buffer holds beside a head), whatever is set.
         public var maxRequestBody = 64 << 10
         /// After a streamed body's first piece, how long the server waits before looking whether
-        /// the client is still there, then sending on (0: no wait). Players that read a box
-        /// header and go (ffmpeg and Chromium read every fragment's header of a fragmented
-        /// film, one request each, 8 KiB of each) have gone by then, and the server does not
-        /// copy pieces to a socket no one reads: ffmpeg decoding the first 2 s of a 300-fragment
-        /// film from the cache took 0.31-0.34 s with 2 ms against 0.40-0.44 s without (the
-        /// server's CPU had gone to copies: 22 % in the kernel's copy and memmove). A client
-        /// that reads on loses the pause once per response.
+        /// the client is still there, then sending on (0: no wait). A player that reads a box
+        /// header and goes (ffmpeg opens a fragmented film with a request per fragment and
+        /// reads 8 KiB of each) has gone by then, and the server does not copy pieces into a
+        /// socket no one reads: ffmpeg decoding the first 2 s of a 300-fragment film from the
+        /// cache took 0.30-0.34 s with 2 ms against 0.40-0.44 s without (the server's CPU had
+        /// gone to copies: 22 % in the kernel's copies and memmove). A client that reads on
+        /// loses the pause once per response.
         public var firstPiecePause: Duration = .milliseconds(2)
         /// Told of every answered request when its answer has ended (an access log); called on
         /// the connection's task, so it must not wait.
