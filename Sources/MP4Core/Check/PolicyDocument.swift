@@ -150,8 +150,9 @@ extension CheckPolicy {
     static func byFamily<T>(_ members: [(key: (text: String, line: Int, column: Int), value: PositionedJSON)], key: String, example: String, value: (Double) -> T?) throws -> [String: T] {
         var result: [String: T] = [:]
         for (family, item) in members {
-            guard Set(Track.codingFamilies.values).contains(family.text) else {
-                throw DocumentError(line: family.line, column: family.column, message: "\"\(key)\": \"\(family.text)\" is not a codec family (avc, hevc, av1, vp9)")
+            let families = Set(Track.codingFamilies.values)
+            guard families.contains(family.text) else {
+                throw DocumentError(line: family.line, column: family.column, message: "\"\(key)\": \"\(family.text)\" is not a codec family (\(families.sorted().joined(separator: ", ")))")
             }
             guard case .number(let n) = item.value, let checked = value(n) else {
                 throw DocumentError(line: item.line, column: item.column, message: "\"\(key)\": \"\(family.text)\" needs a value such as \(example)")
