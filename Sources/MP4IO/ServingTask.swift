@@ -43,11 +43,23 @@ enum ServingTask {
         }
     }
 
+    /// Marks the queues of ``QueueExecutor``s.
+    static let queueKey = DispatchSpecificKey<Bool>()
+
+    /// Whether the caller runs on a serving task's own queue, where it may block a while (a
+    /// socket wait): only the task that owns the queue (and its child tasks) waits meanwhile,
+    /// no thread of the shared pool, and no hop to another thread and back is paid.
+    static var isOnOwnQueue: Bool { DispatchQueue.getSpecific(key: queueKey) == true }
+
     /// Starts `operation`, which cannot fail.
     @discardableResult
     static func start<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never> {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-            return Task(executorPreference: QueueExecutor()) { await operation() }
+            let executor = QueueExecutor.take()
+            return Task(executorPreference: executor) {
+                defer { QueueExecutor.putBack(executor) }
+                return await operation()
+            }
         }
         return Task.detached { await operation() }
     }
@@ -56,7 +68,11 @@ enum ServingTask {
     @discardableResult
     static func startThrowing<T: Sendable>(_ operation: sending @escaping () async throws -> T) -> Task<T, any Error> {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-            return Task(executorPreference: QueueExecutor()) { try await operation() }
+            let executor = QueueExecutor.take()
+            return Task(executorPreference: executor) {
+                defer { QueueExecutor.putBack(executor) }
+                return try await operation()
+            }
         }
         return Task.detached { try await operation() }
     }
@@ -67,7 +83,29 @@ enum ServingTask {
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 /// (`@unchecked Sendable`: its one stored value is a dispatch queue, which is thread-safe.)
 final class QueueExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue = DispatchQueue(label: "mp4probe.serving")
+    private let queue: DispatchQueue
+
+    /// Executors whose task has ended, kept for the next (at most ``maxIdle``): a dispatch
+    /// queue's disposal wakes a thread of the pool, and a player that opens a request per
+    /// fragment header made and disposed of two queues a request.
+    private static let idle = Locked<[QueueExecutor]>([])
+    static let maxIdle = 64
+
+    /// An executor no running task uses.
+    static func take() -> QueueExecutor {
+        idle.withLock { $0.popLast() } ?? QueueExecutor()
+    }
+
+    /// `executor`'s task is ending (its last job runs): the next task may have it. A job that
+    /// still comes for the old task runs in order with the new one's, as on any serial queue.
+    static func putBack(_ executor: QueueExecutor) {
+        idle.withLock { executors in if executors.count < maxIdle { executors.append(executor) } }
+    }
+
+    init() {
+        queue = DispatchQueue(label: "mp4probe.serving")
+        queue.setSpecific(key: ServingTask.queueKey, value: true)
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

@@ -154,9 +154,17 @@ int mp4probe_tcp_listen(const char *host, int port, int backlog, int *bound_port
 
 int mp4probe_tcp_accept(int fd) {
     int client;
+#if defined(__linux__)
+    /* Non-blocking and close-on-exec from the start: two fewer calls per connection. */
+    do { client = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); } while (client < 0 && errno == EINTR);
+    if (client < 0) return -1;
+    int one = 1;
+    (void)setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#else
     do { client = accept(fd, NULL, NULL); } while (client < 0 && errno == EINTR);
     if (client < 0) return -1;
     configure_stream(client);
+#endif
     /* A bounded send buffer: a client that stops reading (a prober that hangs up after the
        moov, a player that pauses) holds at most this much of what the server wrote, not the
        megabytes a loopback socket's buffer grows to, each of which the proxy would have
@@ -169,6 +177,18 @@ int mp4probe_tcp_accept(int fd) {
 
 int mp4probe_wait(int fd, int for_write, int timeout_ms) {
     struct pollfd p = { .fd = fd, .events = for_write ? POLLOUT : POLLIN };
+    int ready;
+    do { ready = poll(&p, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
+    return ready < 0 ? -1 : (ready == 0 ? 0 : 1);
+}
+
+int mp4probe_wait_hangup(int fd, int timeout_ms) {
+#if defined(POLLRDHUP)
+    short events = POLLIN | POLLRDHUP;
+#else
+    short events = POLLIN;   /* a peer's FIN makes the socket readable (end of stream) */
+#endif
+    struct pollfd p = { .fd = fd, .events = events };
     int ready;
     do { ready = poll(&p, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
     return ready < 0 ? -1 : (ready == 0 ? 0 : 1);

@@ -46,6 +46,32 @@ import MP4TestSupport
         #expect(planner.next(reader, present: ByteRangeSet([0..<120])) == .done)
     }
 
+    /// A player's request gets a short first run from the cache and, when it began on cached
+    /// bytes, a short first fetch past them (a player that read a header and is about to go);
+    /// later runs and windows are whole. A fill or a whole read is not shortened.
+    @Test func aPlayersFirstRunAndFirstFetchAfterCachedBytesAreShort() {
+        var policy = ReadAheadPolicy()
+        policy.window = 100
+        var planner = FetchPlanner(policy: policy, piece: 50, firstPiece: 20)
+        let present = ByteRangeSet([0..<70])
+        let player = planner.addReader(.stream(windowed: true), 0..<400, priority: .playing)
+        #expect(planner.next(player, present: present) == .serve(0..<20))
+        planner.advanced(player, to: 20)
+        #expect(planner.next(player, present: present) == .serve(20..<70))
+        planner.advanced(player, to: 70)
+        #expect(planner.next(player, present: present) == .claim(70..<90), "the first fetch after cached bytes")
+        #expect(planner.claimed(70..<90, for: player, lockToken: Self.token) != nil)
+        planner.advanced(player, to: 90)
+        #expect(planner.next(player, present: ByteRangeSet([0..<90])) == .claim(90..<190), "a whole window after it")
+
+        let fresh = planner.addReader(.stream(windowed: true), 200..<400, priority: .playing)
+        #expect(planner.next(fresh, present: present) == .claim(200..<300), "a request that began on missing bytes: a whole window")
+        let whole = planner.addReader(.stream(windowed: false), 0..<400, priority: .playing)
+        #expect(planner.next(whole, present: present) == .serve(0..<50))
+        let fill = planner.addReader(.fill, 0..<400, priority: .playing)
+        #expect(planner.next(fill, present: present) == .serve(0..<50))
+    }
+
     @Test(arguments: [
         // (present, reader's range, expected claim): small cached gaps are fetched again, a
         // wider one is not; a windowed reader claims at most a window.

@@ -104,6 +104,38 @@ import MP4TestSupport
         #expect(proxied.bodyBytesSent <= 2 * straightBytes + (256 << 10), "the origin sent \(proxied.bodyBytesSent) bytes through serve, \(straightBytes) direct")
     }
 
+    /// The walk ahead (`FragmentWalkAhead`): through `serve`, each fragment's head is fetched
+    /// once, in a request of 16 KiB, ahead of the player that reads the headers one request
+    /// each, and no player request fetches a window of its own. Without the walk every header
+    /// request fetched a window (the origin sent each one its first burst); a request that
+    /// lingers past a cached head fetches 64 KiB at most.
+    @Test(.requires("ffmpeg")) func eachFragmentHeadIsFetchedOnceInASmallRequest() async throws {
+        let executable = try #require(Executables.mp4probe, "the mp4probe executable is not built beside the tests")
+        let film = try await Self.film(seconds: 30, bitrate: "1M", keyframes: 25)
+        let fragments = Self.movieFragments(film)
+        #expect(fragments.count >= 25, "\(fragments.count) fragments")
+        let origin = try #require(LoopbackHTTPServer(body: film, behavior: .trickles(bytes: 16_000, interval: 1.0 / 32)))   // 512 KB/s
+        defer { origin.stop() }
+        let cache = FileSystem.temporaryDirectory("mp4probe-fragment-walk-cache")
+        defer { FileSystem.removeDirectory(cache) }
+        let (proxy, base) = try await ProxyProcessTests.serve(executable, cache: cache, arguments: [])
+        defer { proxy.terminate() }
+        let url = try #require(URL(string: ProxyProcessTests.proxied(base, origin.url.absoluteString)))
+        _ = await Self.scanFragments(url, [(0, fragments[0].offset + fragments[0].size)] + fragments)
+        try await Task.sleep(for: .milliseconds(500))   // what was in flight when the scan ended
+        let asked: [(start: UInt64, count: UInt64)] = origin.ranges.compactMap { range in
+            let parts = range.dropFirst("bytes=".count).split(separator: "-").compactMap { UInt64(String($0)) }
+            return parts.count == 2 && parts[1] >= parts[0] ? (parts[0], parts[1] - parts[0] + 1) : nil
+        }
+        let heads = fragments.dropFirst().filter { fragment in asked.contains { $0.start == UInt64(fragment.offset) && $0.count <= 16 << 10 } }
+        print("fragment walk (\(fragments.count) fragments): \(origin.ranges.count) origin requests, \(origin.bodyBytesSent) B; heads fetched in 16 KiB: \(heads.count); \(origin.ranges.prefix(40).joined(separator: " "))")
+        // The first request (the player's read of moov and the first moof) fetches the start
+        // of the film, which may hold the second fragment's head.
+        #expect(heads.count >= fragments.count - 2, "every fragment's head in a request of its own: \(origin.ranges.joined(separator: " "))")
+        #expect(Set(asked.map(\.start)).count == asked.count, "no range asked for twice: \(origin.ranges.joined(separator: " "))")
+        #expect(origin.bodyBytesSent <= fragments.count * (16 << 10) + (256 << 10), "the origin sent \(origin.bodyBytesSent) B: \(origin.ranges.joined(separator: " "))")
+    }
+
     /// ffmpeg itself, on fragments 500 KB apart (it seeks over each fragment's media): the
     /// first 2 s decode identically and start as soon as direct. (With fragments closer than
     /// its socket's receive window ffmpeg reads on instead of seeking, and both paths read the

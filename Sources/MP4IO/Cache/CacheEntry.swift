@@ -295,10 +295,10 @@ actor CacheEntry {
         // fetch, and `running` has it by then (this method is on the actor).
         let task = ServingTask.startThrowing { [self] in
             do {
-                let result = try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written, hashes in
-                    try await ServingTask.offPool { try EntryStore.flushBeforeCommit(fd, path: path) }   // not on the actor
-                    return try await self.commit(written, hashes: hashes, writtenThrough: fd, generation: generation)
-                }
+                // The fetch owns its queue: its socket waits run there, with no thread switch.
+                let result = try await SocketConnection.$waitsInlineInTask.withValue(true) { try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written, hashes in
+                    try await self.commitBatched(PendingCommit(range: written, hashes: hashes, fd: fd, generation: generation, path: path))
+                } }
                 await ended(id)
                 return result
             } catch {
@@ -318,10 +318,81 @@ actor CacheEntry {
         apply()
     }
 
-    private func commit(_ range: Range<UInt64>, hashes: [UInt64: UInt64], writtenThrough fd: Int32, generation: String?) throws -> Bool {
-        let committed = try store.commit(range, hashes: hashes, writtenThrough: fd, generation: generation)
-        DiskFullNotice.room(directory)   // the disk took it: a later failure is said again
-        return committed
+    // MARK: Commits
+
+    /// A fetch's written range, waiting to be claimed by the table.
+    struct PendingCommit: Sendable {
+        var range: Range<UInt64>
+        var hashes: [UInt64: UInt64]
+        var fd: Int32
+        var generation: String?
+        var path: String
+    }
+    private var pendingCommits: [(commit: PendingCommit, continuation: CheckedContinuation<Bool, any Error>)] = []
+    private var committing = false
+    private var lastBatchAt: ContinuousClock.Instant?
+    /// The shortest time between two commits of the entry: commits asked for sooner wait and
+    /// go together, one flush of the data file and one table write for all of them. A player
+    /// that reads a fragmented film's headers one request each has its walk ahead fetch a
+    /// small head every fraction of a millisecond; a commit each (two flushes, 0.3 ms each on
+    /// this machine's disk, and the table written on the entry's actor, where the player's
+    /// requests wait) cost more than the fetches. A fetch that commits less often than this
+    /// (a long download, every ``CachedByteSource/Options/commitInterval`` bytes) never waits.
+    static let commitSpacing: Duration = .milliseconds(10)
+
+    /// Claims `commit.range` in the table, with the commits asked for meanwhile (group commit:
+    /// ``commitSpacing``). False when the entry was started again by another process.
+    private func commitBatched(_ commit: PendingCommit) async throws -> Bool {
+        try await withCheckedThrowingContinuation { continuation in
+            pendingCommits.append((commit, continuation))
+            guard !committing else { return }
+            committing = true
+            ServingTask.start { [self] in await commitPending() }
+        }
+    }
+
+    /// Commits what is pending, batch after batch, until nothing is: each batch flushes the
+    /// data files its ranges were written through (off the actor: readers of the entry do not
+    /// wait for it), then claims them all in one table write.
+    private func commitPending() async {
+        while !pendingCommits.isEmpty {
+            if let last = lastBatchAt, ContinuousClock.now < last + Self.commitSpacing {
+                try? await ServingClock.shared.sleep(for: last + Self.commitSpacing - ContinuousClock.now)
+            }
+            let batch = pendingCommits
+            pendingCommits = []
+            var flushed: [Int32: any Error] = [:]
+            for fd in Set(batch.map(\.commit.fd)) {
+                let path = batch.first { $0.commit.fd == fd }?.commit.path ?? ""
+                do {
+                    try await ServingTask.offPool { try EntryStore.flushBeforeCommit(fd, path: path) }
+                } catch {
+                    flushed[fd] = error
+                }
+            }
+            // One table write for each data file and generation (almost always one).
+            var groups: [String: [Int]] = [:]
+            for (index, pending) in batch.enumerated() where flushed[pending.commit.fd] == nil {
+                groups["\(pending.commit.fd) \(pending.commit.generation ?? "")", default: []].append(index)
+            }
+            var outcome = [Result<Bool, any Error>?](repeating: nil, count: batch.count)
+            for (index, pending) in batch.enumerated() {
+                if let error = flushed[pending.commit.fd] { outcome[index] = .failure(error) }
+            }
+            for indexes in groups.values {
+                let first = batch[indexes[0]].commit
+                let result = Result {
+                    try store.commit(indexes.map { (batch[$0].commit.range, batch[$0].commit.hashes) }, writtenThrough: first.fd, generation: first.generation)
+                }
+                if case .success = result { DiskFullNotice.room(directory) }   // the disk took it: a later failure is said again
+                for index in indexes { outcome[index] = result }
+            }
+            lastBatchAt = ContinuousClock.now
+            for (index, pending) in batch.enumerated() {
+                pending.continuation.resume(with: outcome[index] ?? .success(false))
+            }
+        }
+        committing = false
     }
 
     /// A fetch ended: counted, forgotten, its locks released, its readers woken.

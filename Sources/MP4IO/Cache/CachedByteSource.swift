@@ -259,14 +259,40 @@ public final class CachedByteSource: WrappingSource {
     /// of them arriving (30 s) before it fetches them itself.
     static let patienceForOthers = 600
 
+    /// Reads `range` at prefetch priority (below a player's reads), and returns its bytes as
+    /// soon as they are written, not once the table claims them (their commit goes on in
+    /// the background, batched with others): what the loader reads ahead of a player, where
+    /// each step needs the bytes of the one before (a fragment header gives the next one's
+    /// place).
+    /// With `enough`, the read ends as soon as it says the bytes so far are enough (a fetch
+    /// the prefetch owns goes on to its end meanwhile); the bytes so far are returned.
+    func readAhead(_ range: Range<UInt64>, until enough: (([UInt8]) -> Bool)? = nil) async throws -> [UInt8] {
+        let upper = min(range.upperBound, totalLength)
+        guard range.lowerBound < upper else { return [] }
+        if await entry.present.contains(range.lowerBound..<upper), let bytes = try await entry.readCached(range.lowerBound..<upper) {
+            return bytes
+        }
+        struct Enough: Error {}
+        var bytes: [UInt8] = []
+        do {
+            try await stream(range.lowerBound..<upper, as: .stream(windowed: false), priority: .prefetch, waitsForCommit: false) { piece in
+                bytes += piece
+                if let enough, enough(bytes) { throw Enough() }
+            }
+        } catch is Enough {
+        }
+        return bytes
+    }
+
     /// The driver of every read and fill: a reader of the entry's planner, whose steps it
     /// carries out until the reader is at its end; the reader leaves however it ends.
-    private func stream(_ range: Range<UInt64>, as kind: FetchPlanner.ReaderKind, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    private func stream(_ range: Range<UInt64>, as kind: FetchPlanner.ReaderKind, priority: FetchPlanner.Priority? = nil, waitsForCommit: Bool = true,
+                        into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: wiring.readPriority)
+        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: priority ?? wiring.readPriority)
         do {
-            try await drive(reader, from: range.lowerBound, fills: kind == .fill, into: consume)
+            try await drive(reader, from: range.lowerBound, fills: kind == .fill, waitsForCommit: waitsForCommit, into: consume)
             await entry.leave(reader)
         } catch let error as MP4Error where error.cause == .sourceChanged {
             await entry.leave(reader)
@@ -283,7 +309,8 @@ public final class CachedByteSource: WrappingSource {
 
     /// Carries out the reader's steps from `start`; the position it has got to is its own
     /// (handed to the entry with each step, not after each piece).
-    private func drive(_ reader: FetchPlanner.ReaderID, from start: UInt64, fills: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    private func drive(_ reader: FetchPlanner.ReaderID, from start: UInt64, fills: Bool, waitsForCommit: Bool,
+                       into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let starter = starter
         var position = start
         var waitedForOthers = 0
@@ -333,7 +360,7 @@ public final class CachedByteSource: WrappingSource {
                     if finished && committed < through { try await Self.failure(of: task) }
                 } else {
                     position = try await follow(reader, fetch, progress, task, from: position, through: through, aheadAt: aheadAt, patience: patience,
-                                               starter: starter, into: consume)
+                                               starter: starter, waitsForCommit: waitsForCommit, into: consume)
                 }
             }
         }
@@ -343,7 +370,7 @@ public final class CachedByteSource: WrappingSource {
     /// (read back from the data file, where they are in the page cache); returns where it got.
     private func follow(_ reader: FetchPlanner.ReaderID, _ fetch: FetchPlanner.FetchID, _ progress: FetchProgress, _ task: Task<Bool, any Error>,
                         from start: UInt64, through: UInt64, aheadAt: UInt64?, patience: Duration, starter: CacheEntry.Starter,
-                        into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> UInt64 {
+                        waitsForCommit: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> UInt64 {
         var position = start
         var askedAhead = false
         while position < through {
@@ -372,8 +399,9 @@ public final class CachedByteSource: WrappingSource {
         }
         await entry.unfollow(reader, fetch, at: position)
         // All of that fetch was read: let it finish (its last commit) before the read goes
-        // on, so what a read returned is in the cache's table when it returns.
-        if position == progress.part.upperBound { _ = try? await task.value }
+        // on, so what a read returned is in the cache's table when it returns (unless the
+        // reader needs only the bytes: ``readAhead(_:)``).
+        if waitsForCommit && position == progress.part.upperBound { _ = try? await task.value }
         return position
     }
 

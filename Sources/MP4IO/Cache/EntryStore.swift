@@ -206,8 +206,21 @@ final class EntryStore {
         return table.rangeSet.contains(offset..<(offset + 1))
     }
 
-    /// Marks the entry as used now (its table's modification time orders eviction).
-    func markUsed() { Platform.touch(tablePath) }
+    /// Marks the entry as used now (its table's modification time orders eviction); not again
+    /// within a second while no other entry was marked since (the order stays the order of
+    /// use): a player that opens a request per fragment header (300 in a second) paid a
+    /// metadata write for each.
+    func markUsed() {
+        let now = ContinuousClock.now
+        let again = Self.lastMarked.withLock { last -> Bool in
+            if let marked = last, marked.path == tablePath, now - marked.at < .seconds(1) { return true }
+            last = (tablePath, now)
+            return false
+        }
+        if !again { Platform.touch(tablePath) }
+    }
+    /// The entry this process marked last, and when.
+    private static let lastMarked = Locked<(path: String, at: ContinuousClock.Instant)?>(nil)
 
     /// The bytes of `range` (present in the table) from the data file, after checking the
     /// blocks it touches against their checksums; `nil` when some failed: they are dropped from
@@ -292,13 +305,19 @@ final class EntryStore {
     /// `generation` (another process emptied it: the bytes may be gone) or `fd` is no longer
     /// the data file.
     func commit(_ range: Range<UInt64>, hashes: [UInt64: UInt64] = [:], writtenThrough fd: Int32, generation: String?) throws -> Bool {
+        try commit([(range, hashes)], writtenThrough: fd, generation: generation)
+    }
+
+    /// ``commit(_:hashes:writtenThrough:generation:)`` for several ranges written through the
+    /// same descriptor: one table write for all (a group commit, ``CacheEntry/commitSpacing``).
+    func commit(_ parts: [(range: Range<UInt64>, hashes: [UInt64: UInt64])], writtenThrough fd: Int32, generation: String?) throws -> Bool {
         try locked {
             // Another process may have added ranges, or evicted or reset the entry: start from
             // what is on disk now (an empty entry when it is gone or damaged).
             try reloadLocked()
             guard table.generation == generation, fd == dataFD else { verifiedBlocks = []; return false }
-            table.rangeSet.insert(range)
-            try addBlockChecksums(around: range, known: hashes)
+            for part in parts { table.rangeSet.insert(part.range) }
+            for part in parts { try addBlockChecksums(around: part.range, known: part.hashes) }
             try table.write(to: tablePath, .ordered)     // after the data it claims
             noteTable()
             return true

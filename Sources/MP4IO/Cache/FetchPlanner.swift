@@ -103,6 +103,10 @@ struct FetchPlanner: Sendable {
         /// Steps in a row at the same position.
         var stalls = 0
         var lastStep: UInt64?
+        /// Whether it has been served a run from the data file yet, and has claimed a range
+        /// to fetch.
+        var served = false
+        var claimedBefore = false
     }
 
     struct Fetch: Sendable, Equatable {
@@ -170,6 +174,13 @@ struct FetchPlanner: Sendable {
     let policy: ReadAheadPolicy
     /// The stream piece: the largest run served from the data file in one step.
     let piece: UInt64
+    /// The largest first run served to a player's request (a windowed stream), and the
+    /// largest first fetch of one that began on cached bytes. ffmpeg, mpv and Chromium open a
+    /// fragmented film without an index with a request per fragment and read a few KiB of each
+    /// (ffmpeg: one 8 KiB receive); a cached first run of a whole piece (up to 1 MiB) was read,
+    /// copied and sent for each, 0.5 MB a request on average, and one that lingered past the
+    /// cached head cost the origin a 2 MiB window (nginx sends its first 512 KB at once).
+    let firstPiece: UInt64
     private(set) var readers: [ReaderID: Reader] = [:]
     private(set) var fetches: [FetchID: Fetch] = [:]
     private var nextID: UInt64 = 1
@@ -183,9 +194,10 @@ struct FetchPlanner: Sendable {
     private(set) var originLatency: Double = 0.1
     private var latencyMeasured = false
 
-    init(policy: ReadAheadPolicy, piece: UInt64 = 256 << 10) {
+    init(policy: ReadAheadPolicy, piece: UInt64 = 256 << 10, firstPiece: UInt64 = 64 << 10) {
         self.policy = policy
         self.piece = max(piece, 1)
+        self.firstPiece = max(firstPiece, 1)
         readers[Self.prefetchReader] = Reader(kind: .prefetch, priority: .prefetch, position: 0, end: 0)
     }
 
@@ -276,7 +288,10 @@ struct FetchPlanner: Sendable {
         }
         let missing = present.missing(in: position..<state.end)
         guard let first = missing.first, first.lowerBound == position else {
-            return .serve(position..<min(missing.first?.lowerBound ?? state.end, position + piece))
+            // A player's request gets a short first run: many read a box header and go.
+            let run = state.served || state.kind != .stream(windowed: true) ? piece : min(piece, firstPiece)
+            state.served = true
+            return .serve(position..<min(missing.first?.lowerBound ?? state.end, position + run))
         }
         var end = first.upperBound
         // Small cached gaps between missing parts are fetched again rather than paid for with
@@ -301,7 +316,14 @@ struct FetchPlanner: Sendable {
             end = min(end, running.range.upperBound)
         }
         end = endBeforeOtherFetches(from: position, end: end)
-        if case .stream(windowed: true) = state.kind, end - position > policy.window { end = position + policy.window }
+        if case .stream(windowed: true) = state.kind {
+            if end - position > policy.window { end = position + policy.window }
+            // A request that began on cached bytes and reads on past them may be a player that
+            // read a header (cached by the walk ahead of it) and is about to go: its first
+            // fetch is small, the windows follow once it reads on.
+            if state.served && !state.claimedBefore { end = min(end, position + firstPiece) }
+            state.claimedBefore = true
+        }
         if diskIsFull {
             // Nothing new can be cached: a reader gets the bytes straight from the origin; a
             // fill, which only caches, makes no progress.

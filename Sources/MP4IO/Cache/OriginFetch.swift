@@ -144,13 +144,12 @@ final class FetchProgress: Sendable {
     func wait(beyond offset: UInt64, patience: Duration) async -> (written: UInt64, finished: Bool, stalled: Bool) {
         let before = written
         let id = newWaiterID()
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: patience)
+        let timer = ServingClock.shared.schedule(after: patience) { [weak self] in
             self?.state.withLock { _ = $0.expired.insert(id) }
             self?.resumeWaiter(id)
         }
         await cancellableWait(id, ready: { $0.written > offset || $0.expired.contains(id) }) { $0.waiters.append((offset, $1, $2)) }
-        timer.cancel()
+        ServingClock.shared.cancel(timer)
         return state.withLock { state in
             state.expired.remove(id)
             return (state.written, state.finished, !state.finished && state.written == before)

@@ -24,7 +24,26 @@ final class SocketConnection: @unchecked Sendable {
     /// `scheme://host:port`, the key of the keep-alive pool.
     let key: String
     private let fd: Int32
-    private let waiter: DispatchQueue
+    /// The queue a wait runs on when it does not run inline (made at its first use).
+    private var waiter: DispatchQueue {
+        waiterQueue.withLock { queue in
+            if let queue { return queue }
+            let made = DispatchQueue(label: "mp4probe.socket.\(key)")
+            queue = made
+            return made
+        }
+    }
+    private let waiterQueue = Locked<DispatchQueue?>(nil)
+    /// Waits in the calling thread when that is a serving task's own queue
+    /// (``ServingTask/isOnOwnQueue``): a server's connection, used by its connection's task
+    /// alone. A wait on the ``waiter`` queue instead costs two thread switches, which a player
+    /// that opens a request per fragment header pays at each (ffmpeg: 300 a film).
+    private let waitsInline: Bool
+    /// Set by a task that owns its queue and everything on it (a cache entry's origin fetch):
+    /// the connections it uses wait inline too. A player's body, which may read the origin
+    /// itself (the disk is full), does not set it: the watch beside it, on the same queue,
+    /// must go on looking whether the player has gone.
+    @TaskLocal static var waitsInlineInTask = false
     private let closed = Locked(false)
     /// The TLS session, once ``startTLS(host:caFile:timeout:)`` made one.
     private var tls: OpaquePointer?
@@ -35,11 +54,15 @@ final class SocketConnection: @unchecked Sendable {
     private(set) var end = 0
     static let bufferSize = 256 << 10
 
-    init(fd: Int32, key: String) {
+    /// `waitsInline`: see ``waitsInline``; only for a connection no other task waits on while
+    /// its owner may block (an origin connection's reads also run inside a player's body,
+    /// beside the watch that must see the player go).
+    init(fd: Int32, key: String, waitsInline: Bool = false) {
         self.fd = fd
         self.key = key
-        self.waiter = DispatchQueue(label: "mp4probe.socket.\(key)")
-        self.buffer = [UInt8](repeating: 0, count: Self.bufferSize)
+        self.waitsInline = waitsInline
+        // Not zeroed: only the bytes a receive wrote are ever read.
+        self.buffer = [UInt8](unsafeUninitializedCapacity: Self.bufferSize) { _, count in count = Self.bufferSize }
     }
 
     deinit { close() }
@@ -139,13 +162,33 @@ final class SocketConnection: @unchecked Sendable {
         return error != EAGAIN && error != EWOULDBLOCK && error != EINTR
     }
 
+    /// Waits at most `duration` for the peer to hang up (or send something), and returns
+    /// whether it has gone (``peerHasGone()``). Where the connection waits inline, the wait
+    /// ends as soon as the peer goes; elsewhere it is a sleep of `duration`.
+    func hasGone(within duration: Duration) async -> Bool {
+        if waitsInline && ServingTask.isOnOwnQueue {
+            let milliseconds = Int32(clamping: duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+            let fd = self.fd
+            _ = await withTaskCancellationHandler {
+                mp4probe_wait_hangup(fd, milliseconds)
+            } onCancel: {
+                mp4probe_shutdown(fd)
+            }
+        } else {
+            try? await Task.sleep(for: duration)
+        }
+        return peerHasGone()
+    }
+
     /// Waits until the socket is readable or writable; throws `timedOut` after `timeout`
     /// seconds, `cancelled` when the task is cancelled.
     private func wait(forWrite: Bool, timeout: WaitLimit) async throws {
         let milliseconds = Int32(clamping: Int(timeout.seconds * 1000))
         let fd = self.fd
+        let inline = (waitsInline || Self.waitsInlineInTask) && ServingTask.isOnOwnQueue
         let ready: Int32 = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            if inline { return mp4probe_wait(fd, forWrite ? 1 : 0, milliseconds) }
+            return await withCheckedContinuation { continuation in
                 waiter.async { continuation.resume(returning: mp4probe_wait(fd, forWrite ? 1 : 0, milliseconds)) }
             }
         } onCancel: {
@@ -158,6 +201,11 @@ final class SocketConnection: @unchecked Sendable {
 
     /// Sends all of `bytes`.
     func send(_ bytes: [UInt8], timeout: WaitLimit) async throws {
+        try await send(bytes[...], timeout: timeout)
+    }
+
+    /// Sends all of `bytes` (a piece of a larger buffer, not copied).
+    func send(_ bytes: ArraySlice<UInt8>, timeout: WaitLimit) async throws {
         var sent = 0
         while sent < bytes.count {
             if let tls {

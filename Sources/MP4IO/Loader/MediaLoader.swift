@@ -216,20 +216,26 @@ public struct MediaResource: WrappingSource {
 
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         var bytes: [UInt8] = []
-        try await read(range) { bytes += $0 }
+        try await read(range, streamed: false) { bytes += $0 }
         return bytes
     }
 
     /// A player's read: waits for an unreachable origin (``OriginOutage``), trying again
     /// from the first byte not yet delivered, for up to ``MediaLoader/Options/originWait``.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await read(range, streamed: true, into: consume)
+    }
+
+    /// `streamed`: a player's request (a server's response, a resource loader's), which moves
+    /// a fragmented film's walk ahead; a parser's whole read (the inspector's) does not.
+    private func read(_ range: Range<UInt64>, streamed: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         var position = range.lowerBound
         var outage = OriginOutage(patience: originWait)
         var playerFailed = false, failedBefore = false
         while true {
             do {
                 let wasCached = await cache?.cachedRanges.contains(position..<range.upperBound) ?? true
-                try await readOnce(position..<range.upperBound) { piece in
+                try await readOnce(position..<range.upperBound, streamed: streamed) { piece in
                     do { try await consume(piece) } catch { playerFailed = true; throw error }
                     position += UInt64(piece.count)
                 }
@@ -253,11 +259,12 @@ public struct MediaResource: WrappingSource {
         return await cache.cachedRanges.ranges
     }
 
-    private func readOnce(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    private func readOnce(_ range: Range<UInt64>, streamed: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         if played?.firstRead(origin) == true, let cache { await cache.markPlayed() }
         guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
         var position = range.lowerBound
-        if await !prefetcher.movieSettled {
+        if streamed && !prefetcher.isSettled { prefetcher.noteEarlyRead(range.lowerBound) }
+        if !prefetcher.isSettled, await !prefetcher.movieSettled {
             // Moov first: the head goes at once (it is what the movie load reads first);
             // media past it waits until `moov` is in (bounded).
             if position < Prefetcher.headBytes {
@@ -269,8 +276,12 @@ public struct MediaResource: WrappingSource {
             await prefetcher.waitForMovie(timeout: movieWait)
             try Task.checkCancellation()   // the player left while `moov` loaded
         }
-        let start = position, ticket = prefetcher.ticket()
-        ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
+        if prefetcher.walksAhead {
+            if streamed && prefetcher.walkerNeeded(playerReadAt: range.lowerBound) { ServingTask.start { await prefetcher.runWalker() } }
+        } else if prefetcher.mapsReads {
+            let start = position, ticket = prefetcher.ticket()
+            ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
+        }
         try await source.read(position..<range.upperBound, into: consume)
     }
 

@@ -8,7 +8,9 @@ import MP4Core
 /// the media is mapped to the time the player is seeking to (``ByteTimeMap``) and the seek
 /// plan of the next seconds, on every track, is fetched ahead (``CachedByteSource/prefetch(_:maxRequests:)``).
 /// Fragmented files are not mapped: their fragments follow each other, and what a player
-/// reads sequentially is fetched by its own request.
+/// reads sequentially is fetched by its own request. A fragmented film without an index is
+/// walked a few fragment heads ahead of a player that reads its headers one request each
+/// (``FragmentWalkAhead``).
 actor Prefetcher {
     /// What a reader gets at once, before `moov` is known: what the movie load reads first.
     static let headBytes: UInt64 = 64 << 10
@@ -28,7 +30,17 @@ actor Prefetcher {
     let maxRequests: Int
     /// Whether the movie load has ended (with or without a map).
     private(set) var movieSettled = false
+    /// What a player's read asks without a hop to the actor: whether the movie load has
+    /// ended, and whether it made a map (no map: a fragmented film, a file without a movie,
+    /// prefetch off; its reads start no prefetch, and no task is started to find that out).
+    private let loaded = Locked((settled: false, mapped: false))
+    nonisolated var isSettled: Bool { loaded.withLock { $0.settled } }
+    nonisolated var mapsReads: Bool { loaded.withLock { !$0.settled || $0.mapped } }
     private var map: MediaMap?
+    /// A fragmented film without an index: its walk ahead, and whether a walker runs now.
+    /// Under a lock, not on the actor: every player read of such a film tells it where it
+    /// reads, and a task (a thread's wake-up) for each cost as much as the read.
+    private let walkState = Locked<(walk: FragmentWalkAhead?, walking: Bool)>((nil, false))
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter: UInt64 = 0
     /// The time the last prefetch was planned for.
@@ -62,9 +74,25 @@ actor Prefetcher {
         self.issue = issue ?? { ranges, maxRequests in await cache.prefetch(ranges, maxRequests: maxRequests) }
     }
 
-    /// Loads the movie (through the cache, so its bytes are kept) and builds the map.
+    /// Where players' requests began while the movie loaded (at most 64): a player that reads
+    /// a fragment header and goes before then (ffmpeg's first request is one) sets where the
+    /// walk ahead begins.
+    private let earlyReads = Locked<[UInt64]>([])
+
+    /// A player's request from `offset` came before the movie load ended.
+    nonisolated func noteEarlyRead(_ offset: UInt64) {
+        earlyReads.withLock { reads in if reads.count < 64 { reads.append(offset) } }
+    }
+
+    /// Loads the movie (through the cache, so its bytes are kept) and builds the map, or the
+    /// walk ahead of a fragmented film, which starts at once when a player already read.
     func load() async {
-        defer { settle() }
+        await loadMovie()
+        settle()
+        if startsWalker() { await runWalker() }
+    }
+
+    private func loadMovie() async {
         let file: MP4File?
         if let view {
             file = view.inputFile
@@ -72,6 +100,13 @@ actor Prefetcher {
             var options = MP4File.Options(facts: .structure)
             options.stopsAtFirstFragment = true
             file = try? await MP4File.open(cache, options: options)
+        }
+        if seconds > 0, view == nil, let file, file.isFragmented, let first = Preload.walkStart(file),
+           !file.layout.boxes.contains(where: { $0.type == .sidx }) {
+            var walk = FragmentWalkAhead(first: first, length: file.layout.fileSize)
+            for offset in earlyReads.withLock({ reads in defer { reads = [] }; return reads }) { _ = walk.playerRead(at: offset) }
+            walkState.withLock { $0.walk = walk }
+            return
         }
         guard seconds > 0, let file, !file.isFragmented, file.movie != nil else { return }
         let planner = SeekPlanner(file: file)
@@ -82,6 +117,7 @@ actor Prefetcher {
 
     private func settle() {
         movieSettled = true
+        loaded.withLock { $0 = (true, map != nil) }
         let ready = waiters.values
         waiters = [:]
         for continuation in ready { continuation.resume() }
@@ -143,6 +179,62 @@ actor Prefetcher {
             time = map.times.time(at: offset) ?? 0
         }
         await prefetch(at: time, map: map)
+    }
+
+    /// Whether the film is walked ahead of its players (a fragmented film without an index).
+    nonisolated var walksAhead: Bool { walkState.withLock { $0.walk != nil } }
+
+    /// A player's request begins at `offset` of a film walked ahead: the walk's anchor moves
+    /// (``FragmentWalkAhead/playerRead(at:)``). Returns true when the caller must start a
+    /// walker (``runWalker()``): there is a head to read and none runs.
+    nonisolated func walkerNeeded(playerReadAt offset: UInt64) -> Bool {
+        walkState.withLock { state in
+            guard state.walk?.playerRead(at: offset) == true, !state.walking else { return false }
+            state.walking = true
+            return true
+        }
+    }
+
+    /// ``walkerNeeded(playerReadAt:)`` without a read: after the movie load, for the reads
+    /// that came before it.
+    private func startsWalker() -> Bool {
+        walkState.withLock { state in
+            guard state.walk?.wanted != nil, !state.walking else { return false }
+            state.walking = true
+            return true
+        }
+    }
+
+    /// The walker: reads the heads the walk wants, one after the other (each gives the next
+    /// one's place), until it wants none; reads that come meanwhile move its anchor. Started
+    /// by whoever was told to (one at a time).
+    ///
+    /// Each head is fetched by the prefetch (``CachedByteSource/prefetch(_:maxRequests:)``,
+    /// which keeps the last few running), so it is fetched whole for the player that will read
+    /// it while the walk reads only until the `moof` and the header after it are in
+    /// (``FragmentWalkAhead/head(_:at:headEnd:length:)``) and goes on.
+    nonisolated func runWalker() async {
+        var recent: [Range<UInt64>] = []
+        while true {
+            let next = walkState.withLock { state -> (start: UInt64, length: UInt64)? in
+                guard !Task.isCancelled, let walk = state.walk, let start = walk.wanted else {
+                    state.walking = false
+                    return nil
+                }
+                return (start, walk.length)
+            }
+            guard let next else { return }
+            let head = next.start..<min(next.length, next.start + FragmentWalkAhead.headSize)
+            recent.append(head)
+            if recent.count > 4 { recent.removeFirst() }
+            await cache.prefetch(recent)
+            let parse = { (bytes: [UInt8]) in FragmentWalkAhead.head(bytes[...], at: head.lowerBound, headEnd: head.upperBound, length: next.length) }
+            var end: UInt64?
+            if let bytes = try? await cache.readAhead(head, until: { parse($0) != .needsMore }), case .fragment(let found) = parse(bytes) {
+                end = found
+            }
+            walkState.withLock { $0.walk?.learned(next.start, end: end) }
+        }
     }
 
     private func prefetch(at time: Double, map: MediaMap) async {

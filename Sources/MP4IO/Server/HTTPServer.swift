@@ -40,15 +40,18 @@ public final class HTTPServer: Sendable {
         /// The largest request body accepted (413 above it); at most 192 KiB (what a
         /// connection's buffer holds beside a head), whatever is set.
         public var maxRequestBody = 64 << 10
-        /// After a streamed body's first piece, how long the server waits before looking whether
-        /// the client is still there, then sending on (0: no wait). A player that reads a box
+        /// After a streamed body's first piece, how long the server waits at most for the client
+        /// to hang up before it sends on (0: no wait); the wait ends as soon as the client goes
+        /// (a `poll` on its socket, on the connection's own queue). A player that reads a box
         /// header and goes (ffmpeg opens a fragmented film with a request per fragment and
-        /// reads 8 KiB of each) has gone by then, and the server does not copy pieces into a
-        /// socket no one reads: ffmpeg decoding the first 2 s of a 300-fragment film from the
-        /// cache took 0.30-0.34 s with 2 ms against 0.40-0.44 s without (the server's CPU had
-        /// gone to copies: 22 % in the kernel's copies and memmove). A client that reads on
-        /// loses the pause once per response.
-        public var firstPiecePause: Duration = .milliseconds(2)
+        /// reads 8 KiB of each) has gone by then, and the server neither copies pieces into a
+        /// socket no one reads nor asks the origin for what follows: ffmpeg decoding the first
+        /// 2 s of a 300-fragment film from the cache took 0.30-0.34 s with a sleep of 2 ms
+        /// against 0.40-0.44 s without (the server's CPU had gone to copies). 5 ms: with 2 ms,
+        /// 33 of ffmpeg's 300 header requests were still open after it on a loaded machine and
+        /// each had the origin send a fetch's first burst. A client that reads on loses the
+        /// pause once per response.
+        public var firstPiecePause: Duration = .milliseconds(5)
         /// Told of every answered request when its answer has ended (an access log); called on
         /// the connection's task, so it must not wait.
         public var accessLog: (@Sendable (Exchange) -> Void)?
@@ -156,7 +159,7 @@ public final class HTTPServer: Sendable {
     /// ``Options/maxConnections``, refused at once (or, with ``Options/requiresTrust``, let in
     /// in place of the untrusted connection that has waited longest for a head).
     private func admit(_ client: Int32) {
-        let connection = SocketConnection(fd: client, key: "client")
+        let connection = SocketConnection(fd: client, key: "client", waitsInline: true)
         let (admitted, displaced) = state.withLock { state -> (Bool, SocketConnection?) in
             guard !state.stopped else { return (false, nil) }
             var displaced: SocketConnection?
@@ -219,7 +222,8 @@ public final class HTTPServer: Sendable {
             // Until the body has arrived: the head's deadline (below) still runs.
             let readingHead = Locked(true)
             defer { readingHead.withLock { $0 = false } }
-            let read = await readHead(connection, idle: idle, readingHead: readingHead)
+            let deadline = HeadDeadline(connection: connection, seconds: options.headTimeout, readingHead: readingHead)
+            let read = await readHead(connection, idle: idle, deadline: deadline)
             state.withLock { _ = $0.waiting.removeValue(forKey: id) }
             let head: HTTPMessage.Head
             switch read {
@@ -240,6 +244,7 @@ public final class HTTPServer: Sendable {
             case .handle(let keepAlive, let bodyLength):
                 var request = seen
                 if bodyLength > 0 {
+                    if connection.available.count < bodyLength { deadline.arm() }
                     while connection.available.count < bodyLength {
                         guard let received = try? await connection.fill(timeout: idle), received > 0 else { return }
                     }
@@ -269,14 +274,37 @@ public final class HTTPServer: Sendable {
         case gone
     }
 
+    /// The bound on a request head's (and its body's) arrival: a timer outside the task pool
+    /// that ends the connection while `readingHead` holds (a busy pool must not let a client
+    /// that trickles its head hold a slot for longer). Armed only when a head or body did not
+    /// come whole in the first receive: most do, and a timer per request cost the server a
+    /// thread's wake-up for each.
+    private final class HeadDeadline: Sendable {
+        private let armed = Locked(false)
+        private let connection: SocketConnection
+        private let seconds: TimeInterval
+        private let readingHead: Locked<Bool>
+
+        init(connection: SocketConnection, seconds: TimeInterval, readingHead: Locked<Bool>) {
+            (self.connection, self.seconds, self.readingHead) = (connection, seconds, readingHead)
+        }
+
+        /// Starts the timer (once).
+        func arm() {
+            guard armed.withLock({ armed in defer { armed = true }; return !armed }) else { return }
+            // Weakly: a served connection (and its 256 KiB buffer) must go when it ends,
+            // not when this timer fires (each aborted request held it 10 s).
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak connection, readingHead] in
+                if readingHead.withLock({ $0 }) { connection?.shutdown() }
+            }
+        }
+    }
+
     /// Reads one request head, consuming it from the connection's buffer. The first byte may
     /// take the idle timeout, the whole head (and a body after it) at most ``Options/headTimeout``
-    /// after that: a timer outside the task pool enforces that bound by ending the
-    /// connection while `readingHead` holds (a busy pool must not let a client that trickles
-    /// its head hold a slot for longer).
-    private func readHead(_ connection: SocketConnection, idle: WaitLimit, readingHead: Locked<Bool>) async -> HeadRead {
+    /// after that (`deadline`, armed once part of a head is there and more is awaited).
+    private func readHead(_ connection: SocketConnection, idle: WaitLimit, deadline: HeadDeadline) async -> HeadRead {
         var scanned = 0
-        var timed = false
         while true {
             if let end = HTTPMessage.headEnd(connection.available, scanned: scanned) {
                 let bytes = connection.available
@@ -293,15 +321,8 @@ public final class HTTPServer: Sendable {
             }
             scanned = connection.available.count
             if scanned > HTTPMessage.maxHeadSize { return .refused(431, "request head too large") }
+            if scanned > 0 { deadline.arm() }
             guard let received = try? await connection.fill(timeout: idle), received > 0 else { return .gone }
-            if !timed {
-                timed = true
-                // Weakly: a served connection (and its 256 KiB buffer) must go when it ends,
-                // not when this timer fires (each aborted request held it 10 s).
-                DispatchQueue.global().asyncAfter(deadline: .now() + options.headTimeout) { [weak connection, readingHead] in
-                    if readingHead.withLock({ $0 }) { connection?.shutdown() }
-                }
-            }
         }
     }
 
@@ -311,12 +332,46 @@ public final class HTTPServer: Sendable {
         if let questionMark = target.firstIndex(of: "?") {
             for pair in target[target.index(after: questionMark)...].split(separator: "&") {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
-                let value = parts.count > 1 ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1])) : ""
+                let name = percentDecoded(parts[0], plusIsSpace: true) ?? String(parts[0])
+                let value = parts.count > 1 ? (percentDecoded(parts[1], plusIsSpace: true) ?? String(parts[1])) : ""
                 query[name] = value
             }
         }
-        return HTTPServerRequest(method: method, target: target, path: pathPart.removingPercentEncoding ?? pathPart, query: query, headers: headers)
+        return HTTPServerRequest(method: method, target: target, path: percentDecoded(pathPart[...], plusIsSpace: false) ?? pathPart, query: query, headers: headers)
+    }
+
+    /// `text` with its `%XX` escapes decoded (and, in a query, `+` as a space); nil when an
+    /// escape is malformed or the result is not UTF-8 (as Foundation's `removingPercentEncoding`,
+    /// which cost every request a tenth of the server's time in string bridging).
+    static func percentDecoded(_ text: Substring, plusIsSpace: Bool) -> String? {
+        let utf8 = text.utf8
+        guard utf8.contains(where: { $0 == 0x25 || (plusIsSpace && $0 == 0x2B) }) else { return String(text) }
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case 0x30...0x39: return byte - 0x30
+            case 0x41...0x46: return byte - 0x41 + 10
+            case 0x61...0x66: return byte - 0x61 + 10
+            default: return nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == 0x25 {
+                let first = utf8.index(after: index)
+                guard first != utf8.endIndex else { return nil }
+                let second = utf8.index(after: first)
+                guard second != utf8.endIndex, let high = hex(utf8[first]), let low = hex(utf8[second]) else { return nil }
+                bytes.append(high << 4 | low)
+                index = utf8.index(after: second)
+            } else {
+                bytes.append(plusIsSpace && byte == 0x2B ? 0x20 : byte)
+                index = utf8.index(after: index)
+            }
+        }
+        return HTTPMessage.utf8(bytes[...])
     }
 
     /// Writes `response` (the head; the body unless `head`). Returns false when the
@@ -384,7 +439,14 @@ public final class HTTPServer: Sendable {
                         try await ReadTally.$current.withValue(tally) {
                             try await source.read(range) { piece in
                                 do {
-                                    try await connection.send(result.headSent ? Array(piece) : head + piece, timeout: timeout)
+                                    if result.headSent {
+                                        try await connection.send(piece, timeout: timeout)
+                                    } else if piece.count <= 64 << 10 {
+                                        try await connection.send(head + piece, timeout: timeout)   // one segment
+                                    } else {
+                                        try await connection.send(head, timeout: timeout)
+                                        try await connection.send(piece, timeout: timeout)
+                                    }
                                 } catch {
                                     result.clientGone = true   // a write to the client failed: it went away
                                     throw error
@@ -393,8 +455,7 @@ public final class HTTPServer: Sendable {
                                 result.headSent = true
                                 result.sent += UInt64(piece.count)
                                 if first, pause > .zero, result.sent < UInt64(range.count) {
-                                    try? await Task.sleep(for: pause)
-                                    if connection.peerHasGone() {
+                                    if await connection.hasGone(within: pause) {
                                         result.clientGone = true
                                         throw URLError(.networkConnectionLost)
                                     }
@@ -409,7 +470,7 @@ public final class HTTPServer: Sendable {
                 group.addTask {
                     var interval = 10
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: .milliseconds(interval))
+                        try? await ServingClock.shared.sleep(for: .milliseconds(interval))
                         if !Task.isCancelled && connection.peerHasGone() { return nil }
                         interval = min(interval * 2, 250)
                     }

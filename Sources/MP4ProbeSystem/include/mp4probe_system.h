@@ -62,6 +62,10 @@ int mp4probe_tcp_connect(const char *host, int port, int timeout_ms, int *failur
 /// timeout, -1 with errno.
 int mp4probe_wait(int fd, int for_write, int timeout_ms);
 
+/// Waits until the peer of the connected socket `fd` hangs up or sends something, at most
+/// `timeout_ms`: 1 then (the caller looks which), 0 on timeout, -1 with errno.
+int mp4probe_wait_hangup(int fd, int timeout_ms);
+
 /// A pipe for waking a thread that waits in `mp4probe_wait_or_wake`: `fds[0]` is read, a
 /// byte written to `fds[1]` wakes it. Both ends non-blocking and close-on-exec. 0, or -1.
 int mp4probe_wake_pipe(int fds[2]);
