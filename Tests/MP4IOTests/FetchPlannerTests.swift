@@ -46,26 +46,33 @@ import MP4TestSupport
         #expect(planner.next(reader, present: ByteRangeSet([0..<120])) == .done)
     }
 
-    /// A player's request gets a short first run from the cache and, when it began on cached
-    /// bytes, a short first fetch past them (a player that read a header and is about to go);
-    /// later runs and windows are whole. A fill or a whole read is not shortened.
-    @Test func aPlayersFirstRunAndFirstFetchAfterCachedBytesAreShort() {
+    /// A player's request gets a short first run from the cache and, when it began on a
+    /// cached run shorter than that (a head the walk ahead fetched), a short first fetch past
+    /// it (a player that read a header and is about to go); later runs and windows are whole,
+    /// and one that began on a longer cached run fetches a whole window. A fill or a whole read
+    /// is not shortened.
+    @Test func aPlayersFirstRunAndFirstFetchAfterAShortCachedRunAreShort() {
         var policy = ReadAheadPolicy()
         policy.window = 100
         var planner = FetchPlanner(policy: policy, piece: 50, firstPiece: 20)
-        let present = ByteRangeSet([0..<70])
+        let present = ByteRangeSet([0..<70, 200..<210])
         let player = planner.addReader(.stream(windowed: true), 0..<400, priority: .playing)
         #expect(planner.next(player, present: present) == .serve(0..<20))
         planner.advanced(player, to: 20)
         #expect(planner.next(player, present: present) == .serve(20..<70))
         planner.advanced(player, to: 70)
-        #expect(planner.next(player, present: present) == .claim(70..<90), "the first fetch after cached bytes")
-        #expect(planner.claimed(70..<90, for: player, lockToken: Self.token) != nil)
-        planner.advanced(player, to: 90)
-        #expect(planner.next(player, present: ByteRangeSet([0..<90])) == .claim(90..<190), "a whole window after it")
+        #expect(planner.next(player, present: present) == .claim(70..<170), "after a long cached run: a whole window")
 
-        let fresh = planner.addReader(.stream(windowed: true), 200..<400, priority: .playing)
-        #expect(planner.next(fresh, present: present) == .claim(200..<300), "a request that began on missing bytes: a whole window")
+        let header = planner.addReader(.stream(windowed: true), 200..<400, priority: .playing)
+        #expect(planner.next(header, present: present) == .serve(200..<210))
+        planner.advanced(header, to: 210)
+        #expect(planner.next(header, present: present) == .claim(210..<230), "after a short cached run: a short first fetch")
+        #expect(planner.claimed(210..<230, for: header, lockToken: Self.token) != nil)
+        planner.advanced(header, to: 230)
+        #expect(planner.next(header, present: ByteRangeSet([0..<70, 200..<230])) == .claim(230..<330), "a whole window after it")
+
+        let fresh = planner.addReader(.stream(windowed: true), 300..<400, priority: .playing)
+        #expect(planner.next(fresh, present: present) == .claim(300..<400), "a request that began on missing bytes: a whole window")
         let whole = planner.addReader(.stream(windowed: false), 0..<400, priority: .playing)
         #expect(planner.next(whole, present: present) == .serve(0..<50))
         let fill = planner.addReader(.fill, 0..<400, priority: .playing)

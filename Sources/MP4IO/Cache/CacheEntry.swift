@@ -59,7 +59,8 @@ actor CacheEntry {
 
     var statistics: CachedByteSource.Statistics {
         CachedByteSource.Statistics(upstreamReads: upstreamReads, upstreamBytes: upstreamBytes, cachedBytesServed: store.cachedBytesServed,
-                                    corruptBlocksRefetched: store.corruptBlocksRefetched, checksumBytesRead: store.checksumBytesRead)
+                                    corruptBlocksRefetched: store.corruptBlocksRefetched, checksumBytesRead: store.checksumBytesRead,
+                                    tableCommits: store.tableCommits)
     }
 
     // MARK: The entry on disk

@@ -89,6 +89,10 @@ public final class CachedByteSource: WrappingSource {
         /// Bytes read from the data file only to check block checksums (a read smaller than
         /// its blocks reads the rest of them, once per block per process).
         public var checksumBytesRead: UInt64 = 0
+        /// Commits of the entry's table by this process: each one a flush of the data file and
+        /// a table write. Fetches that end close together are claimed in one
+        /// (`CacheEntry.commitSpacing`).
+        public var tableCommits = 0
     }
 
     /// The origin, as given.

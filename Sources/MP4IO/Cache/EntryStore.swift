@@ -206,6 +206,9 @@ final class EntryStore {
         return table.rangeSet.contains(offset..<(offset + 1))
     }
 
+    /// Table commits by this process (``CachedByteSource/Statistics/tableCommits``).
+    private(set) var tableCommits = 0
+
     /// Marks the entry as used now (its table's modification time orders eviction); not again
     /// within a second while no other entry was marked since (the order stays the order of
     /// use): a player that opens a request per fragment header (300 in a second) paid a
@@ -319,6 +322,7 @@ final class EntryStore {
             for part in parts { table.rangeSet.insert(part.range) }
             for part in parts { try addBlockChecksums(around: part.range, known: part.hashes) }
             try table.write(to: tablePath, .ordered)     // after the data it claims
+            tableCommits += 1
             noteTable()
             return true
         }

@@ -103,9 +103,11 @@ struct FetchPlanner: Sendable {
         /// Steps in a row at the same position.
         var stalls = 0
         var lastStep: UInt64?
-        /// Whether it has been served a run from the data file yet, and has claimed a range
-        /// to fetch.
+        /// Whether it has been served a run from the data file yet; whether that first run was
+        /// a short one (cached bytes that end before a first piece: a head the walk ahead
+        /// fetched); whether it has claimed a range to fetch.
         var served = false
+        var firstRunShort = false
         var claimedBefore = false
     }
 
@@ -175,7 +177,7 @@ struct FetchPlanner: Sendable {
     /// The stream piece: the largest run served from the data file in one step.
     let piece: UInt64
     /// The largest first run served to a player's request (a windowed stream), and the
-    /// largest first fetch of one that began on cached bytes. ffmpeg, mpv and Chromium open a
+    /// largest first fetch of one that began on a shorter cached run. ffmpeg, mpv and Chromium open a
     /// fragmented film without an index with a request per fragment and read a few KiB of each
     /// (ffmpeg: one 8 KiB receive); a cached first run of a whole piece (up to 1 MiB) was read,
     /// copied and sent for each, 0.5 MB a request on average, and one that lingered past the
@@ -289,9 +291,11 @@ struct FetchPlanner: Sendable {
         let missing = present.missing(in: position..<state.end)
         guard let first = missing.first, first.lowerBound == position else {
             // A player's request gets a short first run: many read a box header and go.
-            let run = state.served || state.kind != .stream(windowed: true) ? piece : min(piece, firstPiece)
+            let first = !state.served && state.kind == .stream(windowed: true)
+            let end = min(missing.first?.lowerBound ?? state.end, position + (first ? min(piece, firstPiece) : piece))
+            if first { state.firstRunShort = end - position < firstPiece && end < state.end }
             state.served = true
-            return .serve(position..<min(missing.first?.lowerBound ?? state.end, position + run))
+            return .serve(position..<end)
         }
         var end = first.upperBound
         // Small cached gaps between missing parts are fetched again rather than paid for with
@@ -318,10 +322,11 @@ struct FetchPlanner: Sendable {
         end = endBeforeOtherFetches(from: position, end: end)
         if case .stream(windowed: true) = state.kind {
             if end - position > policy.window { end = position + policy.window }
-            // A request that began on cached bytes and reads on past them may be a player that
-            // read a header (cached by the walk ahead of it) and is about to go: its first
-            // fetch is small, the windows follow once it reads on.
-            if state.served && !state.claimedBefore { end = min(end, position + firstPiece) }
+            // A request that began on a short cached run (a head the walk ahead fetched) and
+            // reads on past it may be a player that read the header and is about to go: its
+            // first fetch is small, the windows follow once it reads on. One that began on a
+            // longer run (a file's cached start) fetches whole windows at once.
+            if state.firstRunShort && !state.claimedBefore { end = min(end, position + firstPiece) }
             state.claimedBefore = true
         }
         if diskIsFull {
