@@ -250,6 +250,9 @@ actor CacheEntry {
     /// The planner's latest view of each running fetch's progress.
     private func refreshProgress() {
         for (id, fetch) in running {
+            // A fetch that has written its part waits only for its commit: nothing of it
+            // changes (its rate no longer matters), and the walk ahead keeps a few dozen such.
+            if fetch.latencyReported, fetch.progress.written >= fetch.progress.end, planner.fetches[id]?.written == fetch.progress.written { continue }
             let measures = fetch.progress.measures
             planner.progressed(id, written: fetch.progress.written, bytesPerSecond: measures.bytesPerSecond)
             if let latency = measures.latency, running[id]?.latencyReported == false {

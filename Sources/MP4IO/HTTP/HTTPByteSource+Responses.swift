@@ -30,7 +30,7 @@ extension HTTPByteSource {
 
     /// Parses `bytes a-b/total` (total may be `*`).
     static func parseContentRange(_ text: String) -> (first: UInt64, last: UInt64, total: UInt64?)? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingSpaces()
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst(6)
         let parts = spec.split(separator: "/", maxSplits: 1)
@@ -49,7 +49,7 @@ extension HTTPByteSource {
     /// compressed bytes are not the file: none of them may be delivered, or cached.
     static func checkCodings(_ head: HTTPResponseHead, name: String) throws {
         func codings(_ field: String) -> [String] {
-            (head.header(field) ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            (head.header(field) ?? "").lowercased().split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         }
         if let coding = codings("content-encoding").first(where: { $0 != "identity" }) {
             throw MP4Error(.io, "\(name): the server sent the body compressed (Content-Encoding: \(coding)) although asked for identity; mp4probe does not decode it, so none of it was used")
@@ -62,7 +62,7 @@ extension HTTPByteSource {
     /// A header value fit to pass on in a response of our own: one line, printable, at most
     /// 256 bytes (an origin's value is not trusted to be either).
     static func passable(_ value: String) -> String? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingSpaces()
         guard !trimmed.isEmpty, trimmed.utf8.count <= 256, trimmed.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else { return nil }
         return trimmed
     }

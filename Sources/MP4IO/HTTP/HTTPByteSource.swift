@@ -258,7 +258,7 @@ public final class HTTPByteSource: ByteSource {
         let (etag, modified, length) = state.withLock { ($0.etag, $0.lastModified, $0.length) }
         let sameTag = etag != nil && head.header("etag") == etag
         let sameDate = etag == nil && modified != nil && head.header("last-modified") == modified
-        let sameLength = head.header("content-length").flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }.map { $0 == length } ?? true
+        let sameLength = head.header("content-length").flatMap { UInt64($0.trimmingSpaces()) }.map { $0 == length } ?? true
         guard (sameTag || sameDate) && sameLength else {
             throw MP4Error(.io, "\(name) changed on the server since it was cached (If-Range did not match); nothing of it was used").caused(by: .sourceChanged)
         }
@@ -383,7 +383,7 @@ public final class HTTPByteSource: ByteSource {
             // A Content-Length must count the bytes the Content-Range names.
             // (Compared as `length - 1` and `last - first`: `last + 1` may overflow.)
             if let length = head.header("content-length"),
-               UInt64(length.trimmingCharacters(in: .whitespaces)).map({ $0 == 0 || $0 - 1 != contentRange.last - contentRange.first }) ?? true {
+               UInt64(length.trimmingSpaces()).map({ $0 == 0 || $0 - 1 != contentRange.last - contentRange.first }) ?? true {
                 throw MP4Error(.io, "\(name): Content-Length \(length) does not match Content-Range bytes \(contentRange.first)-\(contentRange.last)", offset: wanted.lowerBound)
             }
             try validate(head, learning: learning)

@@ -41,3 +41,15 @@ public struct HTTPFields: Sendable, RandomAccessCollection, ExpressibleByArrayLi
         a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (0x61...0x7A).contains(x | 0x20)) }
     }
 }
+
+extension StringProtocol {
+    /// Without the spaces and tabs at either end (HTTP's optional white space), with the
+    /// standard library alone: Foundation's `trimmingCharacters(in:)` bridges to `NSString`,
+    /// and header values are trimmed several times for every request and response.
+    func trimmingSpaces() -> String {
+        var text = String(self)[...]
+        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
+        while text.last == " " || text.last == "\t" { text = text.dropLast() }
+        return String(text)
+    }
+}

@@ -104,13 +104,13 @@ enum HTTPMessage {
         if requestWasHead || (100..<200).contains(status) || status == 204 || status == 304 { return .none }
         let transferEncoding = head.values("transfer-encoding").joined(separator: ",").lowercased()
         if !transferEncoding.isEmpty {
-            let codings = transferEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let codings = transferEncoding.split(separator: ",").map { $0.trimmingSpaces() }
             // Chunked must be last; anything else is read until close.
             return codings.last == "chunked" ? .chunked : .untilClose
         }
         let fields = head.values("content-length")
         if fields.isEmpty { return .untilClose }
-        let lengths = fields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }.map { $0.trimmingCharacters(in: .whitespaces) }
+        let lengths = fields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }.map { $0.trimmingSpaces() }
         guard let first = lengths.first else { throw Malformed(description: "empty Content-Length") }
         guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = UInt64(first) else {
             throw Malformed(description: "invalid Content-Length '\(lengths.joined(separator: ", "))'")

@@ -72,14 +72,14 @@ enum RangeFetch {
             return .retry(rest, why: "the response ended after \(response.skipped + given) bytes", retryAfter: nil)
         case 416 where learning:
             // `bytes=0-…` not satisfiable: an empty file (`Content-Range: bytes */0`).
-            guard response.contentRange.map({ $0.trimmingCharacters(in: .whitespaces) == "bytes */0" }) ?? true else {
+            guard response.contentRange.map({ $0.trimmingSpaces() == "bytes */0" }) ?? true else {
                 return .fail(MP4Error(.io, "\(name): 416 for the first bytes of the file (\(response.contentRange ?? "no Content-Range"))"))
             }
             return .empty
         case 416:
             return .fail(MP4Error(.io, "\(name): 416 range \(wanted.lowerBound)-\(wanted.upperBound - 1) not satisfiable (the file is shorter than \(knownLength ?? 0) bytes: changed on the server?)", offset: wanted.lowerBound).caused(by: .sourceChanged))
         case 429, 500...599:
-            return .retry(wanted, why: "HTTP \(status)", retryAfter: response.retryAfter.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) })
+            return .retry(wanted, why: "HTTP \(status)", retryAfter: response.retryAfter.flatMap { Double($0.trimmingSpaces()) })
         case 300...399:
             return .fail(MP4Error(.io, "\(name): HTTP \(status), \(HTTPByteSource.unfollowedRedirect(location: response.location, maxRedirects: maxRedirects))", offset: wanted.lowerBound)
                 .caused(by: .refused(status: status)))

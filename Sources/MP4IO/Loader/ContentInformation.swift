@@ -45,7 +45,7 @@ public struct ContentInformation: Sendable, Equatable {
     /// `application/mp4`), else `fallback`.
     public static func mediaType(given: String?, fallback: String) -> String {
         guard let given else { return fallback }
-        let essence = given.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let essence = given.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? ""
         let isMedia = (essence.hasPrefix("video/") || essence.hasPrefix("audio/") || essence == "application/mp4") && essence.count > 6
         return isMedia ? given : fallback
     }

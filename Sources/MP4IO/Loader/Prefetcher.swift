@@ -210,7 +210,8 @@ actor Prefetcher {
     /// by whoever was told to (one at a time).
     ///
     /// Each head is fetched by the prefetch (``CachedByteSource/prefetch(_:maxRequests:)``,
-    /// which keeps the last few running), so it is fetched whole for the player that will read
+    /// which keeps the heads of the last ``FragmentWalkAhead/depth`` steps running: one stopped
+    /// before its last bytes came, on a loaded machine, was fetched again by the player), so it is fetched whole for the player that will read
     /// it while the walk reads only until the `moof` and the header after it are in
     /// (``FragmentWalkAhead/head(_:at:headEnd:length:)``) and goes on.
     nonisolated func runWalker() async {
@@ -226,7 +227,7 @@ actor Prefetcher {
             guard let next else { return }
             let head = next.start..<min(next.length, next.start + FragmentWalkAhead.headSize)
             recent.append(head)
-            if recent.count > 4 { recent.removeFirst() }
+            if recent.count > FragmentWalkAhead.depth { recent.removeFirst() }
             await cache.prefetch(recent)
             let parse = { (bytes: [UInt8]) in FragmentWalkAhead.head(bytes[...], at: head.lowerBound, headEnd: head.upperBound, length: next.length) }
             var end: UInt64?

@@ -98,7 +98,7 @@ public enum ResourceLoading {
     /// The uniform type identifier of a MIME type mp4probe serves (parameters ignored);
     /// `public.mpeg-4` for any other.
     public static func uniformType(ofMIMEType type: String) -> String {
-        let essence = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let essence = type.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? ""
         switch essence {
         case "video/quicktime": return "com.apple.quicktime-movie"
         case "audio/mp4", "audio/x-m4a", "audio/m4a": return "com.apple.m4a-audio"

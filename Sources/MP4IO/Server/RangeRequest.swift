@@ -13,12 +13,12 @@ public enum RangeRequest: Sendable, Equatable {
     /// Interprets `header` for a resource of `length` bytes.
     public static func parse(_ header: String?, length: UInt64) -> RangeRequest {
         guard let header else { return .whole }
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        let trimmed = header.trimmingSpaces()
         guard trimmed.lowercased().hasPrefix("bytes=") else { return .whole }
-        let spec = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let spec = trimmed.dropFirst(6).trimmingSpaces()
         // Several ranges: answered as the whole entity (allowed, and never garbled).
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
-        let first = spec[..<dash].trimmingCharacters(in: .whitespaces), last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+        let first = spec[..<dash].trimmingSpaces(), last = spec[spec.index(after: dash)...].trimmingSpaces()
         func number(_ text: String) -> UInt64? {
             guard !text.isEmpty, text.count <= 20, text.allSatisfy(\.isASCIIDigit) else { return nil }
             return UInt64(text)

@@ -34,7 +34,7 @@ public enum SourceResponder {
         var range = RangeRequest.parse(request.header("range"), length: length)
         // If-Range with another validator (entity tag or date, compared exactly): the
         // representation changed, send all of it.
-        if let ifRange = request.header("if-range")?.trimmingCharacters(in: .whitespaces), case .partial = range,
+        if let ifRange = request.header("if-range")?.trimmingSpaces(), case .partial = range,
            ifRange != tag, ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") || ifRange != information.lastModified {
             range = .whole
         }
