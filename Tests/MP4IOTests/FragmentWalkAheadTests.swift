@@ -1,5 +1,7 @@
 import Testing
+import MP4Core
 @testable import MP4IO
+import MP4TestSupport
 
 /// The walk ahead's rules, without I/O: where it starts, how far it goes, what stops it.
 @Suite struct FragmentWalkAheadTests {
@@ -80,5 +82,31 @@ import Testing
         _ = walk.playerRead(at: 0)
         #expect(Self.learnAll(&walk) == [100, 200, 300, 400])
         #expect(walk.ended, "a fragment said to end past the file ends the walk")
+    }
+
+    /// A fragment's head read as it arrives, every prefix of it: more is needed until the
+    /// `moof` and the header after it are in, then the fragment's end; never a trap, whatever
+    /// the bytes say.
+    @Test func aHeadIsReadAsItArrives() {
+        let leading = BoxBuilder.box("styp", Array("isom".utf8)) + BoxBuilder.box("moof", [UInt8](repeating: 7, count: 700))
+        let mdatAt = UInt64(leading.count)
+        let bytes = leading + BoxBuilder.box("mdat", [UInt8](repeating: 1, count: 20_000))
+        let start: UInt64 = 1_000, headEnd = start + (16 << 10), length = start + UInt64(bytes.count) + 500
+        let whole = Array(bytes.prefix(16 << 10))
+        for count in 0...whole.count {
+            let answer = FragmentWalkAhead.head(whole.prefix(count), at: start, headEnd: headEnd, length: length)
+            if count < Int(mdatAt) + 8 {
+                #expect(answer == .needsMore, "\(count) bytes")
+            } else {
+                #expect(answer == .fragment(end: start + UInt64(bytes.count)), "\(count) bytes")
+            }
+        }
+        #expect(FragmentWalkAhead.head([UInt8](repeating: 0xFF, count: 64)[...], at: 0, headEnd: 64, length: 64) == .none)
+        #expect(FragmentWalkAhead.head([0, 0, 0, 4, 0x6D, 0x6F, 0x6F, 0x66][...], at: 0, headEnd: 8, length: 8) == .none, "a size below the header")
+        var random = SeededRandom(seed: 43)
+        for _ in 0..<2_000 {
+            let noise = random.bytes(Int(random.next() % 64))
+            _ = FragmentWalkAhead.head(noise[...], at: 10, headEnd: 10 + UInt64(random.next() % 100), length: 10 + UInt64(random.next() % 200))
+        }
     }
 }

@@ -99,6 +99,8 @@ struct FragmentWalkAhead: Sendable, Equatable {
         var sawMoof = false
         for _ in 0..<64 {
             guard position < min(headEnd, length) else { break }
+            // A box that ends past what has arrived: its successor's header is still to come.
+            guard position - start < UInt64(bytes.count) else { return whole ? (sawMoof ? .fragment(end: position) : .none) : .needsMore }
             let available = bytes[(bytes.startIndex + Int(position - start))...]
             guard available.count >= 8 else { return whole ? (sawMoof ? .fragment(end: position) : .none) : .needsMore }
             let header: BoxHeader
