@@ -343,10 +343,11 @@ import MP4TestSupport
         for preload in preloads { _ = try await preload.value }
         let after = taken()
         print("preloads while a player read: \(during) B (the player's origin had sent \(playerSent) of \(size) B); when done: \(after) B; the player's requests: \(nginx.requests(containing: "/playing.mp4?" + marker).map { "\($0.range) \($0.bodyBytes)" })")
-        // The player's one fetch was still running then (only the source's first request, its
-        // 64 KiB head, had ended): a reader 3 s behind its fetch would make this a look at
-        // nothing.
-        #expect(playerSent <= 64 << 10, "the player's fetch had ended when the test looked (\(playerSent) B logged)")
+        // The player's window (6 MB) was still being fetched then: a reader 3 s behind its
+        // fetch would make this a look at nothing. What had ended is the source's first request
+        // (its 64 KiB head) and, in CI's runs (not reproduced here), a 16 KiB read right after
+        // it (bytes=65536-81919) before the window.
+        #expect(playerSent <= 256 << 10, "the player's fetch had ended when the test looked (\(playerSent) B logged)")
         for (index, name) in names.enumerated() {
             // Nothing at all while the player fetched: not the head window that opens the
             // entry, nor the moov, nor a fragment's head (before they stood aside too, each

@@ -211,9 +211,11 @@ actor Prefetcher {
     ///
     /// Each head is fetched by the prefetch (``CachedByteSource/prefetch(_:maxRequests:)``,
     /// which keeps the heads of the last ``FragmentWalkAhead/depth`` steps running: one stopped
-    /// before its last bytes came, on a loaded machine, was fetched again by the player), so it is fetched whole for the player that will read
-    /// it while the walk reads only until the `moof` and the header after it are in
-    /// (``FragmentWalkAhead/head(_:at:headEnd:length:)``) and goes on.
+    /// before its last bytes came, on a loaded machine, was fetched again by the player), so
+    /// it is fetched whole for the player that will read it while the walk reads only until
+    /// the `moof` and the header after it are in (``FragmentWalkAhead/head(_:at:headEnd:length:)``)
+    /// and goes on. A read that fails (the origin is down) stops this walker, not the walk:
+    /// the next player read starts another.
     nonisolated func runWalker() async {
         var recent: [Range<UInt64>] = []
         while true {
@@ -230,10 +232,12 @@ actor Prefetcher {
             if recent.count > FragmentWalkAhead.depth { recent.removeFirst() }
             await cache.prefetch(recent)
             let parse = { (bytes: [UInt8]) in FragmentWalkAhead.head(bytes[...], at: head.lowerBound, headEnd: head.upperBound, length: next.length) }
-            var end: UInt64?
-            if let bytes = try? await cache.readAhead(head, until: { parse($0) != .needsMore }), case .fragment(let found) = parse(bytes) {
-                end = found
+            guard let bytes = try? await cache.readAhead(head, until: { parse($0) != .needsMore }) else {
+                walkState.withLock { $0.walking = false }
+                return
             }
+            var end: UInt64?
+            if case .fragment(let found) = parse(bytes) { end = found }
             walkState.withLock { $0.walk?.learned(next.start, end: end) }
         }
     }
