@@ -104,8 +104,3 @@ struct ArgumentScanner {
     }
 }
 
-extension String {
-    func trimmingSpaces() -> String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
-    }
-}

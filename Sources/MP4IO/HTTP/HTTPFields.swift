@@ -46,7 +46,7 @@ extension StringProtocol {
     /// Without the spaces and tabs at either end (HTTP's optional white space), with the
     /// standard library alone: Foundation's `trimmingCharacters(in:)` bridges to `NSString`,
     /// and header values are trimmed several times for every request and response.
-    func trimmingSpaces() -> String {
+    package func trimmingSpaces() -> String {
         var text = String(self)[...]
         while text.first == " " || text.first == "\t" { text = text.dropFirst() }
         while text.last == " " || text.last == "\t" { text = text.dropLast() }

@@ -264,7 +264,7 @@ public struct MediaResource: WrappingSource {
         guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
         var position = range.lowerBound
         if streamed && !prefetcher.isSettled { prefetcher.noteEarlyRead(range.lowerBound) }
-        if !prefetcher.isSettled, await !prefetcher.movieSettled {
+        if !prefetcher.isSettled {
             // Moov first: the head goes at once (it is what the movie load reads first);
             // media past it waits until `moov` is in (bounded).
             if position < Prefetcher.headBytes {

@@ -28,11 +28,10 @@ actor Prefetcher {
     let seconds: Double
     let maxBytes: UInt64
     let maxRequests: Int
-    /// Whether the movie load has ended (with or without a map).
-    private(set) var movieSettled = false
-    /// What a player's read asks without a hop to the actor: whether the movie load has
-    /// ended, and whether it made a map (no map: a fragmented film, a file without a movie,
-    /// prefetch off; its reads start no prefetch, and no task is started to find that out).
+    /// Whether the movie load has ended (with or without a map), and whether it made a map
+    /// (no map: a fragmented film, a file without a movie, prefetch off; its reads start no
+    /// prefetch, and no task is started to find that out). Under a lock: a player's read asks
+    /// without a hop to the actor.
     private let loaded = Locked((settled: false, mapped: false))
     nonisolated var isSettled: Bool { loaded.withLock { $0.settled } }
     nonisolated var mapsReads: Bool { loaded.withLock { !$0.settled || $0.mapped } }
@@ -116,7 +115,6 @@ actor Prefetcher {
     }
 
     private func settle() {
-        movieSettled = true
         loaded.withLock { $0 = (true, map != nil) }
         let ready = waiters.values
         waiters = [:]
@@ -125,7 +123,7 @@ actor Prefetcher {
 
     /// Waits until the movie load has ended, at most `timeout` seconds.
     func waitForMovie(timeout: Double) async {
-        guard !movieSettled, timeout > 0 else { return }
+        guard !isSettled, timeout > 0 else { return }
         nextWaiter += 1
         let id = nextWaiter
         await withTaskCancellationHandler {

@@ -42,7 +42,7 @@ public enum AccessLog {
         guard let query = target.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, parts[0] == "url", let value = String(parts[1]).removingPercentEncoding,
+            guard parts.count == 2, parts[0] == "url", let value = HTTPServer.percentDecoded(parts[1], plusIsSpace: true),
                   let url = URL(string: value), let scheme = url.scheme, let host = url.host else { continue }
             return clean("\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? ""))
         }
