@@ -64,10 +64,59 @@ enum ServingTask {
         return Task.detached { await operation() }
     }
 
-    /// Starts `operation`, which can fail.
+    /// The queue of a task started by ``startSharingItsQueue(_:)``, for the origin fetches it
+    /// starts (``startThrowing(sharingCallersQueue:_:)``). A `QueueExecutor`; typed `AnyObject & Sendable`
+    /// because task executors are not available everywhere.
+    @TaskLocal private static var sharedQueue: (any AnyObject & Sendable)?
+
+    /// Starts `operation` on a queue of its own that the origin fetches it starts share: the
+    /// walk ahead of a fragmented film waits for each fetch it starts, and a fetch on a queue
+    /// of its own cost two thread wake-ups a step (its start, and the walk's resumption), a
+    /// third of a step's time. The queue is not reused after the task: a fetch may still run
+    /// on it.
     @discardableResult
-    static func startThrowing<T: Sendable>(_ operation: sending @escaping () async throws -> T) -> Task<T, any Error> {
+    static func startSharingItsQueue<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never> {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            let executor = QueueExecutor()
+            return Task(executorPreference: executor) {
+                await $sharedQueue.withValue(executor) { await operation() }
+            }
+        }
+        return Task.detached { await operation() }
+    }
+
+    /// For a task on the queue of the task that started it
+    /// (``startThrowing(sharingCallersQueue:_:)``): whether its socket waits may still begin
+    /// in place, each for ``briefInlineWait`` at most (``SocketConnection``). An origin fetch
+    /// waits so until it has written its first bytes (``endBriefInlineWaits()``): the origin's
+    /// answer, which on loopback or a LAN comes within it. The rest of its body is waited for
+    /// off the queue, so that a fetch waiting for a slow origin's bytes does not hold the walk
+    /// that started it, which goes on at a head's first bytes (waiting in place for a
+    /// trickling origin's second piece held the walk 2 ms a step, and a player reading the
+    /// headers got ahead of it: `FragmentedStartTests`).
+    @TaskLocal static var briefInlineWaits: Locked<Bool>?
+
+    /// How long a task that shares its caller's queue waits in place for a socket before it
+    /// waits off the queue.
+    static let briefInlineWait: Int32 = 2
+
+    /// Whether a task that shares its caller's queue may begin a socket wait in place; nil
+    /// for other tasks.
+    static var mayWaitBrieflyInline: Bool? { briefInlineWaits?.withLock { $0 } }
+
+    /// A task that shares its caller's queue waits off it from now on.
+    static func endBriefInlineWaits() { briefInlineWaits?.withLock { $0 = false } }
+
+    /// Starts `operation`, which can fail; an origin fetch (`sharingCallersQueue`) started by
+    /// a task of ``startSharingItsQueue(_:)`` runs on that task's queue.
+    @discardableResult
+    static func startThrowing<T: Sendable>(sharingCallersQueue: Bool = false, _ operation: sending @escaping () async throws -> T) -> Task<T, any Error> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            if sharingCallersQueue, let shared = sharedQueue as? QueueExecutor {
+                return Task(executorPreference: shared) {
+                    try await $sharedQueue.withValue(nil) { try await $briefInlineWaits.withValue(Locked(true)) { try await operation() } }
+                }
+            }
             let executor = QueueExecutor.take()
             return Task(executorPreference: executor) {
                 defer { QueueExecutor.putBack(executor) }
@@ -105,7 +154,14 @@ final class QueueExecutor: TaskExecutor, @unchecked Sendable {
     init() {
         queue = DispatchQueue(label: "mp4probe.serving")
         queue.setSpecific(key: ServingTask.queueKey, value: true)
+        queue.setSpecific(key: Self.numberKey, value: Self.made.withLock { made in made += 1; return made })
     }
+
+    private static let made = Locked(0)
+    private static let numberKey = DispatchSpecificKey<Int>()
+
+    /// Tests only: which executor's queue the caller runs on (numbered as made), if any.
+    package static var current: Int? { DispatchQueue.getSpecific(key: numberKey) }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

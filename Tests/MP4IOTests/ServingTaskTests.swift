@@ -81,4 +81,37 @@ import MP4TestSupport
         #expect(held.value == 206)
         #expect(held.answeredWhileHeld, "answered only after the pool was let go (\(held.seconds) s)")
     }
+
+    /// The walk ahead's fetches run on its own queue (`ServingTask.startSharingItsQueue`): a
+    /// fetch on a queue of its own cost two thread wake-ups a step. Only the fetch shares it
+    /// (a task the fetch starts, as its commit, does not), only briefly waits there for a
+    /// socket (until it has written its first bytes), and a task started outside a walk gets a
+    /// queue of its own.
+    @Test func aWalksFetchesShareItsQueueAndNothingElseDoes() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
+        struct Seen: Sendable { var walk: Int?; var fetch: Int?; var fetchMayWait: Bool?; var afterFirstBytes: Bool?; var started: Int?; var startedShared: Int?; var plain: Int? }
+        let seen = await ServingTask.startSharingItsQueue { () -> Seen in
+            var seen = Seen(walk: QueueExecutor.current)
+            let fetch = ServingTask.startThrowing(sharingCallersQueue: true) { () -> Seen in
+                var inner = Seen(fetch: QueueExecutor.current, fetchMayWait: ServingTask.mayWaitBrieflyInline)
+                ServingTask.endBriefInlineWaits()
+                inner.afterFirstBytes = ServingTask.mayWaitBrieflyInline
+                inner.started = await ServingTask.start { QueueExecutor.current }.value
+                inner.startedShared = try await ServingTask.startThrowing(sharingCallersQueue: true) { QueueExecutor.current }.value
+                return inner
+            }
+            let inner = (try? await fetch.value) ?? Seen()
+            seen.fetch = inner.fetch; seen.fetchMayWait = inner.fetchMayWait; seen.afterFirstBytes = inner.afterFirstBytes
+            seen.started = inner.started; seen.startedShared = inner.startedShared
+            seen.plain = ServingTask.mayWaitBrieflyInline == nil ? 0 : 1
+            return seen
+        }.value
+        let elsewhere = try await ServingTask.startThrowing(sharingCallersQueue: true) { QueueExecutor.current }.value
+        #expect(seen.walk != nil && seen.fetch == seen.walk, "the fetch ran on queue \(String(describing: seen.fetch)), the walk on \(String(describing: seen.walk))")
+        #expect(seen.fetchMayWait == true && seen.afterFirstBytes == false)
+        #expect(seen.plain == 0, "the walk itself is not limited to brief waits")
+        #expect(seen.started != nil && seen.started != seen.walk, "a task the fetch started shared the walk's queue")
+        #expect(seen.startedShared != nil && seen.startedShared != seen.walk, "a fetch's own fetch shared the walk's queue")
+        #expect(elsewhere != nil && elsewhere != seen.walk)
+    }
 }

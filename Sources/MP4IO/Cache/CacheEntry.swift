@@ -297,7 +297,7 @@ actor CacheEntry {
         let generation = store.table.generation, fd = store.dataFD, path = store.dataPath, name = store.resource
         // Off the shared pool (ServingTask); it ends on the actor (below) right after the
         // fetch, and `running` has it by then (this method is on the actor).
-        let task = ServingTask.startThrowing { [self] in
+        let task = ServingTask.startThrowing(sharingCallersQueue: true) { [self] in
             do {
                 // The fetch owns its queue: its socket waits run there, with no thread switch.
                 let result = try await SocketConnection.$waitsInlineInTask.withValue(true) { try await OriginFetch.run(range, from: origin, into: progress, dataPath: path, name: name, commitInterval: commitInterval, budget: budget) { written, hashes in

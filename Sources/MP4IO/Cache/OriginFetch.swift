@@ -229,6 +229,7 @@ enum OriginFetch {
                     try Platform.writeFully(fd, chunk, offset: written, path: dataPath)
                     hashes.withLock { $0.wrote(chunk, at: written) }
                     progress.wrote(chunk.count)
+                    ServingTask.endBriefInlineWaits()   // its readers go on now: the rest is waited for off their queue
                     rest = rest.dropFirst(chunk.count)
                     if progress.written - committed >= interval {
                         let through = progress.written

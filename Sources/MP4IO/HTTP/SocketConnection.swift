@@ -186,10 +186,18 @@ final class SocketConnection: @unchecked Sendable {
         let milliseconds = Int32(clamping: Int(timeout.seconds * 1000))
         let fd = self.fd
         let inline = (waitsInline || Self.waitsInlineInTask) && ServingTask.isOnOwnQueue
+        // A task on its caller's queue waits there briefly, then off it (``ServingTask/briefInlineWaits``).
+        let shared = inline ? ServingTask.mayWaitBrieflyInline : nil
+        let brief = shared == true ? min(ServingTask.briefInlineWait, milliseconds) : nil
         let ready: Int32 = await withTaskCancellationHandler {
-            if inline { return mp4probe_wait(fd, forWrite ? 1 : 0, milliseconds) }
+            if inline && shared == nil { return mp4probe_wait(fd, forWrite ? 1 : 0, milliseconds) }
+            if let brief {
+                let ready = mp4probe_wait(fd, forWrite ? 1 : 0, brief)
+                if ready != 0 || brief == milliseconds { return ready }
+            }
+            let rest = milliseconds - (brief ?? 0)
             return await withCheckedContinuation { continuation in
-                waiter.async { continuation.resume(returning: mp4probe_wait(fd, forWrite ? 1 : 0, milliseconds)) }
+                waiter.async { continuation.resume(returning: mp4probe_wait(fd, forWrite ? 1 : 0, rest)) }
             }
         } onCancel: {
             mp4probe_shutdown(fd)

@@ -88,7 +88,7 @@ actor Prefetcher {
     func load() async {
         await loadMovie()
         settle()
-        if startsWalker() { await runWalker() }
+        if startsWalker() { await ServingTask.startSharingItsQueue { [self] in await runWalker() }.value }
     }
 
     private func loadMovie() async {
