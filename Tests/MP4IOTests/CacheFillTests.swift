@@ -101,7 +101,7 @@ import MP4TestSupport
                 try? handle.truncate(atOffset: UInt64(Self.origin.count))
                 try? handle.close()
             }
-            try? CacheTable(resource: "hooked://resource", length: UInt64(Self.origin.count), validator: "v0").write(to: paths.table)
+            _ = try? CacheTable(resource: "hooked://resource", length: UInt64(Self.origin.count), validator: "v0").write(to: paths.table)
         }
         var options = CachedByteSource.Options()
         options.commitInterval = 1 << 20

@@ -121,7 +121,11 @@ final class EntryStore {
     /// The table on disk, or an empty one when it is missing, corrupt or for another
     /// resource/version (then the data file is emptied too). Call with the lock held.
     private func loadTable(length: UInt64, validator: String?) throws -> CacheTable {
-        let onDisk = try? CacheTable.load(tablePath)   // torn or corrupt: discarded, never trusted
+        // Torn or corrupt: discarded, never trusted. The bytes this process last wrote or
+        // read are not decoded again (``CacheTable/loadImage(_:known:)``).
+        let image = try? CacheTable.loadImage(tablePath, known: lastImage)
+        lastImage = image
+        let onDisk = image?.table
         // The data file must be the one the table describes (same inode, full length).
         let dataIsThere = (try? Platform.status(dataFD, path: dataPath)).map { open in
             CacheFiles.linkStatus(dataPath).map { UInt64(truncatingIfNeeded: $0.st_ino) == open.inode && UInt64(truncatingIfNeeded: $0.st_dev) == open.device } ?? false
@@ -142,10 +146,13 @@ final class EntryStore {
         let fresh = CacheTable(resource: resource, length: length, validator: validator)
         try Platform.truncate(dataFD, size: 0, path: dataPath)
         try Platform.truncate(dataFD, size: length, path: dataPath)
-        try fresh.write(to: tablePath)
+        lastImage = try fresh.write(to: tablePath)
         noteTable()
         return fresh
     }
+
+    /// The table file as this process last read or wrote it.
+    private var lastImage: CacheTable.FileImage?
 
     /// Replaces the table with what is on disk now (under the lock); forgets verified blocks
     /// when the entry was started again.
@@ -183,7 +190,7 @@ final class EntryStore {
                 loaded.attributes = attributes
                 changed = true
             }
-            if changed { try loaded.write(to: tablePath) }
+            if changed { lastImage = try loaded.write(to: tablePath) }
             return loaded
         }
         if table.generation != generation { verifiedBlocks = [] }
@@ -321,7 +328,7 @@ final class EntryStore {
             guard table.generation == generation, fd == dataFD else { verifiedBlocks = []; return false }
             for part in parts { table.rangeSet.insert(part.range) }
             for part in parts { try addBlockChecksums(around: part.range, known: part.hashes) }
-            try table.write(to: tablePath, .ordered)     // after the data it claims
+            lastImage = try table.write(to: tablePath, .ordered)     // after the data it claims
             tableCommits += 1
             noteTable()
             return true
