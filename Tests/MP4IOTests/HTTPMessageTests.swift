@@ -121,4 +121,13 @@ import Testing
         // Names are tokens: only ASCII letters fold (a "-" is not "\r" and "[" is not "{").
         #expect(!HTTPFields.same("a-b", "a\rb") && !HTTPFields.same("[", "{") && HTTPFields.same("X-Y", "x-y"))
     }
+
+    /// `Connection` is a list of tokens: `close` is found in any case and place, a longer
+    /// word that holds it is not `close`; values are trimmed of spaces and tabs only.
+    @Test func connectionTokensAndTrimming() {
+        #expect("close".hasToken("close") && "Keep-Alive, CLOSE".hasToken("close") && " te,\tclose ".hasToken("close"))
+        #expect(!"closed".hasToken("close") && !"keep-alive".hasToken("close") && !"".hasToken("close"))
+        #expect("upgrade, keep-alive".hasToken("keep-alive"))
+        #expect(" \t a b \t".trimmingSpaces() == "a b" && "\u{A0}x".trimmingSpaces() == "\u{A0}x")
+    }
 }

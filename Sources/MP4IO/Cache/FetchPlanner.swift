@@ -411,17 +411,22 @@ struct FetchPlanner: Sendable {
     mutating func prefetch(_ wanted: [Range<UInt64>], present: ByteRangeSet, maxRequests: Int) -> [Range<UInt64>] {
         var wantedSet = ByteRangeSet()
         for range in wanted where !range.isEmpty { wantedSet.insert(range) }
-        for (id, running) in fetches.sorted(by: { $0.key < $1.key }) where running.owners.contains(Self.prefetchReader) && !running.isStopping {
+        // (The walk ahead asks again for its last 16 heads at each step, with a few dozen
+        // fetches running: only the fetches and ranges that meet are compared.)
+        let unwanted = fetches.filter { _, running in
+            guard running.owners.contains(Self.prefetchReader), !running.isStopping else { return false }
             let rest = running.written..<max(running.written, running.end)
-            guard !wantedSet.ranges.contains(where: { $0.overlaps(rest) }) else { continue }
-            disown(id, by: Self.prefetchReader, doneThrough: nil)
+            return !wantedSet.ranges.contains { $0.overlaps(rest) }
         }
+        for id in unwanted.keys.sorted() { disown(id, by: Self.prefetchReader, doneThrough: nil) }
         guard !diskIsFull else { return [] }
         var parts: [Range<UInt64>] = []
         for range in wantedSet.ranges {
+            let absent = present.missing(in: range)
+            guard !absent.isEmpty else { continue }
             var missing = ByteRangeSet()
-            for part in present.missing(in: range) { missing.insert(part) }
-            for running in fetches.values where !running.isStopping { missing.remove(running.held) }
+            for part in absent { missing.insert(part) }
+            for running in fetches.values where !running.isStopping && running.held.overlaps(range) { missing.remove(running.held) }
             for part in missing.ranges {
                 if let last = parts.last, part.lowerBound - last.upperBound < policy.bridgeGap,
                    runningFetch(overlapping: last.upperBound..<part.lowerBound) == nil {

@@ -126,7 +126,7 @@ final class HTTP1Client: HTTPClient {
         let secure = request.url.scheme?.lowercased() == "https"
         let port = request.url.port ?? (secure ? 443 : 80)
         guard (1...65535).contains(port) else { throw URLError(.badURL) }
-        let hostField = (host.contains(":") ? "[\(host)]" : host) + (request.url.port.map { ":\($0)" } ?? "")
+        let hostField = (host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host) + (request.url.port.map { ":\($0)" } ?? "")
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: true)
         var target = components?.percentEncodedPath ?? "/"
         if target.isEmpty { target = "/" }
@@ -200,8 +200,8 @@ final class HTTP1Client: HTTPClient {
             }
             if status == 101 { throw URLError(.badServerResponse) }
             if (100..<200).contains(status) { continue }
-            let connectionField = head.values("connection").joined(separator: ",").lowercased()
-            let keepsAlive = version == "HTTP/1.1" ? !connectionField.contains("close") : connectionField.contains("keep-alive")
+            let connectionField = head.values("connection").joined(separator: ",")
+            let keepsAlive = version == "HTTP/1.1" ? !connectionField.hasToken("close") : connectionField.hasToken("keep-alive")
             return Response(status: status, head: head, keepsAlive: keepsAlive)
         }
         throw URLError(.badServerResponse)

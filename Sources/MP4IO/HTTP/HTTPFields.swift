@@ -52,4 +52,11 @@ extension StringProtocol {
         while text.last == " " || text.last == "\t" { text = text.dropLast() }
         return String(text)
     }
+
+    /// Whether this comma-separated list of tokens (a `Connection` field) holds `token`
+    /// (lowercase), in any case: with the standard library alone, as above (Foundation's
+    /// `contains` of a string goes through `NSString`).
+    package func hasToken(_ token: String) -> Bool {
+        split(separator: ",").contains { $0.trimmingSpaces().lowercased() == token }
+    }
 }

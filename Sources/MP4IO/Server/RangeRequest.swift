@@ -17,7 +17,7 @@ public enum RangeRequest: Sendable, Equatable {
         guard trimmed.lowercased().hasPrefix("bytes=") else { return .whole }
         let spec = trimmed.dropFirst(6).trimmingSpaces()
         // Several ranges: answered as the whole entity (allowed, and never garbled).
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
+        guard !spec.utf8.contains(UInt8(ascii: ",")), let dash = spec.firstIndex(of: "-") else { return .whole }
         let first = spec[..<dash].trimmingSpaces(), last = spec[spec.index(after: dash)...].trimmingSpaces()
         func number(_ text: String) -> UInt64? {
             guard !text.isEmpty, text.count <= 20, text.allSatisfy(\.isASCIIDigit) else { return nil }

@@ -29,7 +29,7 @@ enum RequestDecision: Equatable, Sendable {
         guard let host = fields["host"]?.lowercased(), allowedHosts.contains(host) else {
             return .refuse(status: 421, text: "unknown Host (this server answers only to its own address)", keepAlive: false, logged: true, allow: nil)
         }
-        let keepAlive = version == "HTTP/1.1" && !(fields["connection"]?.lowercased().contains("close") ?? false)
+        let keepAlive = version == "HTTP/1.1" && !(fields["connection"]?.hasToken("close") ?? false)
         guard method == "GET" || method == "HEAD" || takesBody else {
             return .refuse(status: 405, text: "only GET and HEAD", keepAlive: keepAlive, logged: true,
                            allow: (["GET", "HEAD"] + options.methodsWithBodies.sorted()).joined(separator: ", "))
