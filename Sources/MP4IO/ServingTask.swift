@@ -64,20 +64,29 @@ enum ServingTask {
         return Task.detached { await operation() }
     }
 
-    /// The queue of a task started by ``startSharingItsQueue(_:)``, for the origin fetches it
-    /// starts (``startThrowing(sharingCallersQueue:_:)``). A `QueueExecutor`; typed `AnyObject & Sendable`
-    /// because task executors are not available everywhere.
+    /// The queue of a task started by ``startSharing(_:_:)``, for the origin fetches it
+    /// starts (``startThrowing(sharingCallersQueue:_:)``). A `QueueExecutor`; typed
+    /// `AnyObject & Sendable` because task executors are not available everywhere.
     @TaskLocal private static var sharedQueue: (any AnyObject & Sendable)?
 
-    /// Starts `operation` on a queue of its own that the origin fetches it starts share: the
-    /// walk ahead of a fragmented film waits for each fetch it starts, and a fetch on a queue
-    /// of its own cost two thread wake-ups a step (its start, and the walk's resumption), a
-    /// third of a step's time. The queue is not reused after the task: a fetch may still run
-    /// on it.
+    /// A serving queue that the successive tasks of one job share with the origin fetches
+    /// they start (``startSharing(_:_:)``): one a walked film. Not put back for other tasks:
+    /// a fetch may still run on it after the task that started it.
+    final class SharedQueue: Sendable {
+        fileprivate let executor: (any AnyObject & Sendable)?
+
+        init() {
+            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) { executor = QueueExecutor() } else { executor = nil }
+        }
+    }
+
+    /// Starts `operation` on `queue`, which the origin fetches it starts share: the walk ahead
+    /// of a fragmented film waits for each fetch it starts, and a fetch on a queue of its own
+    /// cost two thread wake-ups a step (its start, and the walk's resumption), a third of a
+    /// step's time.
     @discardableResult
-    static func startSharingItsQueue<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never> {
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-            let executor = QueueExecutor()
+    static func startSharing<T: Sendable>(_ queue: SharedQueue, _ operation: sending @escaping () async -> T) -> Task<T, Never> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *), let executor = queue.executor as? QueueExecutor {
             return Task(executorPreference: executor) {
                 await $sharedQueue.withValue(executor) { await operation() }
             }
@@ -108,7 +117,7 @@ enum ServingTask {
     static func endBriefInlineWaits() { briefInlineWaits?.withLock { $0 = false } }
 
     /// Starts `operation`, which can fail; an origin fetch (`sharingCallersQueue`) started by
-    /// a task of ``startSharingItsQueue(_:)`` runs on that task's queue.
+    /// a task of ``startSharing(_:_:)`` runs on that task's queue.
     @discardableResult
     static func startThrowing<T: Sendable>(sharingCallersQueue: Bool = false, _ operation: sending @escaping () async throws -> T) -> Task<T, any Error> {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {

@@ -82,7 +82,7 @@ import MP4TestSupport
         #expect(held.answeredWhileHeld, "answered only after the pool was let go (\(held.seconds) s)")
     }
 
-    /// The walk ahead's fetches run on its own queue (`ServingTask.startSharingItsQueue`): a
+    /// The walk ahead's fetches run on its own queue (`ServingTask.startSharing`, one queue a walked film): a
     /// fetch on a queue of its own cost two thread wake-ups a step. Only the fetch shares it
     /// (a task the fetch starts, as its commit, does not), only briefly waits there for a
     /// socket (until it has written its first bytes), and a task started outside a walk gets a
@@ -90,7 +90,8 @@ import MP4TestSupport
     @Test func aWalksFetchesShareItsQueueAndNothingElseDoes() async throws {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
         struct Seen: Sendable { var walk: Int?; var fetch: Int?; var fetchMayWait: Bool?; var afterFirstBytes: Bool?; var started: Int?; var startedShared: Int?; var plain: Int? }
-        let seen = await ServingTask.startSharingItsQueue { () -> Seen in
+        let walkQueue = ServingTask.SharedQueue()
+        let seen = await ServingTask.startSharing(walkQueue) { () -> Seen in
             var seen = Seen(walk: QueueExecutor.current)
             let fetch = ServingTask.startThrowing(sharingCallersQueue: true) { () -> Seen in
                 var inner = Seen(fetch: QueueExecutor.current, fetchMayWait: ServingTask.mayWaitBrieflyInline)
@@ -107,6 +108,8 @@ import MP4TestSupport
             return seen
         }.value
         let elsewhere = try await ServingTask.startThrowing(sharingCallersQueue: true) { QueueExecutor.current }.value
+        let again = await ServingTask.startSharing(walkQueue) { QueueExecutor.current }.value
+        #expect(again == seen.walk, "the film's next walker ran on another queue")
         #expect(seen.walk != nil && seen.fetch == seen.walk, "the fetch ran on queue \(String(describing: seen.fetch)), the walk on \(String(describing: seen.walk))")
         #expect(seen.fetchMayWait == true && seen.afterFirstBytes == false)
         #expect(seen.plain == 0, "the walk itself is not limited to brief waits")

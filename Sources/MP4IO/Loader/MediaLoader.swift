@@ -277,7 +277,7 @@ public struct MediaResource: WrappingSource {
             try Task.checkCancellation()   // the player left while `moov` loaded
         }
         if prefetcher.walksAhead {
-            if streamed && prefetcher.walkerNeeded(playerReadAt: range.lowerBound) { ServingTask.startSharingItsQueue { await prefetcher.runWalker() } }
+            if streamed && prefetcher.walkerNeeded(playerReadAt: range.lowerBound) { prefetcher.startWalker() }
         } else if prefetcher.mapsReads {
             let start = position, ticket = prefetcher.ticket()
             ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }

@@ -88,7 +88,7 @@ actor Prefetcher {
     func load() async {
         await loadMovie()
         settle()
-        if startsWalker() { await ServingTask.startSharingItsQueue { [self] in await runWalker() }.value }
+        if startsWalker() { await startWalker().value }
     }
 
     private func loadMovie() async {
@@ -214,6 +214,15 @@ actor Prefetcher {
     /// the `moof` and the header after it are in (``FragmentWalkAhead/head(_:at:headEnd:length:)``)
     /// and goes on. A read that fails (the origin is down) stops this walker, not the walk:
     /// the next player read starts another.
+    /// Starts the walker (``runWalker()``) on the film's walk queue, which its fetches share.
+    @discardableResult
+    nonisolated func startWalker() -> Task<Void, Never> {
+        ServingTask.startSharing(walkQueue) { [self] in await runWalker() }
+    }
+
+    /// The queue of this film's walkers (one at a time) and their fetches.
+    private nonisolated let walkQueue = ServingTask.SharedQueue()
+
     nonisolated func runWalker() async {
         var recent: [Range<UInt64>] = []
         while true {
