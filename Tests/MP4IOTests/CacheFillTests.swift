@@ -180,14 +180,14 @@ import MP4TestSupport
         let cached = try await CachedByteSource(upstream: HookedUpstream(Self.origin) {}, directory: directory, options: options)
         try await cached.fill(0..<(64 << 10))
         let flushing = Locked(0)
-        Platform.beforeSync.withLock { hook in
-            hook = { path, _ in
+        Platform.beforeSync.withLock { hooks in
+            hooks[directory] = { path, _ in
                 guard path == paths.data else { return }
                 flushing.withLock { $0 += 1 }
                 Thread.sleep(forTimeInterval: 0.4)
             }
         }
-        defer { Platform.beforeSync.withLock { $0 = nil } }
+        defer { Platform.beforeSync.withLock { $0[directory] = nil } }
         let filled = Locked(false)
         let fill = Task {
             defer { filled.withLock { $0 = true } }

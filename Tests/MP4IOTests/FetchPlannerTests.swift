@@ -79,6 +79,40 @@ import MP4TestSupport
         #expect(planner.next(fill, present: present) == .serve(0..<50))
     }
 
+    /// A player's request that begins on a head being fetched (the walk ahead's, not cached
+    /// yet) is one that began on a short run: its first fetch past the head is short too. In a
+    /// loaded test run, requests that stayed past such heads had whole windows fetched.
+    @Test func aPlayerFollowingAShortFetchThenFetchesAFirstPiece() throws {
+        var policy = ReadAheadPolicy()
+        policy.window = 100
+        var planner = FetchPlanner(policy: policy, piece: 50, firstPiece: 20)
+        let present = ByteRangeSet([0..<70])
+        #expect(planner.prefetch([300..<310], present: present, maxRequests: 1) == [300..<310])
+        planner.claimedAhead(300..<310, for: FetchPlanner.prefetchReader, lockToken: Self.token)
+        let header = planner.addReader(.stream(windowed: true), 300..<400, priority: .playing)
+        guard case .follow(let id, through: let through, _) = planner.next(header, present: present) else {
+            Issue.record("the request did not follow the head's fetch")
+            return
+        }
+        #expect(through == 310)
+        planner.progressed(id, written: 310)
+        planner.advanced(header, to: 310)
+        planner.ended(id)
+        #expect(planner.next(header, present: ByteRangeSet([0..<70, 300..<310])) == .claim(310..<330), "after a short followed run: a short first fetch")
+
+        let long = planner.addReader(.stream(windowed: true), 100..<400, priority: .playing)
+        #expect(planner.prefetch([100..<200], present: present, maxRequests: 1) == [100..<200])
+        planner.claimedAhead(100..<200, for: FetchPlanner.prefetchReader, lockToken: Self.token)
+        guard case .follow(let other, through: 200, _) = planner.next(long, present: present) else {
+            Issue.record("the request did not follow the window's fetch")
+            return
+        }
+        planner.progressed(other, written: 200)
+        planner.advanced(long, to: 200)
+        planner.ended(other)
+        #expect(planner.next(long, present: ByteRangeSet([0..<70, 100..<200, 300..<310])) == .claim(200..<300), "after a long followed run: a whole window")
+    }
+
     @Test(arguments: [
         // (present, reader's range, expected claim): small cached gaps are fetched again, a
         // wider one is not; a windowed reader claims at most a window.

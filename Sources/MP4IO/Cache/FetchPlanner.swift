@@ -103,9 +103,9 @@ struct FetchPlanner: Sendable {
         /// Steps in a row at the same position.
         var stalls = 0
         var lastStep: UInt64?
-        /// Whether it has been served a run from the data file yet; whether that first run was
-        /// a short one (cached bytes that end before a first piece: a head the walk ahead
-        /// fetched); whether it has claimed a range to fetch.
+        /// Whether it has had its first run yet (bytes from the data file, or a running fetch
+        /// followed); whether that first run was a short one (ending before a first piece: a
+        /// head the walk ahead fetched, or fetches now); whether it has claimed a range to fetch.
         var served = false
         var firstRunShort = false
         var claimedBefore = false
@@ -309,12 +309,18 @@ struct FetchPlanner: Sendable {
             // one further behind (the reader sought ahead: a moov at the end, the next
             // fragment's header) stops there, and a fetch starts at the position.
             if running.written > position || (!running.isStalled && position - running.written <= followAllowance(running)) {
+                // A player's request that begins on a head the walk fetches now is one that
+                // began on a short run, as if the head were cached already (a loaded machine
+                // sees the player go later: the walk's heads then had windows after them).
+                let through = min(running.end, state.end)
+                if !state.served && state.kind == .stream(windowed: true) { state.firstRunShort = through - position < firstPiece && through < state.end }
+                state.served = true
                 fetches[id]?.owners.insert(reader)
                 if state.priority > running.priority {
                     fetches[id]?.priority = state.priority
                     effects.append(.raise(id, state.priority))
                 }
-                return .follow(id, through: min(running.end, state.end), aheadAt: aheadPoint(of: running, for: state))
+                return .follow(id, through: through, aheadAt: aheadPoint(of: running, for: state))
             }
             shrink(id, to: position)
             end = min(end, running.range.upperBound)

@@ -272,12 +272,13 @@ package enum Platform {
 
     /// Flushes `fd` for `purpose`.
     static func sync(_ fd: Int32, path: String, for purpose: SyncPurpose = .durable) throws {
-        if let slowDisk = beforeSync.withLock({ $0 }) { slowDisk(path, purpose) }
+        for slowDisk in beforeSync.withLock({ Array($0.values) }) { slowDisk(path, purpose) }
         if mp4probe_sync(fd, purpose.rawValue) != 0 { throw ioError("cannot flush \(path) to disk") }
     }
 
-    /// Tests only: called before each flush with the file's path (a slow disk, simulated).
-    package static let beforeSync = Locked<(@Sendable (String, SyncPurpose) -> Void)?>(nil)
+    /// Tests only: called before each flush with the file's path (a slow disk, simulated),
+    /// each test's under a name of its own (tests run side by side).
+    package static let beforeSync = Locked<[String: @Sendable (String, SyncPurpose) -> Void]>([:])
 
     static func setPermissions(_ fd: Int32, _ permissions: UInt32, path: String) throws {
         if fchmod(fd, mode_t(permissions)) != 0 { throw ioError("cannot set the permissions of \(path)") }
