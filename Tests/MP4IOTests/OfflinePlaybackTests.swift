@@ -67,13 +67,16 @@ import MP4TestSupport
         let described = events.filter { $0.name != "tick" }.map { "\($0.name) \($0.time) s at \($0.at) ms" }.joined(separator: ", ")
         #expect(!events.contains { $0.name == "error" }, "Chromium reported an error: \(described)")
         // The stall: from the first `waiting` on, for 3 s (the origin comes back 9 s after
-        // Chromium starts, about 8 s into the page), the video stays where it stopped.
+        // Chromium starts, about 8 s into the page), the video stays where it stopped, or goes
+        // on to the end of what was cached and no further (in loaded full-suite runs Chromium
+        // waited at 2.76-2.8 s of a 3 s preload and then played what was cached of the rest).
         let waiting = try #require(events.first { $0.name == "waiting" }, "no stall while offline: \(described)")
         let stalledAt = waiting.time
         #expect(stalledAt >= 2.5, "played \(stalledAt) s of the \(cached.playable.prefixSeconds) s preloaded: \(described)")
         #expect(stalledAt <= cached.playable.prefixSeconds + 0.5, "played past what was cached: \(described)")
         let held = events.filter { $0.at >= waiting.at && $0.at <= waiting.at + 3_000 }
-        #expect(held.count >= 5 && held.allSatisfy { $0.time <= stalledAt + 0.1 }, "the stall did not hold while offline: \(described)")
+        let heldTimes = held.map { String(format: "%.2f", $0.time) }.joined(separator: " ")
+        #expect(held.count >= 5 && held.allSatisfy { $0.time <= max(stalledAt, cached.playable.prefixSeconds) + 0.1 }, "the stall did not hold while offline (\(cached.playable.prefixSeconds) s cached; times \(heldTimes)): \(described)")
         let end = events.map(\.time).max() ?? 0
         #expect(back.withLock { $0 } != nil, "nginx did not come back")
         #expect(end >= stalledAt + 2, "did not play on when the origin came back (\(stalledAt) -> \(end) s): \(described)")
