@@ -172,5 +172,11 @@ import MP4TestSupport
         #expect(ContentInformation.mediaType(given: nil, fallback: "video/mp4") == "video/mp4")
         #expect(HTTPByteSource.passable("video/mp4\u{7}") == nil && HTTPByteSource.passable(String(repeating: "a", count: 300)) == nil)
         #expect(HTTPByteSource.passable(" video/mp4 ") == "video/mp4")
+        // The type a name says: the URL's path (not its host, query or fragment), or a file's.
+        for (origin, type) in [("https://cdn.example/a/Song.M4A?sig=x.mov", "audio/mp4"), ("http://h/clip.mov#t=3", "video/quicktime"),
+                               ("http://h.mov", "video/mp4"), ("http://h.mov/film.qt", "video/quicktime"), ("http://h/film.mp4?x=.m4a", "video/mp4"),
+                               ("/var/media/book.m4b", "audio/mp4"), ("relative/clip.MOV", "video/quicktime"), ("", "video/mp4"), ("http://", "video/mp4")] {
+            #expect(ContentInformation.nameType(of: origin) == type, "\(origin)")
+        }
     }
 }

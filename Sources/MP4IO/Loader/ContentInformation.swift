@@ -52,7 +52,15 @@ public struct ContentInformation: Sendable, Equatable {
 
     /// The MIME type players expect for an origin's name.
     public static func nameType(of origin: String) -> String {
-        let path = URL(string: origin)?.path.lowercased() ?? ""
+        // The path of a URL (after `scheme://host`, before `?` or `#`), or a file's path; with
+        // the standard library alone (parsing a URL was 1 % of a cached request's CPU).
+        var text = Substring(origin)
+        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
+        if let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") {
+            let afterScheme = text[text.index(colon, offsetBy: 3)...]
+            text = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? ""
+        }
+        let path = text.lowercased()
         if path.hasSuffix(".m4a") || path.hasSuffix(".m4b") { return "audio/mp4" }
         if path.hasSuffix(".mov") || path.hasSuffix(".qt") { return "video/quicktime" }
         return "video/mp4"

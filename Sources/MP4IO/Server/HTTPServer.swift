@@ -203,10 +203,15 @@ public final class HTTPServer: Sendable {
     /// `localhost` (a browser tab that resolves an attacker's name to 127.0.0.1 sends that
     /// name instead, and is refused).
     private var allowedHosts: Set<String> {
+        let port = self.port
+        if let made = madeAllowedHosts.withLock({ $0 }), made.port == port { return made.hosts }
         var hosts: Set<String> = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"]
-        hosts.insert(options.host.contains(":") ? "[\(options.host)]:\(port)" : "\(options.host):\(port)")
+        hosts.insert(options.host.utf8.contains(UInt8(ascii: ":")) ? "[\(options.host)]:\(port)" : "\(options.host):\(port)")
+        madeAllowedHosts.withLock { $0 = (port, hosts) }
         return hosts
     }
+    /// ``allowedHosts`` as made for a port (not made again for each request).
+    private let madeAllowedHosts = Locked<(port: Int, hosts: Set<String>)?>(nil)
 
     /// Serves the requests of one connection, one at a time, until it ends, fails a bound or
     /// the server stops: the head (``readHead(_:)``), then ``RequestDecision``, then the body
