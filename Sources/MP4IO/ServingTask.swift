@@ -72,11 +72,21 @@ enum ServingTask {
     /// A serving queue that the successive tasks of one job share with the origin fetches
     /// they start (``startSharing(_:_:)``): one a walked film. Not put back for other tasks:
     /// a fetch may still run on it after the task that started it.
+    /// Made when first used: a film that is not walked makes no queue (a disposed one wakes a
+    /// thread).
     final class SharedQueue: Sendable {
-        fileprivate let executor: (any AnyObject & Sendable)?
+        private let made = Locked<(any AnyObject & Sendable)?>(nil)
 
-        init() {
-            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) { executor = QueueExecutor() } else { executor = nil }
+        init() {}
+
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+        fileprivate var executor: QueueExecutor {
+            made.withLock { made in
+                if let executor = made as? QueueExecutor { return executor }
+                let executor = QueueExecutor()
+                made = executor
+                return executor
+            }
         }
     }
 
@@ -86,7 +96,8 @@ enum ServingTask {
     /// step's time.
     @discardableResult
     static func startSharing<T: Sendable>(_ queue: SharedQueue, _ operation: sending @escaping () async -> T) -> Task<T, Never> {
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *), let executor = queue.executor as? QueueExecutor {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            let executor = queue.executor
             return Task(executorPreference: executor) {
                 await $sharedQueue.withValue(executor) { await operation() }
             }
