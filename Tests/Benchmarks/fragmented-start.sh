@@ -9,16 +9,11 @@
 #   [N=9] [SCHEME=https MP4PROBE_TLS_DIR=...] Tests/Benchmarks/fragmented-start.sh [MP4PROBE_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. Tests/Benchmarks/nginx-origin.sh
+bin=$(release_binary "$@")
 dir=${MP4PROBE_BENCH_DIR:-/tmp/mp4bench}
 mkdir -p "$dir/www" "$dir/tmp"
-if [ $# -eq 0 ]; then
-  swift build -c release --product mp4probe >/dev/null
-  set -- "$PWD/.build/release/mp4probe"
-fi
-bin=$1
-[ -f "$dir/www/frag600.mp4" ] || ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi -i sine=frequency=440 \
-  -t 600 -c:v libx264 -preset ultrafast -b:v 800k -maxrate 800k -bufsize 1600k -g 50 -c:a aac -b:a 64k -movflags frag_keyframe+empty_moov "$dir/www/frag600.mp4"
-. Tests/Benchmarks/nginx-origin.sh
+fragmented_film "$dir/www"
 log="$dir/fragmented-access.log"
 start_origin "$dir" "$dir/www" "$log"
 trap 'stop_origin' EXIT

@@ -18,18 +18,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=${MP4PROBE_BENCH_DIR:-/tmp/mp4bench}
 mkdir -p "$dir/www" "$dir/tmp"
-if [ $# -eq 0 ]; then
-  swift build -c release --product mp4probe >/dev/null
-  set -- "$PWD/.build/release/mp4probe"
-fi
-bin=$1
+. Tests/Benchmarks/nginx-origin.sh
+bin=$(release_binary "$@")
 [ -f "$dir/www/film60.mp4" ] || ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi -i sine=frequency=440 \
   -t 60 -c:v libx264 -preset ultrafast -b:v 1400k -maxrate 1500k -bufsize 3000k -g 50 -c:a aac -b:a 96k -movflags +faststart "$dir/www/film60.mp4"
-[ -f "$dir/www/frag600.mp4" ] || ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi -i sine=frequency=440 \
-  -t 600 -c:v libx264 -preset ultrafast -b:v 800k -maxrate 800k -bufsize 1600k -g 50 -c:a aac -b:a 64k -movflags frag_keyframe+empty_moov "$dir/www/frag600.mp4"
 [ -f "$dir/www/1g.bin" ] || head -c $((1 << 30)) /dev/urandom > "$dir/www/1g.bin"
 
-. Tests/Benchmarks/nginx-origin.sh
+fragmented_film "$dir/www"
 log="$dir/https-access.log"
 start_origin "$dir" "$dir/www" "$log"
 trap 'stop_origin' EXIT

@@ -45,3 +45,21 @@ CONF
 }
 
 stop_origin() { kill "$(cat "$origin_pid_file")" 2>/dev/null || true; }
+
+# The fragmented film of issue 43 in ROOT (made once): 10 minutes, 300 fragments of 2 s, no
+# index (`-movflags frag_keyframe+empty_moov`, as live recorders and MediaRecorder write).
+#
+#   fragmented_film ROOT
+fragmented_film() {
+  [ -f "$1/frag600.mp4" ] || ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi -i sine=frequency=440 \
+    -t 600 -c:v libx264 -preset ultrafast -b:v 800k -maxrate 800k -bufsize 1600k -g 50 -c:a aac -b:a 64k -movflags frag_keyframe+empty_moov "$1/frag600.mp4"
+}
+
+# The mp4probe a benchmark measures: BINARY when given, else the README's release build.
+#
+#   bin=$(release_binary [BINARY])
+release_binary() {
+  if [ $# -gt 0 ]; then echo "$1"; return; fi
+  swift build -c release --product mp4probe >/dev/null
+  echo "$PWD/.build/release/mp4probe"
+}
