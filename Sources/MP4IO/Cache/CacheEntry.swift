@@ -149,9 +149,9 @@ actor CacheEntry {
         case stalled
     }
 
-    func addReader(_ kind: FetchPlanner.ReaderKind, _ range: Range<UInt64>, priority: FetchPlanner.Priority) -> ReaderID {
+    func addReader(_ kind: FetchPlanner.ReaderKind, _ range: Range<UInt64>, priority: FetchPlanner.Priority, startsShort: Bool = false) -> ReaderID {
         store.markUsed()
-        return planner.addReader(kind, range, priority: priority)
+        return planner.addReader(kind, range, priority: priority, startsShort: startsShort)
     }
 
     /// Where started fetches read from and how often they commit (each source of the entry

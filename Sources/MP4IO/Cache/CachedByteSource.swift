@@ -230,6 +230,11 @@ public final class CachedByteSource: WrappingSource {
     /// starting its own: one upstream fetch per byte. Missing runs are fetched in windows
     /// (``ReadAheadPolicy/window``); when the reader leaves (the player closed the
     /// connection), the fetches that were only for it stop, keeping what arrived.
+    /// Set by the loader around a player's read of a film walked ahead (``FragmentWalkAhead``):
+    /// the read fetches a first piece (64 KiB) before windows, as a header read
+    /// (``FetchPlanner/addReader(_:_:priority:startsShort:)``).
+    @TaskLocal static var readsStartShort = false
+
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         try await stream(range, as: .stream(windowed: true), into: consume)
     }
@@ -294,7 +299,7 @@ public final class CachedByteSource: WrappingSource {
                         into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: priority ?? wiring.readPriority)
+        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: priority ?? wiring.readPriority, startsShort: Self.readsStartShort)
         do {
             try await drive(reader, from: range.lowerBound, fills: kind == .fill, waitsForCommit: waitsForCommit, into: consume)
             await entry.leave(reader)

@@ -217,9 +217,14 @@ struct FetchPlanner: Sendable {
     // MARK: Readers
 
     /// A reader of `range`.
-    mutating func addReader(_ kind: ReaderKind, _ range: Range<UInt64>, priority: Priority) -> ReaderID {
+    /// `startsShort`: a windowed reader whose first fetch is a first piece, as after a short
+    /// first run (a player's request of a film walked ahead: it reads a fragment's header and
+    /// goes; when the walk is behind on a loaded machine, its request had a window fetched).
+    mutating func addReader(_ kind: ReaderKind, _ range: Range<UInt64>, priority: Priority, startsShort: Bool = false) -> ReaderID {
         let id = newID()
-        readers[id] = Reader(kind: kind, priority: priority, position: range.lowerBound, end: range.upperBound)
+        var reader = Reader(kind: kind, priority: priority, position: range.lowerBound, end: range.upperBound)
+        reader.firstRunShort = startsShort && kind == .stream(windowed: true)
+        readers[id] = reader
         return id
     }
 

@@ -278,6 +278,8 @@ public struct MediaResource: WrappingSource {
         }
         if prefetcher.walksAhead {
             if streamed && prefetcher.walkerNeeded(playerReadAt: range.lowerBound) { prefetcher.startWalker() }
+            // A header read, which the walk may not have reached: a first piece, then windows.
+            if streamed { return try await CachedByteSource.$readsStartShort.withValue(true) { try await source.read(position..<range.upperBound, into: consume) } }
         } else if prefetcher.mapsReads {
             let start = position, ticket = prefetcher.ticket()
             ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
