@@ -52,13 +52,42 @@ public enum FileSystem {
         }
     }
 
-    /// A new empty directory under /tmp.
+    /// A new empty directory under /tmp, removed with everything in it when the test process
+    /// exits (unless `MP4PROBE_KEEP_TEST_DIRECTORIES` is set, to look at what a test left).
     public static func temporaryDirectory(_ prefix: String = "mp4probe-test") -> String {
         var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-        return template.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return "/tmp" }
+        let path = template.withUnsafeMutableBufferPointer { buffer -> String? in
+            guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
             return String(cString: made)
         }
+        guard let path else { return "/tmp" }
+        made.withLock { made in
+            if made.isEmpty, getenv("MP4PROBE_KEEP_TEST_DIRECTORIES") == nil {
+                atexit { for path in FileSystem.made.withLock({ $0 }) { FileSystem.removeTree(path) } }
+            }
+            made.append(path)
+        }
+        return path
+    }
+
+    /// The directories ``temporaryDirectory(_:)`` made in this process (a suite run left some
+    /// seventy nginx directories and as many others in /tmp each time).
+    private static let made = Locked<[String]>([])
+
+    /// Removes `path` and everything under it: a link is removed, never followed (tests plant
+    /// links to files elsewhere in cache directories), and a directory a test made unreadable
+    /// is made readable first.
+    public static func removeTree(_ path: String, depth: Int = 0) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            unlink(path)
+            return
+        }
+        guard depth < 32 else { return }
+        chmod(path, 0o700)
+        for name in entries(path) where name != "." && name != ".." { removeTree(path + "/" + name, depth: depth + 1) }
+        rmdir(path)
     }
 
     /// Removes a directory and the regular files in it.

@@ -1,5 +1,6 @@
 import Foundation
 import MP4ProbeSystem
+import MP4IO
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -163,12 +164,13 @@ public final class NginxServer: Sendable {
         return Self.launch(nginx, directory: directory, port: port, root: root, scheme: scheme)
     }
 
-    nonisolated(unsafe) private static var pids: [Int32] = []
+    /// The nginx processes started (tests start them side by side).
+    private static let pids = Locked<[Int32]>([])
 
     private static func stopAtExit(pid: Int32) {
-        pids.append(pid)
-        if pids.count == 1 {
-            atexit { for pid in NginxServer.pids { kill(pid, SIGQUIT) } }
+        pids.withLock { pids in
+            if pids.isEmpty { atexit { for pid in NginxServer.pids.withLock({ $0 }) { kill(pid, SIGQUIT) } } }
+            pids.append(pid)
         }
     }
 
