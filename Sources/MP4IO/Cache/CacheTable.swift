@@ -47,6 +47,15 @@ struct CacheTable: Equatable {
         return start..<min(start + Self.blockSize, length)
     }
 
+    /// How many blocks the resource has (the last may be short).
+    var blockCount: UInt64 { length / Self.blockSize + (length % Self.blockSize == 0 ? 0 : 1) }
+
+    /// Whether every block checksum is of a block of the resource that the table says is
+    /// present (an index never reaches `index * blockSize` unchecked).
+    var checksumsArePresentBlocks: Bool {
+        blockChecksums.keys.allSatisfy { $0 < blockCount && rangeSet.contains(block($0)) }
+    }
+
     /// The indexes of the blocks `range` touches.
     func blocks(touching range: Range<UInt64>) -> ClosedRange<UInt64>? {
         guard !range.isEmpty else { return nil }
@@ -145,11 +154,8 @@ struct CacheTable: Equatable {
         guard encoded.ranges.count == set.ranges.count, pairs.count == set.ranges.count, (set.ranges.last?.upperBound ?? 0) <= table.length else {
             throw MP4Error(.malformed, "cache table \(path) lists ranges that are overlapping or outside the resource")
         }
-        // Block checksums only for blocks of the resource that the table says are present
-        // (an index from the file never reaches `index * blockSize` unchecked).
-        let blockCount = table.length / blockSize + (table.length % blockSize == 0 ? 0 : 1)
-        guard (encoded.blocks ?? []).allSatisfy({ $0.count == 2 }),
-              table.blockChecksums.keys.allSatisfy({ $0 < blockCount && set.contains(table.block($0)) }) else {
+        // Block checksums only for blocks of the resource that the table says are present.
+        guard (encoded.blocks ?? []).allSatisfy({ $0.count == 2 }), table.checksumsArePresentBlocks else {
             throw MP4Error(.malformed, "cache table \(path) has checksums for blocks that are not present")
         }
         return table
@@ -185,13 +191,13 @@ struct CacheTable: Equatable {
             out += "\"\(name)\":".utf8
         }
         func number<T: BinaryInteger>(_ value: T) { out += String(value).utf8 }
+        let hex = Array("0123456789abcdef".utf8)
         func string(_ value: String) {
             out.append(UInt8(ascii: "\""))
             for byte in value.utf8 {
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
                 case 0..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
                     out += "\\u00".utf8
                     out += [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
                 default: out.append(byte)
@@ -233,7 +239,7 @@ struct CacheTable: Equatable {
     var readsBackAsItself: Bool {
         version == Self.formatVersion
             && (rangeSet.ranges.last?.upperBound ?? 0) <= length
-            && blockChecksums.keys.allSatisfy { $0 < length / Self.blockSize + (length % Self.blockSize == 0 ? 0 : 1) && rangeSet.contains(block($0)) }
+            && checksumsArePresentBlocks
             && attributes.contentType.flatMap(HTTPByteSource.passable) == attributes.contentType
             && attributes.lastModified.flatMap(HTTPByteSource.passable) == attributes.lastModified
     }
