@@ -223,6 +223,11 @@ public final class CachedByteSource: WrappingSource {
         return bytes
     }
 
+    /// Set by the loader around a player's read of a film walked ahead (``FragmentWalkAhead``):
+    /// the read fetches a first piece (64 KiB) before windows, as a header read
+    /// (``FetchPlanner/addReader(_:_:priority:startsShort:)``).
+    @TaskLocal static var readsStartShort = false
+
     /// Streams `range` to `consume` as it becomes available: cached runs from the data file,
     /// missing runs as they arrive from upstream (written to the cache and handed on at once,
     /// not after the whole run is in). A read that finds a run already being
@@ -230,11 +235,6 @@ public final class CachedByteSource: WrappingSource {
     /// starting its own: one upstream fetch per byte. Missing runs are fetched in windows
     /// (``ReadAheadPolicy/window``); when the reader leaves (the player closed the
     /// connection), the fetches that were only for it stop, keeping what arrived.
-    /// Set by the loader around a player's read of a film walked ahead (``FragmentWalkAhead``):
-    /// the read fetches a first piece (64 KiB) before windows, as a header read
-    /// (``FetchPlanner/addReader(_:_:priority:startsShort:)``).
-    @TaskLocal static var readsStartShort = false
-
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         try await stream(range, as: .stream(windowed: true), into: consume)
     }

@@ -109,6 +109,16 @@ struct FetchPlanner: Sendable {
         var served = false
         var firstRunShort = false
         var claimedBefore = false
+
+        /// Whether it is a player's request that has had no run yet (its first is short).
+        var awaitsFirstRun: Bool { !served && kind == .stream(windowed: true) }
+
+        /// It has a run (served from the data file, or a running fetch followed): a player's
+        /// first one says whether it was short (ends before a first piece, short of its end).
+        mutating func hadRun(_ run: Range<UInt64>, firstPiece: UInt64) {
+            if awaitsFirstRun { firstRunShort = run.upperBound - run.lowerBound < firstPiece && run.upperBound < end }
+            served = true
+        }
     }
 
     struct Fetch: Sendable, Equatable {
@@ -296,10 +306,8 @@ struct FetchPlanner: Sendable {
         let missing = present.missing(in: position..<state.end)
         guard let first = missing.first, first.lowerBound == position else {
             // A player's request gets a short first run: many read a box header and go.
-            let first = !state.served && state.kind == .stream(windowed: true)
-            let end = min(missing.first?.lowerBound ?? state.end, position + (first ? min(piece, firstPiece) : piece))
-            if first { state.firstRunShort = end - position < firstPiece && end < state.end }
-            state.served = true
+            let end = min(missing.first?.lowerBound ?? state.end, position + (state.awaitsFirstRun ? min(piece, firstPiece) : piece))
+            state.hadRun(position..<end, firstPiece: firstPiece)
             return .serve(position..<end)
         }
         var end = first.upperBound
@@ -318,8 +326,7 @@ struct FetchPlanner: Sendable {
                 // began on a short run, as if the head were cached already (a loaded machine
                 // sees the player go later: the walk's heads then had windows after them).
                 let through = min(running.end, state.end)
-                if !state.served && state.kind == .stream(windowed: true) { state.firstRunShort = through - position < firstPiece && through < state.end }
-                state.served = true
+                state.hadRun(position..<through, firstPiece: firstPiece)
                 fetches[id]?.owners.insert(reader)
                 if state.priority > running.priority {
                     fetches[id]?.priority = state.priority
