@@ -261,7 +261,7 @@ struct HTTPSOriginTests {
         let mp4probe = try #require(Executables.mp4probe), strace = try #require(Executables.find("strace"))
         let timeout = try #require(Executables.find("timeout"))
         let directory = FileSystem.temporaryDirectory("mp4probe-tls-reads")
-        defer { FileSystem.removeTree(directory) }
+        defer { FileSystem.removeDirectory(directory) }
         let trace = directory + "/trace.txt"
         _ = await Executables.runOffPool(timeout, ["-s", "KILL", "60", strace, "-f", "-qq", "-e", "trace=read", "-o", trace,
                                                    mp4probe, "fetch", "--cache", directory + "/cache", "--all", nginx.baseURL + "/body.bin"])

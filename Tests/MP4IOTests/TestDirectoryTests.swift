@@ -6,8 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The removal of the tests' own directories (`FileSystem.removeTree`, run for every
-/// `temporaryDirectory` when the test process exits): everything under the directory goes,
+/// The removal of the tests' own directories (`FileSystem.removeDirectory`, run for every
+/// `temporaryDirectory` when the test process exits and by tests when they end): everything under the directory goes,
 /// nothing a link in it points to does (the cache tests plant links to files elsewhere).
 struct TestDirectoryTests {
     @Test func removingATreeRemovesLinksNotWhatTheyPointTo() throws {
@@ -24,12 +24,12 @@ struct TestDirectoryTests {
         #expect(symlink(outside + "/kept", tree + "/link-to-file") == 0)
         #expect(symlink(outside + "/kept-directory", tree + "/sub/link-to-directory") == 0)
 
-        FileSystem.removeTree(tree)
+        FileSystem.removeDirectory(tree)
 
         #expect(!FileSystem.exists(tree))
         #expect(FileSystem.read(outside + "/kept") == [1, 2, 3])
         #expect(FileSystem.read(outside + "/kept-directory/file") == [4])
-        FileSystem.removeTree(outside)
+        FileSystem.removeDirectory(outside)
         #expect(!FileSystem.exists(outside))
     }
 }

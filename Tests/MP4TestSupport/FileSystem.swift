@@ -60,24 +60,27 @@ public enum FileSystem {
             guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
             return String(cString: made)
         }
-        guard let path else { return "/tmp" }
+        // Never "/tmp" itself: every test removes its directory, with everything in it.
+        guard let path else { fatalError("cannot make a directory under /tmp: \(String(cString: strerror(errno)))") }
         made.withLock { made in
             if made.isEmpty, getenv("MP4PROBE_KEEP_TEST_DIRECTORIES") == nil {
-                atexit { for path in FileSystem.made.withLock({ $0 }) { FileSystem.removeTree(path) } }
+                atexit { for path in FileSystem.made.withLock({ $0 }) { FileSystem.removeDirectory(path) } }
             }
             made.append(path)
         }
         return path
     }
 
-    /// The directories ``temporaryDirectory(_:)`` made in this process (a suite run left some
-    /// seventy nginx directories and as many others in /tmp each time).
+    /// The directories ``temporaryDirectory(_:)`` made in this process (/tmp here held 702
+    /// nginx directories and about 140 others left by earlier suite runs).
     private static let made = Locked<[String]>([])
 
     /// Removes `path` and everything under it: a link is removed, never followed (tests plant
     /// links to files elsewhere in cache directories), and a directory a test made unreadable
     /// is made readable first.
-    public static func removeTree(_ path: String, depth: Int = 0) {
+    public static func removeDirectory(_ path: String) { removeTree(path, depth: 0) }
+
+    private static func removeTree(_ path: String, depth: Int) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -87,12 +90,6 @@ public enum FileSystem {
         guard depth < 32 else { return }
         chmod(path, 0o700)
         for name in entries(path) where name != "." && name != ".." { removeTree(path + "/" + name, depth: depth + 1) }
-        rmdir(path)
-    }
-
-    /// Removes a directory and the regular files in it.
-    public static func removeDirectory(_ path: String) {
-        for name in list(path) { unlink(path + "/" + name) }
         rmdir(path)
     }
 
