@@ -295,6 +295,44 @@ import Glibc
         #expect(server.activeConnectionCount <= 1)
     }
 
+    /// The head's bound holds while Dispatch's global queues are busy (an app's work, a test
+    /// run's): its timer is the serving clock's. On `DispatchQueue.global()` a loaded
+    /// AddressSanitizer suite in CI cut a client that trickled its head after 6.1 s for a 0.5 s
+    /// bound; here, with the global queue's threads held 3 s, after about 3 s.
+    @Test func aSlowHeadIsCutOnTimeWhileDispatchQueuesAreBusy() async throws {
+        var options = HTTPServer.Options()
+        options.headTimeout = 0.5
+        let source = MemorySource(Self.body, name: "memory")
+        let server = HTTPServer(options: options) { request in await SourceResponder.response(for: request, source: source) }
+        try server.start()
+        defer { server.stop() }
+        let port = server.port
+        let release = DispatchSemaphore(value: 0)
+        let holders = 4 * ProcessInfo.processInfo.activeProcessorCount
+        for _ in 0..<holders { DispatchQueue.global().async { _ = release.wait(timeout: .now() + 3) } }
+        defer { for _ in 0..<holders { release.signal() } }
+        let cutAfter: Double = try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    guard let fd = connectLoopback(port) else { throw MP4Error(.io, "connect failed") }
+                    defer { close(fd) }
+                    let start = Date()
+                    _ = Array("GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    var wait = timeval(tv_sec: 0, tv_usec: 50_000)
+                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+                    var byte: UInt8 = 0
+                    while Date().timeIntervalSince(start) < 10 {
+                        if send(fd, [UInt8(ascii: "a")], 1, Int32(MSG_NOSIGNAL)) < 0 { break }
+                        if recv(fd, &byte, 1, 0) == 0 { break }  // closed by the server
+                        usleep(100_000)
+                    }
+                    return Date().timeIntervalSince(start)
+                })
+            }.start()
+        }
+        #expect(cutAfter >= 0.5 && cutAfter < 2, "a slow head was held \(cutAfter) s while Dispatch's global queue was busy")
+    }
+
     /// mp4probe's own HTTP client against the server: 200 random ranges byte-exact, over
     /// kept-alive connections.
     @Test func randomRangesThroughTheHTTPSource() async throws {

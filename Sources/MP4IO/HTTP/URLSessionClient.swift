@@ -307,23 +307,19 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         let pipe = BodyPipe(capacity: Self.bufferCapacity)
         pipes.withLock { $0[task.taskIdentifier] = pipe }
         // URLSession's timeout is an idle timeout: the deadline ends the exchange however
-        // steadily bytes arrive. Its timer runs on a Dispatch queue (a sleep on Swift's shared
-        // pool can run late when the pool is busy), and every piece is checked against it too,
-        // as `HTTP1Client` does at every wait.
-        let deadline = request.deadline.map { deadline -> DispatchWorkItem in
-            // Weakly: a cancelled item stays queued until its time, and must not hold the
-            // exchange's buffers that long.
-            let expire = DispatchWorkItem { [weak pipe, weak task] in
+        // steadily bytes arrive. Its timer is ``ServingClock``'s (a sleep on Swift's shared
+        // pool, or a timer on Dispatch's global queues, can run late when they are busy), and
+        // every piece is checked against it too, as `HTTP1Client` does at every wait.
+        let deadline = request.deadline.map { deadline in
+            // Weakly: the exchange's buffers must not be held by a timer.
+            ServingClock.shared.schedule(after: ContinuousClock.now.duration(to: deadline)) { [weak pipe, weak task] in
                 pipe?.close(URLError(.timedOut))
                 task?.cancel()
             }
-            let left = max(0, ContinuousClock.now.duration(to: deadline) / .nanoseconds(1))
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(left, Double(Int32.max) * 1e9))), execute: expire)
-            return expire
         }
         let pastDeadline = { request.deadline.map { ContinuousClock.now >= $0 } ?? false }
         defer {
-            deadline?.cancel()
+            if let deadline { ServingClock.shared.cancel(deadline) }
             pipe.close()
             task.cancel()   // nothing once it completed; a transfer cut short stops here
         }

@@ -279,10 +279,12 @@ public final class HTTPServer: Sendable {
         case gone
     }
 
-    /// The bound on a request head's (and its body's) arrival: a timer outside the task pool
-    /// that ends the connection while `readingHead` holds (a busy pool must not let a client
-    /// that trickles its head hold a slot for longer). Armed only when a head or body did not
-    /// come whole in the first receive: most do, and a timer per request cost the server a
+    /// The bound on a request head's (and its body's) arrival: a timer of ``ServingClock``,
+    /// outside the task pool and Dispatch's global queues, that ends the connection while
+    /// `readingHead` holds (a busy pool or queue must not let a client that trickles its head
+    /// hold a slot for longer: on Dispatch's global queue, a loaded AddressSanitizer suite in
+    /// CI cut such a client after 6.1 s for a 0.5 s bound). Armed only when a head or body did
+    /// not come whole in the first receive: most do, and a timer per request cost the server a
     /// thread's wake-up for each.
     private final class HeadDeadline: Sendable {
         private let armed = Locked(false)
@@ -299,7 +301,7 @@ public final class HTTPServer: Sendable {
             guard armed.withLock({ armed in defer { armed = true }; return !armed }) else { return }
             // Weakly: a served connection (and its 256 KiB buffer) must go when it ends,
             // not when this timer fires (each aborted request held it 10 s).
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak connection, readingHead] in
+            ServingClock.shared.schedule(after: .seconds(seconds)) { [weak connection, readingHead] in
                 if readingHead.withLock({ $0 }) { connection?.shutdown() }
             }
         }
