@@ -252,20 +252,22 @@ import Glibc
         #expect(try await Self.get(port, "Range: bytes=0-0\r\n").status == 206)
     }
 
-    /// What docs/serving.md says of the bounds: beyond `maxConnections` a client gets 503 at
-    /// once, and a client that sends part of a head and stops is cut off after `headTimeout`
-    /// (slow-header clients cannot hold a connection).
-    @Test func connectionCapAndSlowHeadsAreBounded() async throws {
+    /// A started server of ``body`` whose request heads must arrive within 0.5 s.
+    static func headBoundServer(maxConnections: Int? = nil) throws -> HTTPServer {
         var options = HTTPServer.Options()
-        options.maxConnections = 1
+        if let maxConnections { options.maxConnections = maxConnections }
         options.headTimeout = 0.5
         let source = MemorySource(Self.body, name: "memory")
         let server = HTTPServer(options: options) { request in await SourceResponder.response(for: request, source: source) }
         try server.start()
-        defer { server.stop() }
-        let port = server.port
-        // A: connects, sends half a head, then trickles a byte every 0.1 s (never idle).
-        let outcome: (refused: Int, cutAfter: Double) = try await withCheckedThrowingContinuation { continuation in
+        return server
+    }
+
+    /// A client that sends half a request head, then a byte every 0.1 s (never idle, never
+    /// done), on a thread of its own; `meanwhile` runs 0.2 s after the half head. Returns the
+    /// seconds until the server closed the connection (10 at most).
+    static func trickledHead(_ port: Int, meanwhile: @escaping @Sendable () throws -> Void = {}) async throws -> Double {
+        try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
                     guard let fd = connectLoopback(port) else { throw MP4Error(.io, "connect failed") }
@@ -273,20 +275,36 @@ import Glibc
                     let start = Date()
                     _ = Array("GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     usleep(200_000)
-                    // B, while A holds the only slot.
-                    let refused = try Self.blockingExchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n").status
-                    var nonblocking = timeval(tv_sec: 0, tv_usec: 50_000)
-                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &nonblocking, socklen_t(MemoryLayout<timeval>.size))
+                    try meanwhile()
+                    var wait = timeval(tv_sec: 0, tv_usec: 50_000)
+                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
                     var byte: UInt8 = 0
                     while Date().timeIntervalSince(start) < 10 {
                         if send(fd, [UInt8(ascii: "a")], 1, Int32(MSG_NOSIGNAL)) < 0 { break }
                         if recv(fd, &byte, 1, 0) == 0 { break }  // closed by the server
                         usleep(100_000)
                     }
-                    return (refused, Date().timeIntervalSince(start))
+                    return Date().timeIntervalSince(start)
                 })
             }.start()
         }
+    }
+
+    /// What docs/serving.md says of the bounds: beyond `maxConnections` a client gets 503 at
+    /// once, and a client that sends part of a head and stops is cut off after `headTimeout`
+    /// (slow-header clients cannot hold a connection).
+    @Test func connectionCapAndSlowHeadsAreBounded() async throws {
+        let server = try Self.headBoundServer(maxConnections: 1)
+        defer { server.stop() }
+        let port = server.port
+        // A: connects, sends half a head, then trickles a byte every 0.1 s (never idle); B,
+        // while A holds the only slot, is refused.
+        let refused = Locked(0)
+        let cutAfter = try await Self.trickledHead(port) {
+            let status = try Self.blockingExchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n").status
+            refused.withLock { $0 = status }
+        }
+        let outcome = (refused: refused.withLock { $0 }, cutAfter: cutAfter)
         #expect(outcome.refused == 503)
         #expect(outcome.cutAfter >= 0.5 && outcome.cutAfter < 5, "a slow head was held \(outcome.cutAfter) s")
         // The slot is free again.
@@ -300,36 +318,14 @@ import Glibc
     /// AddressSanitizer suite in CI cut a client that trickled its head after 6.1 s for a 0.5 s
     /// bound; here, with the global queue's threads held 3 s, after about 3 s.
     @Test func aSlowHeadIsCutOnTimeWhileDispatchQueuesAreBusy() async throws {
-        var options = HTTPServer.Options()
-        options.headTimeout = 0.5
-        let source = MemorySource(Self.body, name: "memory")
-        let server = HTTPServer(options: options) { request in await SourceResponder.response(for: request, source: source) }
-        try server.start()
+        let server = try Self.headBoundServer()
         defer { server.stop() }
         let port = server.port
         let release = DispatchSemaphore(value: 0)
         let holders = 4 * ProcessInfo.processInfo.activeProcessorCount
         for _ in 0..<holders { DispatchQueue.global().async { _ = release.wait(timeout: .now() + 3) } }
         defer { for _ in 0..<holders { release.signal() } }
-        let cutAfter: Double = try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result {
-                    guard let fd = connectLoopback(port) else { throw MP4Error(.io, "connect failed") }
-                    defer { close(fd) }
-                    let start = Date()
-                    _ = Array("GET /x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    var wait = timeval(tv_sec: 0, tv_usec: 50_000)
-                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-                    var byte: UInt8 = 0
-                    while Date().timeIntervalSince(start) < 10 {
-                        if send(fd, [UInt8(ascii: "a")], 1, Int32(MSG_NOSIGNAL)) < 0 { break }
-                        if recv(fd, &byte, 1, 0) == 0 { break }  // closed by the server
-                        usleep(100_000)
-                    }
-                    return Date().timeIntervalSince(start)
-                })
-            }.start()
-        }
+        let cutAfter = try await Self.trickledHead(port)
         #expect(cutAfter >= 0.5 && cutAfter < 2, "a slow head was held \(cutAfter) s while Dispatch's global queue was busy")
     }
 
