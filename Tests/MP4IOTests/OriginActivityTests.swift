@@ -34,7 +34,7 @@ import MP4TestSupport
 
     /// The entry reports what the planner says: a preload's fetch makes nothing wait; a
     /// player's fetch does, and so does a preload's fetch once a player follows it.
-    @Test(.timeLimit(.minutes(1))) func theEntryReportsFetchesAbovePreloadPriority() async throws {
+    @Test(.timeLimit(.minutes(3))) func theEntryReportsFetchesAbovePreloadPriority() async throws {
         let size = 2 << 20
         var random = SeededRandom(seed: 35)
         let upstream = PacedUpstream(random.bytes(size))

@@ -410,7 +410,7 @@ import MP4TestSupport
 /// A preload stands aside while a player reads: its fill stops within a look when a player
 /// starts (keeping what arrived) and goes on from there in a new request once the player is
 /// quiet; without a player it is one request.
-@Suite(.timeLimit(.minutes(1))) struct PreloadFillTests {
+@Suite(.timeLimit(.minutes(3))) struct PreloadFillTests {
     @Test func aFillStopsForAPlayerAndGoesOnAfter() async throws {
         let (cached, upstream, directory) = try await CacheStreamingTests.source(2 << 20)
         defer { FileSystem.removeDirectory(directory) }
