@@ -144,7 +144,8 @@ import MP4TestSupport
         let name = String(path.split(separator: "/").last ?? "")
         let (planner, indexedFile) = try await Self.index(path)
         let end = try #require(planner.movieEnd)
-        let shift = await Self.timelineShift(path, planner: planner, file: indexedFile)
+        let decodes = !Executables.underSanitizer
+        let shift = decodes ? await Self.timelineShift(path, planner: planner, file: indexedFile) : 0
         for time in Self.times(name, movieEnd: end) {
             let (plan, file) = try await Self.plan(path, at: time)
             let copy = scratch + "/copy-\(index)." + (name.split(separator: ".").last.map(String.init) ?? "mp4")
@@ -154,6 +155,14 @@ import MP4TestSupport
             // (0.5 s), as a player that opened the file has. Windows at 0 test the same.
             let (opening, _) = try await Self.plan(path, at: 0, duration: 0.5)
             try Self.sparseCopy(path, file: file, ranges: plan.ranges + opening.ranges, to: copy)
+            // Under AddressSanitizer our code is what is checked: the files are indexed and
+            // planned, the copies made, and ffmpeg's decoding (78 s of CPU of the ASan suite's,
+            // the same as in the plain suite) is the plain suite's.
+            guard decodes else {
+                if plan.ranges.isEmpty { result.failures.append("\(name) @\(time): an empty plan") }
+                result.windows += 1
+                continue
+            }
             let expected = await Self.framemd5(path, at: time + shift + Self.ffmpegBackoff)
             let actual = await Self.framemd5(copy, at: time + shift + Self.ffmpegBackoff)
             // ffmpeg presents nothing at some times just before the end (the last frame's
@@ -210,6 +219,12 @@ import MP4TestSupport
         let failures = done.flatMap(\.failures), rows = done.flatMap(\.rows)
         let unverifiable = done.flatMap(\.unverifiable), seeksEarlier = done.flatMap(\.seeksEarlier)
         let windows = done.reduce(0) { $0 + $1.windows }, files = done.count
+        if Executables.underSanitizer {
+            print("SeekPlanDecodeTests under AddressSanitizer: \(windows) windows of \(files) files planned and copied; decoded in the plain suite")
+            #expect(files >= 40, "the matrix made too few files: \(made)")
+            #expect(windows == files * 5 && failures.isEmpty, "\(failures)")
+            return
+        }
         print("SeekPlanDecodeTests: \(windows - failures.count) of \(windows) windows in \(files) files decode frame-identical from the planned bytes alone; windows where ffmpeg presents no frame: \(unverifiable); not comparable because ffmpeg seeks before the plan's keyframe: \(seeksEarlier)")
         #expect(seeksEarlier.count * 20 < windows, "ffmpeg seeks earlier than the plan too often: \(seeksEarlier)")
         #expect(files >= 40, "the matrix made too few files: \(made)")
