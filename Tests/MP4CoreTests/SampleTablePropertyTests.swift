@@ -128,6 +128,63 @@ import MP4TestSupport
         }
     }
 
+    /// A walk in decode order (``SampleTable/forEachSample(in:_:)``, which moves each table's
+    /// run forward a sample at a time) gives the samples the look-ups of single samples give
+    /// (a binary search in each table), and the chunk spans (``SampleTable/forEachChunkSpan(in:_:)``,
+    /// which sums sizes chunk by chunk) are those of the samples walked, from any first sample:
+    /// random tables, and every track (fragments indexed too) of SampleMedia, its malformed
+    /// files and the corpus.
+    @Test func aWalkGivesWhatLookUpsGive() async throws {
+        var random = SeededRandom(seed: 20261127)
+        var tables: [SampleTable] = []
+        for _ in 0..<100 { tables.append(try Self.table(Self.randomTables(&random).stbl)) }
+        var paths = Fixtures.sampleFiles.map(Fixtures.sample) + Fixtures.malformedSampleFiles.map { Fixtures.sampleMedia + "/malformed/" + $0 }
+        if let corpus = Fixtures.sharedCorpus {
+            for kind in ["valid", "malformed"] { paths += FileSystem.list(corpus + "/" + kind).sorted().map { corpus + "/" + kind + "/" + $0 } }
+        }
+        var files = 0
+        for path in paths {
+            guard let bytes = FileSystem.read(path), let file = try? await MP4File.open(MemorySource(bytes)) else { continue }
+            files += 1
+            let planner = (try? await SeekPlanner.index(file, from: MemorySource(bytes))) ?? SeekPlanner(file: file)
+            tables += planner.tracks.map(\.samples)
+        }
+        #expect(files >= 40)
+        var walked = 0, differing: [String] = []
+        for table in tables where table.sampleCount > 0 {
+            let n = table.sampleCount
+            // From the first sample, and from two others, a few thousand samples each.
+            for start in [0, Int.random(in: 0..<n, using: &random), Int.random(in: 0..<n, using: &random)] {
+                let end = min(n, start + 3_000)
+                var next = start
+                table.forEachSample(in: start..<end) { sample in
+                    if sample.index != next || sample != table.sample(at: sample.index) { differing.append("sample \(sample.index) of \(n)") }
+                    next += 1
+                    walked += 1
+                    return true
+                }
+                #expect(next == end)
+                // The chunk spans of the same samples, as a walk of the samples gives them.
+                var spans: [String] = [], expected: [String] = []
+                table.forEachChunkSpan(in: start..<end) { span, count in spans.append("\(span) \(count)") }
+                var span: (range: Range<UInt64>, chunk: Int, count: Int)?
+                table.forEachSample(in: start..<end) { sample in
+                    if let current = span, current.chunk == sample.chunkIndex, current.range.upperBound == sample.byteOffset {
+                        span = (current.range.lowerBound..<sample.endOffset, current.chunk, current.count + 1)
+                    } else {
+                        if let current = span { expected.append("\(current.range) \(current.count)") }
+                        span = (sample.byteOffset..<max(sample.byteOffset, sample.endOffset), sample.chunkIndex, 1)
+                    }
+                    return true
+                }
+                if let current = span { expected.append("\(current.range) \(current.count)") }
+                if spans != expected { differing.append("chunk spans of \(start)..<\(end) of \(n)") }
+            }
+        }
+        #expect(walked > 10_000)
+        #expect(differing.isEmpty, "\(differing.count) samples differ: \(differing.prefix(10))")
+    }
+
     /// The one-pass sum of a size or offset table is the sum of its entries, read one at a
     /// time (stsz, stz2 at 4, 8 and 16 bits, stco, co64), wrapping included; an entry count
     /// larger than the bytes (a hostile table) sums what is there instead of trapping.
