@@ -301,17 +301,20 @@ public struct SampleTable: Sendable {
     /// whose first sample is <= `index`, as ``lastRun(_:atOrBefore:key:)`` finds it (the
     /// tables' first samples never decrease).
     private func advance(_ runs: inout Runs, to index: Int) {
-        func forward(_ run: inout Int?, count: Int, first: (Int) -> Int) {
-            var next = (run ?? -1) + 1
-            while next < count && first(next) <= index {
-                run = next
-                next += 1
-            }
+        Self.forward(&runs.chunk, to: index, count: chunkRuns.count) { chunkRuns[$0].firstSample }
+        Self.forward(&runs.time, to: index, count: timeRuns.count) { timeRuns[$0].firstSample }
+        Self.forward(&runs.offset, to: index, count: offsetRunStarts.count) { offsetRunStarts[$0] }
+        if let syncIndices { Self.forward(&runs.sync, to: index, count: syncIndices.count) { syncIndices[$0] } }
+    }
+
+    /// Moves `run` (the last of `count` runs whose first sample, `first(run)`, is <= an earlier
+    /// index; nil: none) forward to the last whose first sample is <= `index`.
+    private static func forward(_ run: inout Int?, to index: Int, count: Int, first: (Int) -> Int) {
+        var next = (run ?? -1) + 1
+        while next < count && first(next) <= index {
+            run = next
+            next += 1
         }
-        forward(&runs.chunk, count: chunkRuns.count) { chunkRuns[$0].firstSample }
-        forward(&runs.time, count: timeRuns.count) { timeRuns[$0].firstSample }
-        forward(&runs.offset, count: offsetRunStarts.count) { offsetRunStarts[$0] }
-        if let syncIndices { forward(&runs.sync, count: syncIndices.count) { syncIndices[$0] } }
     }
 
     /// Sample `index`; when `previous` is the sample before it in the same chunk, its offset
@@ -386,11 +389,7 @@ public struct SampleTable: Sendable {
             var index = range.lowerBound
             var r = Self.lastRun(chunkRuns, atOrBefore: index, key: \.firstSample)
             while index < range.upperBound {
-                var next = (r ?? -1) + 1
-                while next < chunkRuns.count && chunkRuns[next].firstSample <= index {
-                    r = next
-                    next += 1
-                }
+                Self.forward(&r, to: index, count: chunkRuns.count) { chunkRuns[$0].firstSample }
                 guard let current = r else { return }
                 let run = chunkRuns[current]
                 let within = index - run.firstSample

@@ -158,7 +158,11 @@ final class CacheBudget: Sendable {
         let measured = pass?.remaining ?? CacheDirectory.entries(directory).reduce(0) { $0 + $1.allocatedBytes }
         // Writes that were under way when the measure began, and those taken since, may not
         // be in it: counted on top (twice for some, until the next pass).
-        state.withLock { $0.used = measured + inFlightBefore + ($0.taken &- takenBefore) }
+        // (Saturating: the measure is of files in a directory anyone may have written.)
+        state.withLock { state in
+            let (sum, overflow) = measured.addingReportingOverflow(inFlightBefore &+ (state.taken &- takenBefore))
+            state.used = overflow ? UInt64.max : sum
+        }
         return removed
     }
 

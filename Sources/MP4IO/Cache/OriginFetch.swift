@@ -208,8 +208,6 @@ enum OriginFetch {
         let fd = progress.fd
         let interval = max(commitInterval, 1)
         let hashes = Locked(BlockHashes(start: part.lowerBound))
-        /// Where this fetch's last write ended (the budget charged its last block).
-        let chargedThrough = Locked<UInt64?>(nil)
         var failure: (any Error)?
         do {
             try await origin.read(part, into: { @Sendable bytes in
@@ -225,11 +223,11 @@ enum OriginFetch {
                     let written = progress.written, committed = progress.committed
                     let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - committed), writeSize)))
                     // Within the cache's size limit, or not at all (the reader passes bytes through).
-                    let charge = CacheBudget.charge(writing: UInt64(chunk.count), at: written, continues: chargedThrough.withLock { $0 } == written)
+                    // A fetch writes from its start on, each write where the one before ended.
+                    let charge = CacheBudget.charge(writing: UInt64(chunk.count), at: written, continues: written > part.lowerBound)
                     if let budget, charge > 0, !(await budget.take(charge)) {
                         throw CacheBudget.Exhausted(directory: budget.directory, limit: budget.limit)
                     }
-                    chargedThrough.withLock { $0 = written + UInt64(chunk.count) }
                     defer { if charge > 0 { budget?.landed(charge) } }
                     try Platform.writeFully(fd, chunk, offset: written, path: dataPath)
                     hashes.withLock { $0.wrote(chunk, at: written) }
