@@ -9,8 +9,11 @@ import Testing
         let clock = ServingClock()
         let fired = Locked<[Int]>([])
         let started = ContinuousClock.now
+        // Each at its time after `started`, however late this thread schedules it (CI's
+        // AddressSanitizer suite held it long enough between two calls that the timer of 20 ms
+        // came due after the one of 60: [0, 1, 2]).
         for (index, milliseconds) in [60, 20, 40].enumerated() {
-            clock.schedule(after: .milliseconds(milliseconds)) { fired.withLock { $0.append(index) } }
+            clock.schedule(after: .milliseconds(milliseconds) - (ContinuousClock.now - started)) { fired.withLock { $0.append(index) } }
         }
         let cancelled = clock.schedule(after: .milliseconds(30)) { fired.withLock { $0.append(99) } }
         #expect(clock.cancel(cancelled))
