@@ -7,7 +7,7 @@ import MP4TestSupport
 /// say when a preload may fetch (none running for a short grace after the last), and the
 /// origins read since they were last preloaded are remembered (their entries are unmarked at
 /// that first read).
-@Suite(.timeLimit(.minutes(2))) struct OriginActivityTests {
+@Suite(.timeLimit(.minutes(5))) struct OriginActivityTests {
     @Test func busyWhileAFetchRunsAndForTheGraceAfter() async throws {
         let activity = OriginActivity()
         #expect(!activity.isBusy)
@@ -34,7 +34,7 @@ import MP4TestSupport
 
     /// The entry reports what the planner says: a preload's fetch makes nothing wait; a
     /// player's fetch does, and so does a preload's fetch once a player follows it.
-    @Test(.timeLimit(.minutes(3))) func theEntryReportsFetchesAbovePreloadPriority() async throws {
+    @Test func theEntryReportsFetchesAbovePreloadPriority() async throws {
         let size = 2 << 20
         var random = SeededRandom(seed: 35)
         let upstream = PacedUpstream(random.bytes(size))
