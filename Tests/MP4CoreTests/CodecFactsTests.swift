@@ -7,7 +7,7 @@ import MP4TestSupport
 /// break each rule (10-bit 4:2:2, interlaced, variable frame rate, B-frames, open GOPs, 120
 /// fps, PQ, a bit rate spike): each fact as made, and the B-frame runs and GOPs as ffprobe's
 /// decoded frame types show them.
-@Suite(.requires("ffmpeg", "ffprobe"), .timeLimit(.minutes(3)))
+@Suite(.requires("ffmpeg", "ffprobe"), .hangGuard)
 struct CodecFactsTests {
     static let source = ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "4"]
 

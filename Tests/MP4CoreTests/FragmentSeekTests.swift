@@ -135,7 +135,7 @@ import MP4TestSupport
 /// does over HTTP) are the same fragments a walk of every header finds, also when one
 /// subsegment holds several fragments (beyond the 64 KiB read at its start).
 @Suite struct IndexedFragmentTests {
-    @Test(.requires("ffmpeg"), .timeLimit(.minutes(2))) func subsegmentsOfSeveralFragmentsAreWalkedWhole() async throws {
+    @Test(.requires("ffmpeg"), .hangGuard) func subsegmentsOfSeveralFragmentsAreWalkedWhole() async throws {
         typealias B = BoxBuilder
         let directory = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(directory) }

@@ -6,7 +6,7 @@ import MP4TestSupport
 /// Issue 45 item 3 (the policy keys): every ingest rule by a film ffmpeg makes to break it,
 /// each failing with exactly its finding (which says the value and the limit), and one film
 /// that passes them all.
-@Suite(.requires("ffmpeg"), .timeLimit(.minutes(3)))
+@Suite(.requires("ffmpeg"), .hangGuard)
 struct IngestRulesTests {
     /// Every ingest key set: 8-bit 4:2:0 progressive, at most 60 fps and constant, at most 2
     /// B-frames in a row, closed GOPs, an offset edit list at most, 8 Mb/s, 16 Mb/s over a

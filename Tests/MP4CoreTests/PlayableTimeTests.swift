@@ -54,7 +54,7 @@ import MP4TestSupport
     /// A table of 4,294,967,295 samples in one chunk that runs past the end of its 457-byte
     /// file, with the file present: the samples are looked at one by one only up to
     /// ``PlayableTime/maxSampleVisits`` (without the bound this did not return).
-    @Test(.timeLimit(.minutes(3))) func aHugeChunkPartlyPresentIsBounded() async throws {
+    @Test(.hangGuard) func aHugeChunkPartlyPresentIsBounded() async throws {
         let bytes = try #require(FileSystem.read(Fixtures.sample("malformed/stts-4-billion-samples.mp4")))
         let planner = SeekPlanner(file: try await MP4File.open(MemorySource(bytes)))
         let start = ContinuousClock.now

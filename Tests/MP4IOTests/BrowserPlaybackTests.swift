@@ -50,7 +50,7 @@ import MP4TestSupport
 
     /// Over plain HTTP and over HTTPS (the proxy's origin; the browser talks to the proxy).
     @Test(.requires("chromium", "ffmpeg", "nginx"),
-          .timeLimit(.minutes(5)), arguments: OriginScheme.available)
+          .hangGuard, arguments: OriginScheme.available)
     func aMoovAtEndFilmPlaysEarlyThroughTheProxy(scheme: OriginScheme) async throws {
         let root = FileSystem.temporaryDirectory("mp4probe-browser")
         defer { _ = Executables.run("/bin/rm", ["-rf", root]) }

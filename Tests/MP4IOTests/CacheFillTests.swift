@@ -6,7 +6,7 @@ import MP4TestSupport
 
 /// `CachedByteSource.fill`: upstream bytes stream straight into the data file and are claimed
 /// in commits; what a commit claims is always true on disk.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct CacheFillTests {
+@Suite(.serialized, .hangGuard) struct CacheFillTests {
     static let origin: [UInt8] = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 10) }
 
     /// An upstream that streams in 64 KiB pieces and runs `hook` once, after the first piece

@@ -24,7 +24,7 @@ import MP4TestSupport
         return try HTTPByteSource(url: try #require(URL(string: url)), options: options)
     }
 
-    @Test(.requires("nginx"), .timeLimit(.minutes(2))) func freshEntriesNeedNoOriginAndStaleOnesServeWhatTheyHold() async throws {
+    @Test(.requires("nginx"), .hangGuard) func freshEntriesNeedNoOriginAndStaleOnesServeWhatTheyHold() async throws {
         let root = FileSystem.temporaryDirectory(), cache = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(root); FileSystem.removeDirectory(cache) }
         let original = Self.film(1)
@@ -88,7 +88,7 @@ import MP4TestSupport
     /// the response (If-Range), with no head request first. Whatever validator the origin
     /// has (ETag, Last-Modified only) and when it ignores Range, a changed origin still fails
     /// before any byte is mixed in.
-    @Test(.requires("nginx"), .timeLimit(.minutes(2))) func aFreshEntryFetchesItsFirstMissingByteInOneRequest() async throws {
+    @Test(.requires("nginx"), .hangGuard) func aFreshEntryFetchesItsFirstMissingByteInOneRequest() async throws {
         let root = FileSystem.temporaryDirectory(), cache = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(root); FileSystem.removeDirectory(cache) }
         let original = Self.film(3)

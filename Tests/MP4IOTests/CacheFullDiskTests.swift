@@ -7,7 +7,7 @@ import MP4TestSupport
 /// The full-disk tests share one small filesystem: one at a time (one of them fills it to its
 /// last block). Each needs MP4PROBE_SMALL_DISK_DIR, a filesystem of a few MiB (`.ci/run` mounts
 /// a 2 MiB tmpfs); without it they are skipped with that message.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct CacheFullDiskTests {
+@Suite(.serialized, .hangGuard) struct CacheFullDiskTests {
     static let smallDisk = ProcessInfo.processInfo.environment["MP4PROBE_SMALL_DISK_DIR"]
 
     /// Removes what an earlier run left on the small disk (a run killed midway, a process that

@@ -58,7 +58,7 @@ final class PacedUpstream: ByteSource, @unchecked Sendable {
 /// The cache's streamed reads, as the proxy uses them: bytes handed on as they arrive, a seek
 /// ahead that does not wait for a sequential fetch, one fetch for concurrent readers, and a
 /// fetch that stops when its readers leave.
-@Suite(.timeLimit(.minutes(2))) struct CacheStreamingTests {
+@Suite(.hangGuard) struct CacheStreamingTests {
     static func source(_ size: Int) async throws -> (CachedByteSource, PacedUpstream, String) {
         var random = SeededRandom(seed: UInt64(size))
         let bytes = random.bytes(size)

@@ -10,7 +10,7 @@ import MP4TestSupport
 /// through `serve` each of those followed one sequential fetch of the whole film (a reader
 /// within 256 KiB of a fetch waited for it), so the first frame came after the film had
 /// been fetched: 106 s for a 65 MB film from a 512 KB/s origin, 0.9 s direct.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct FragmentedStartTests {
+@Suite(.serialized, .hangGuard) struct FragmentedStartTests {
     /// A 40 s film at about 2 Mbit/s in 2 s fragments (20 `moof`s about 500 KB apart: ffmpeg
     /// reads on rather than seeks over less than its socket's receive window), no `sidx`, no
     /// `mfra`.

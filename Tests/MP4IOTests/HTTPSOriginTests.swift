@@ -9,7 +9,7 @@ import MP4TestSupport
 /// `https:` on Linux) and URLSession (every request on Apple platforms) (issue 43). Bodies
 /// used to be collected whole per request (up to 16 MiB) before the reader saw a byte; a
 /// player through `serve` started later than without it.
-@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: NginxServer.tlsDirectory != nil, Comment(rawValue: NginxServer.tlsMissing)))
+@Suite(.serialized, .hangGuard, .enabled(if: NginxServer.tlsDirectory != nil, Comment(rawValue: NginxServer.tlsMissing)))
 struct HTTPSOriginTests {
     /// `size` bytes of a fixed pattern in a file of their own, served by nginx over TLS.
     static func origin(size: Int, limitRate: String? = nil) throws -> (NginxServer, [UInt8], String) {

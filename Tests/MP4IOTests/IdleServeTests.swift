@@ -8,7 +8,7 @@ import MP4TestSupport
 /// kernel counts them: each thread's voluntary and involuntary context switches in 10 s
 /// (`/proc/PID/task/TID/status`). Before: 52 (a 250 ms accept timeout, and a 10 s eviction
 /// sleep that libdispatch on Linux wakes for every second).
-@Suite(.serialized, .timeLimit(.minutes(2))) struct IdleServeTests {
+@Suite(.serialized, .hangGuard) struct IdleServeTests {
     /// Context switches of each thread of process `pid` so far.
     static func switches(_ pid: Int32) -> [String: Int] {
         let tasks = "/proc/\(pid)/task"

@@ -11,7 +11,7 @@ import MP4TestSupport
 /// loads nothing but that proxy's URLs.
 @Suite(.serialized) struct InspectPageTests {
     @Test(.requires("nginx", "chromium", "curl"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
-          .timeLimit(.minutes(3)))
+          .hangGuard)
     func theLivePageShowsTheOriginAndWhatIsCached() async throws {
         let nginx = try #require(NginxServer.sampleMedia)
         let directory = FileSystem.temporaryDirectory("mp4probe-inspect-live")
@@ -71,7 +71,7 @@ import MP4TestSupport
     /// The page of a remote fragmented film without an index reads its head and its end, as
     /// `mp4probe inspect URL` does, not every fragment (a request each: the resource did not
     /// say it was remote, 301 requests for a 300-fragment film).
-    @Test(.requires("ffmpeg", "curl"), .timeLimit(.minutes(2)))
+    @Test(.requires("ffmpeg", "curl"), .hangGuard)
     func aRemoteFragmentedFilmsPageCostsAFewRequests() async throws {
         let film = try await FragmentedStartTests.film(seconds: 40)
         let fragments = FragmentedStartTests.movieFragments(film).count

@@ -6,7 +6,7 @@ import MP4TestSupport
 
 /// The loader core with nginx as the origin: moov first, and a player's seek answered by
 /// fetching the next seconds of every track ahead of it.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct MediaLoaderTests {
+@Suite(.serialized, .hangGuard) struct MediaLoaderTests {
     /// A 60 s film with its `moov` at the end (ffmpeg's default), about 2.6 MB, made once.
     static func film() async -> String? { await Executables.offPool { madeFilm } }
     private static let madeFilm: String? = {

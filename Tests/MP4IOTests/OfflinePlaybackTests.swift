@@ -39,7 +39,7 @@ import MP4TestSupport
         }
     }
 
-    @Test(.requires("chromium", "ffmpeg", "nginx"), .timeLimit(.minutes(3)))
+    @Test(.requires("chromium", "ffmpeg", "nginx"), .hangGuard)
     func aPreloadedFilmPlaysOfflineThenWaitsAndGoesOn() async throws {
         if ProcessInfo.processInfo.environment["MP4PROBE_UNDER_ASAN"] != nil { print("skipped under AddressSanitizer: Chromium's timing"); return }
         let mp4probe = try #require(Executables.mp4probe, "the mp4probe executable is not built")
@@ -90,7 +90,7 @@ import MP4TestSupport
 
     /// A range asked for while the origin is gone (after a player's read found it gone) gets a
     /// complete `206` of the cached run it starts in, not a promise of the whole film.
-    @Test(.requires("nginx"), .timeLimit(.minutes(2)))
+    @Test(.requires("nginx"), .hangGuard)
     func aRangeAskedOfflineIsAnsweredWithWhatIsCached() async throws {
         let root = FileSystem.temporaryDirectory("mp4probe-offline")
         defer { _ = Executables.run("/bin/rm", ["-rf", root]) }

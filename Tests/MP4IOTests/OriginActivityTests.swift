@@ -7,7 +7,7 @@ import MP4TestSupport
 /// say when a preload may fetch (none running for a short grace after the last), and the
 /// origins read since they were last preloaded are remembered (their entries are unmarked at
 /// that first read).
-@Suite(.timeLimit(.minutes(5))) struct OriginActivityTests {
+@Suite(.hangGuard) struct OriginActivityTests {
     @Test func busyWhileAFetchRunsAndForTheGraceAfter() async throws {
         let activity = OriginActivity()
         #expect(!activity.isBusy)

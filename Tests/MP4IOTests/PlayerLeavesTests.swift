@@ -9,7 +9,7 @@ import MP4TestSupport
 /// origin paced at 512 KB/s, and exits. The campaign measured 2,048 KiB more from the origin in
 /// the 6 s after the player had gone. When the last reader of a fetch leaves, the fetch stops
 /// within 256 KiB.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct PlayerLeavesTests {
+@Suite(.serialized, .hangGuard) struct PlayerLeavesTests {
     /// A 30 s film at about 2 Mbit/s, `moov` first or last.
     static func film(faststart: Bool) async throws -> [UInt8] {
         let directory = FileSystem.temporaryDirectory("mp4probe-leaves")

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 @testable import MP4IO
+import MP4TestSupport
 
 /// The preloads of one loader (``PreloadTable``): at most `limit` run at once, a second
 /// preload of an origin joins the first, and background starts are bounded as one decision
 /// (`_/preload`'s 429): requests that arrive together cannot each pass a check made before
 /// the others have started.
-@Suite(.timeLimit(.minutes(3))) struct PreloadTableTests {
+@Suite(.hangGuard) struct PreloadTableTests {
     static let outcome = Preload.Outcome(seconds: 1, windowEnd: 1, ranges: [], fetchedBytes: 0, cachedBytes: 0)
 
     @Test func backgroundStartsAreBoundedAllOrNone() async throws {

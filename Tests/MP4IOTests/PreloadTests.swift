@@ -10,7 +10,7 @@ import MP4TestSupport
 /// local files; `_/status` says 3 s are playable. A byte preload
 /// of a moov-at-end film, the way other caches preload, caches bytes that hold no index and
 /// nothing plays (KTVHTTPCache #137).
-@Suite(.serialized, .timeLimit(.minutes(5))) struct PreloadTests {
+@Suite(.serialized, .hangGuard) struct PreloadTests {
     /// Four 10 s films (320x240, 25 fps, with sound) in a directory of their own: H.264 with
     /// B-frames faststart and moov-at-end, a fragmented one, and an MPEG-4 Part 2 QuickTime
     /// movie with its moov at the end.
@@ -410,7 +410,7 @@ import MP4TestSupport
 /// A preload stands aside while a player reads: its fill stops within a look when a player
 /// starts (keeping what arrived) and goes on from there in a new request once the player is
 /// quiet; without a player it is one request.
-@Suite(.timeLimit(.minutes(3))) struct PreloadFillTests {
+@Suite(.hangGuard) struct PreloadFillTests {
     @Test func aFillStopsForAPlayerAndGoesOnAfter() async throws {
         let (cached, upstream, directory) = try await CacheStreamingTests.source(2 << 20)
         defer { FileSystem.removeDirectory(directory) }

@@ -10,7 +10,7 @@ import MP4TestSupport
 /// it caches at least the bytes the seek plan of the whole file says [0, 2.25 s) needs.
 /// For a valid file, the cache's status then says at least 2 s play (or the film's window,
 /// when shorter).
-@Suite(.timeLimit(.minutes(5))) struct PreloadWalkTests {
+@Suite(.hangGuard) struct PreloadWalkTests {
     static var files: [String] {
         let directories = [Fixtures.sampleMedia, Fixtures.sampleMedia + "/malformed"]
             + (Fixtures.sharedCorpus.map { [$0 + "/valid", $0 + "/malformed"] } ?? [])

@@ -10,7 +10,7 @@ import MP4TestSupport
 /// socket, whose buffer on loopback grows to megabytes, and fetched the origin to keep up:
 /// the whole 3.8 MB film for a 376 KiB `moov`. The server's send buffer is bounded (256 KiB),
 /// so the origin sends its head, the `moov` and one read-ahead window.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ProberCostTests {
+@Suite(.serialized, .hangGuard) struct ProberCostTests {
     @Test(.requires("nginx", "ffmpeg", "ffprobe"))
     func aProberCostsTheMoovAndOneWindow() async throws {
         let root = FileSystem.temporaryDirectory("mp4probe-prober")

@@ -7,7 +7,7 @@ import MP4TestSupport
 /// The cache and the proxy across processes, with nginx as the origin: one origin fetch per
 /// byte between processes (range locks on the entry's lock file), a proxy killed with SIGKILL
 /// mid-fill, and a proxy that stays flat after 1,000 aborted requests.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct ProxyProcessTests {
+@Suite(.serialized, .hangGuard) struct ProxyProcessTests {
     /// A 6 MB origin of random bytes in its own nginx root, paced at `rate`.
     static func origin(rate: String?) throws -> (NginxServer, [UInt8], String) {
         let root = FileSystem.temporaryDirectory("mp4probe-origin")

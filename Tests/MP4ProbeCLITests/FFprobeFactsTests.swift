@@ -26,7 +26,7 @@ import MP4TestSupport
         return String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).dropFirst().map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
     }
 
-    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus), .timeLimit(.minutes(5)))
+    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus), .hangGuard)
     func infoAgreesWithFFprobe() async throws {
         let facts = Self.rows("ffprobe-facts.tsv")
         let listed = Dictionary(Self.rows("ffprobe-differences.tsv").map { (Difference(file: $0[0], field: $0[1]), $0[2]) }, uniquingKeysWith: { a, _ in a })
@@ -107,7 +107,7 @@ import MP4TestSupport
     /// `pix_fmt`, interlaced against `field_order`, frames per second against `avg_frame_rate`
     /// (0.5 %), the transfer function against `color_transfer`, for every video track where both
     /// say. Differences are listed with their reason in ffprobe-codec-differences.tsv, as above.
-    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus), .timeLimit(.minutes(5)))
+    @Test(.enabled(if: Fixtures.hasCorpus, Fixtures.noCorpus), .hangGuard)
     func codecFactsAgreeWithFFprobe() async throws {
         let facts = Self.rows("ffprobe-codec-facts.tsv")
         let listed = Dictionary(Self.rows("ffprobe-codec-differences.tsv").map { (Difference(file: $0[0], field: $0[1]), $0[2]) }, uniquingKeysWith: { a, _ in a })

@@ -33,7 +33,7 @@ import MP4TestSupport
     /// the plan of the last 3-second point before it, labelled with the time asked. The
     /// two-hour film: a keyframe every 2 s, 3,600 of them.
     @Test(.requires("chromium", "ffmpeg"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
-          .timeLimit(.minutes(5)))
+          .hangGuard)
     func theSeekExplorerAnswersTheTimeAsked() async throws {
         let long = try #require(await Self.longFilm())
         let directory = FileSystem.temporaryDirectory("mp4probe-inspect-seek")
@@ -64,7 +64,7 @@ import MP4TestSupport
     }
 
     @Test(.requires("chromium", "ffmpeg"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
-          .timeLimit(.minutes(5)), arguments: kinds)
+          .hangGuard, arguments: kinds)
     func thePageShowsTheFile(kind: String) async throws {
         let path = kind == "long" ? try #require(await Self.longFilm()) : Fixtures.sample(kind + ".mp4")
         let directory = FileSystem.temporaryDirectory("mp4probe-inspect")
@@ -149,7 +149,7 @@ extension InspectCommandTests {
     /// boxes, then groups whose summaries name every box's bytes; the findings come before the
     /// box tree; the start of the file gets a zoomed row.
     @Test(.requires("chromium", "ffmpeg"), .enabled(if: !Executables.underSanitizer, "the browser's time, not our code's: the plain run renders"),
-          .timeLimit(.minutes(3)))
+          .hangGuard)
     func longBoxListsFold() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-inspect-fold")
         defer { FileSystem.removeDirectory(directory) }

@@ -25,7 +25,7 @@ import MP4TestSupport
     /// from the sidx instead of walking every moof header (15 fragments cost 15 requests
     /// before): at most 3 requests and moov + 128 KiB of body. samples, seek and check scan the
     /// fragments they need and answer exactly as on the local file.
-    @Test(.requires("nginx", "ffmpeg"), .timeLimit(.minutes(3))) func fragmentedFilesWithAnIndexCostFewRequests() async throws {
+    @Test(.requires("nginx", "ffmpeg"), .hangGuard) func fragmentedFilesWithAnIndexCostFewRequests() async throws {
         let directory = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(directory) }
         let local = directory + "/indexed.mp4"
@@ -72,7 +72,7 @@ import MP4TestSupport
     /// (issue 43: 301 requests and 19.7 MB for a 300-fragment film, and no duration). The
     /// duration is the last fragment's `tfdt` plus its samples: the local file's, which walks
     /// them all.
-    @Test(.requires("nginx", "ffmpeg"), .timeLimit(.minutes(3))) func aFragmentedFilmWithoutAnIndexIsProbedInFewRequests() async throws {
+    @Test(.requires("nginx", "ffmpeg"), .hangGuard) func aFragmentedFilmWithoutAnIndexIsProbedInFewRequests() async throws {
         let directory = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(directory) }
         let local = directory + "/recorded.mp4"
@@ -101,7 +101,7 @@ import MP4TestSupport
     /// `cache ls` (issue 46 item 3): a header, then an entry a line, most recently used first,
     /// with the seconds that play from the start, the last use and whether it was preloaded and
     /// not played; `--json` carries the same.
-    @Test(.requires("nginx"), .timeLimit(.minutes(2))) func theCacheListingSaysWhatPlays() async throws {
+    @Test(.requires("nginx"), .hangGuard) func theCacheListingSaysWhatPlays() async throws {
         let root = FileSystem.temporaryDirectory(), cache = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(root); FileSystem.removeDirectory(cache) }
         for name in ["moov-at-end.mp4", "faststart.mp4"] { FileSystem.write(try #require(FileSystem.read(Fixtures.sample(name))), to: root + "/" + name) }
@@ -133,7 +133,7 @@ import MP4TestSupport
 
     /// docs/cache.md's promise (issue 16): after `fetch --all`, the cache answers with the
     /// origin stopped: no request, exit 0 (it used to give up after 3 retries, exit 4).
-    @Test(.requires("nginx"), .timeLimit(.minutes(2))) func aFilledCacheWorksWithTheOriginDown() async throws {
+    @Test(.requires("nginx"), .hangGuard) func aFilledCacheWorksWithTheOriginDown() async throws {
         let root = FileSystem.temporaryDirectory(), cache = FileSystem.temporaryDirectory()
         defer { FileSystem.removeDirectory(root); FileSystem.removeDirectory(cache) }
         FileSystem.write(try #require(FileSystem.read(Fixtures.sample("moov-at-end.mp4"))), to: root + "/film.mp4")
