@@ -126,7 +126,7 @@ public final class HTTPServer: Sendable {
     public func start() throws {
         let listener = try Listener(host: options.host, port: options.port)
         state.withLock { $0.listener = listener }
-        listener.run { [self] client in admit(client) }
+        listener.run { [self] client, lane in admit(client, on: lane) }
     }
 
     /// Checks that the listening socket still takes connections (the server connects to
@@ -155,10 +155,11 @@ public final class HTTPServer: Sendable {
     /// Connections being served now.
     public var activeConnectionCount: Int { state.withLock { $0.active.count } }
 
-    /// A connection the listener accepted: served on a queue of its own, or, over
-    /// ``Options/maxConnections``, refused at once (or, with ``Options/requiresTrust``, let in
-    /// in place of the untrusted connection that has waited longest for a head).
-    private func admit(_ client: Int32) {
+    /// A connection the listener accepted: served on the lane it was accepted on (a queue of
+    /// its own from now on), or, over ``Options/maxConnections``, refused at once (or, with
+    /// ``Options/requiresTrust``, let in in place of the untrusted connection that has waited
+    /// longest for a head).
+    private func admit(_ client: Int32, on lane: ServingTask.Lane) {
         let connection = SocketConnection(fd: client, key: "client", waitsInline: true)
         let (admitted, displaced) = state.withLock { state -> (Bool, SocketConnection?) in
             guard !state.stopped else { return (false, nil) }
@@ -177,12 +178,13 @@ public final class HTTPServer: Sendable {
             let refusal = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n".utf8)
             _ = refusal.withUnsafeBytes { mp4probe_send(client, $0.baseAddress, $0.count) }
             connection.close()
+            lane.putBack()
             return
         }
         // Each connection runs on a queue of its own, not on the shared task pool: a pool kept
         // busy by other work (an app's, a test run's) must not stall the player's requests or
         // the server's timeouts.
-        ServingTask.start { [self] in
+        ServingTask.start(on: lane) { [self] in
             await serve(connection)
             state.withLock { state in
                 let id = ObjectIdentifier(connection)

@@ -9,8 +9,8 @@ import Darwin
 import MP4Core
 import MP4ProbeSystem
 
-/// The listening socket of an ``HTTPServer`` and the loop that accepts on it, on a dispatch
-/// queue of its own. It sleeps until a connection, a stop or a check (a wake pipe; no timer
+/// The listening socket of an ``HTTPServer`` and the loop that accepts on it, on a serving
+/// queue (a ``ServingTask/Lane``; the next one after each connection accepted). It sleeps until a connection, a stop or a check (a wake pipe; no timer
 /// while idle but one wait of ``ListenerWatch/waitLimit``), and keeps the socket alive: what
 /// to do after each wait is ``ListenerWatch``'s decision, what to do when `accept` fails
 /// ``AcceptFailure``'s; this type carries them out. Each accepted connection is handed to
@@ -52,10 +52,15 @@ final class Listener: Sendable {
         state.withLock { $0.fd = fd; $0.wake = pipe[1] }
     }
 
-    /// Starts the loop; `accepted` gets each connection's socket, on the loop's queue.
-    func run(_ accepted: @escaping @Sendable (Int32) -> Void) {
+    /// Starts the loop. `accepted` gets each connection's socket and the lane the loop
+    /// accepted it on (``ServingTask/Lane``), where it is to be served; meanwhile the loop goes
+    /// on on another lane (leader and followers: the thread that accepted a connection serves
+    /// it, and the wake-up of the next thread to listen is not on the request's path).
+    /// `accepted` must start the connection's task on that lane or put it back.
+    func run(_ accepted: @escaping @Sendable (Int32, ServingTask.Lane) -> Void) {
         let first = state.withLock { $0.fd }
-        DispatchQueue(label: "mp4probe.server.accept").async { [self] in loop(first, accepted) }
+        let lane = ServingTask.Lane.take()
+        lane.queue.async { [self] in loop(first, lane, accepted) }
     }
 
     /// `accept` calls that failed other than for want of a connection, and the times the
@@ -93,15 +98,15 @@ final class Listener: Sendable {
         }
     }
 
-    private func loop(_ first: Int32, _ accepted: @Sendable (Int32) -> Void) {
+    /// Waits and accepts on `lane`'s queue until a connection is accepted (then the loop goes
+    /// on on a new lane and `accepted` gets the connection on this one) or the loop ends.
+    private func loop(_ first: Int32, _ lane: ServingTask.Lane, _ accepted: @escaping @Sendable (Int32, ServingTask.Lane) -> Void) {
         var fd = first
+        var handedOver = false
         defer {
-            if fd >= 0 { Platform.closeFile(fd) }
-            Platform.closeFile(wakeRead)
-            state.withLock { state in
-                if state.wake >= 0 { Platform.closeFile(state.wake) }
-                state.wake = -1
-                state.fd = -1
+            if !handedOver {
+                lane.putBack()
+                end(fd)
             }
         }
         let limit = ListenerWatch.waitLimit
@@ -119,30 +124,46 @@ final class Listener: Sendable {
             case .check:
                 if !takesConnections(fd) { fd = reopen(replacing: fd) }
             case .accept:
-                fd = acceptWaiting(fd, accepted)
+                let (next, client) = acceptOne(fd)
+                fd = next
+                guard let client else { continue }
+                handedOver = true
+                let following = ServingTask.Lane.take()
+                let listening = fd
+                following.queue.async { [self] in loop(listening, following, accepted) }
+                accepted(client, lane)
+                return
             }
         }
     }
 
-    /// Accepts the connections waiting; returns the socket to go on with (a new one after
-    /// ``AcceptFailure/reopen``, -1 once stopped).
-    private func acceptWaiting(_ fd: Int32, _ accepted: @Sendable (Int32) -> Void) -> Int32 {
+    /// The loop has ended: the socket and the wake pipe are closed.
+    private func end(_ fd: Int32) {
+        if fd >= 0 { Platform.closeFile(fd) }
+        Platform.closeFile(wakeRead)
+        state.withLock { state in
+            if state.wake >= 0 { Platform.closeFile(state.wake) }
+            state.wake = -1
+            state.fd = -1
+        }
+    }
+
+    /// Accepts one waiting connection, if any; returns the socket to go on with (a new one
+    /// after ``AcceptFailure/reopen``, -1 once stopped) and the connection.
+    private func acceptOne(_ fd: Int32) -> (Int32, client: Int32?) {
         while true {
             let client = mp4probe_tcp_accept(fd)
-            if client >= 0 {
-                accepted(client)
-                continue
-            }
+            if client >= 0 { return (fd, client) }
             let action = AcceptFailure.action(errno: errno)
             if action != .idle { state.withLock { $0.acceptFailures += 1 } }
             switch action {
-            case .idle: return fd
+            case .idle: return (fd, nil)
             case .next: continue
             case .pause(let milliseconds):
                 _ = poll(nil, 0, milliseconds)
-                return fd
+                return (fd, nil)
             case .reopen:
-                return reopen(replacing: fd)
+                return (reopen(replacing: fd), nil)
             }
         }
     }
