@@ -47,10 +47,10 @@ import MP4TestSupport
     }
 
     /// Under AddressSanitizer (CI's first suite), a third of the mutants and of the cut points
-    /// (every box's first 16 bytes still cut at each byte): the two sweeps were 245 of the
-    /// suite's ~780 CPU-seconds there (112 and 133 s, measured alone), CI ran 23 minutes
-    /// against its 20, and the same CI run fuzzes the parser under AddressSanitizer with
-    /// libFuzzer. The plain suite runs them whole.
+    /// (every box's first 16 bytes still cut at each byte): the two sweeps took 245 of that
+    /// suite's 800 or so CPU-seconds (112 and 133 s, measured alone; 35 and 52 s now), CI ran
+    /// 23 minutes against its 20, and the same CI run fuzzes the parser under AddressSanitizer
+    /// with libFuzzer. The plain suite runs them whole.
     static let thinning = Executables.underSanitizer ? 3 : 1
 
     /// The prefixes worth cutting at: every byte of the headers and moov, a stride elsewhere
