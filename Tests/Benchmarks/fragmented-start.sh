@@ -10,10 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . Tests/Benchmarks/nginx-origin.sh
-bin=$(release_binary "$@")
-dir=${MP4PROBE_BENCH_DIR:-/tmp/mp4bench}
-mkdir -p "$dir/www" "$dir/tmp"
-fragmented_film "$dir/www"
+fragmented_bench "$@"
 log="$dir/fragmented-access.log"
 start_origin "$dir" "$dir/www" "$log"
 trap 'stop_origin' EXIT
@@ -28,11 +25,8 @@ hz=$(getconf CLK_TCK)
 results=()
 for _ in $(seq "${N:-9}"); do
   s=$(now); ffmpeg -v error -nostdin -i "$o/paced/frag600.mp4" -t 2 -f null -; e=$(now); sleep 0.3
-  rm -rf "$dir/fragmented-cache"; rm -f "$dir/fragmented-serve.out"
-  "$bin" serve --cache "$dir/fragmented-cache" > "$dir/fragmented-serve.out" 2> /dev/null &
-  pid=$!
-  for _ in $(seq 100); do [ -s "$dir/fragmented-serve.out" ] && break; sleep 0.05; done
-  url=$(python3 -c 'import sys, urllib.parse; print(sys.argv[1] + "v.mp4?url=" + urllib.parse.quote(sys.argv[2], safe=""))' "$(head -n 1 "$dir/fragmented-serve.out")" "$o/paced/frag600.mp4")
+  start_serve "$dir/fragmented-cache" "$o/paced/frag600.mp4"
+  pid=$serve_pid url=$serve_url
   c0=$(ticks "$pid"); : > "$log"
   s2=$(now); ffmpeg -v error -nostdin -i "$url" -t 2 -f null -; e2=$(now)
   c1=$(ticks "$pid")

@@ -63,3 +63,27 @@ release_binary() {
   swift build -c release --product mp4probe >/dev/null
   echo "$PWD/.build/release/mp4probe"
 }
+
+# The set-up of the benchmarks of the fragmented film (fragmented-start.sh, request-timeline.sh):
+# sets bin (release_binary) and dir (MP4PROBE_BENCH_DIR, /tmp/mp4bench by default) and makes the
+# film in $dir/www.
+#
+#   fragmented_bench [BINARY]
+fragmented_bench() {
+  bin=$(release_binary "$@")
+  dir=${MP4PROBE_BENCH_DIR:-/tmp/mp4bench}
+  mkdir -p "$dir/www" "$dir/tmp"
+  fragmented_film "$dir/www"
+}
+
+# Starts `serve` with a fresh cache in CACHE_DIR, waits for its base URL and sets serve_pid and
+# serve_url (the proxy's URL of ORIGIN_URL).
+#
+#   start_serve CACHE_DIR ORIGIN_URL
+start_serve() {
+  rm -rf "$1"; rm -f "$1.out"
+  "$bin" serve --cache "$1" > "$1.out" 2> /dev/null &
+  serve_pid=$!
+  for _ in $(seq 100); do [ -s "$1.out" ] && break; sleep 0.05; done
+  serve_url=$(python3 -c 'import sys, urllib.parse; print(sys.argv[1] + "v.mp4?url=" + urllib.parse.quote(sys.argv[2], safe=""))' "$(head -n 1 "$1.out")" "$2")
+}

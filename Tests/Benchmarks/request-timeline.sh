@@ -12,10 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . Tests/Benchmarks/nginx-origin.sh
-bin=$(release_binary "$@")
-dir=${MP4PROBE_BENCH_DIR:-/tmp/mp4bench}
-mkdir -p "$dir/www" "$dir/tmp"
-fragmented_film "$dir/www"
+fragmented_bench "$@"
 start_origin "$dir" "$dir/www"
 trap 'stop_origin' EXIT
 events="-e syscalls:sys_enter_connect -e syscalls:sys_exit_accept4 -e syscalls:sys_enter_recvfrom -e syscalls:sys_enter_sendto -e syscalls:sys_enter_writev -e syscalls:sys_enter_sendfile64"
@@ -57,11 +54,8 @@ for i, what in enumerate(["connect -> accept", "accept -> first read", "first re
 PY
 }
 record direct "$(pgrep -f 'nginx: worker' | head -1)" "$origin/paced/frag600.mp4"
-rm -rf "$dir/timeline-cache"; rm -f "$dir/timeline-serve.out"
-"$bin" serve --cache "$dir/timeline-cache" > "$dir/timeline-serve.out" 2> /dev/null &
-pid=$!
-for _ in $(seq 100); do [ -s "$dir/timeline-serve.out" ] && break; sleep 0.05; done
-url=$(python3 -c 'import sys, urllib.parse; print(sys.argv[1] + "v.mp4?url=" + urllib.parse.quote(sys.argv[2], safe=""))' "$(head -n 1 "$dir/timeline-serve.out")" "$origin/paced/frag600.mp4")
+start_serve "$dir/timeline-cache" "$origin/paced/frag600.mp4"
+pid=$serve_pid url=$serve_url
 record "serve, fresh cache" "$pid" "$url"
 sleep 0.5
 record "serve, warm cache" "$pid" "$url"
