@@ -70,7 +70,7 @@ enum ServingTask {
     /// (``Listener``). A task's first job queued behind the dispatch block that runs now runs
     /// when that block returns, without waking a thread: the hand over of every accepted
     /// connection to a queue of its own cost a thread's wake-up between the `accept` and the
-    /// first read of the request (73 µs median here, of 0.4 ms a request of ffmpeg's start of
+    /// first read of the request (61-73 µs median here, of 0.4 ms a request of ffmpeg's start of
     /// a fragmented film).
     final class Lane: Sendable {
         /// The queue (a ``QueueExecutor``'s where task executors exist).
