@@ -89,14 +89,24 @@ enum ServingTask {
                 let executor = QueueExecutor.take()
                 return Lane(queue: executor.queue, executor: executor)
             }
-            return Lane(queue: DispatchQueue(label: "mp4probe.serving"), executor: nil)
+            return Lane(queue: idleQueues.withLock { $0.popLast() } ?? DispatchQueue(label: "mp4probe.serving"), executor: nil)
         }
 
-        /// The lane is not used after all (its dispatch work ended and no task was started).
+        /// Plain lanes' queues no loop or block uses, kept for the next (at most ``maxIdle``,
+        /// as ``QueueExecutor``'s): a queue made and disposed of for every connection would
+        /// wake a thread each time.
+        private static let idleQueues = Locked<[DispatchQueue]>([])
+        private static let maxIdle = 64
+
+        /// The lane is not used after all (its dispatch work ended and no task was started), or
+        /// its task does not run on it (a plain lane's: ``start(on:_:)``). A block still queued
+        /// on it runs before the next user's, as on any serial queue.
         func putBack() {
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *), let executor = executor as? QueueExecutor {
                 QueueExecutor.putBack(executor)
+                return
             }
+            Self.idleQueues.withLock { queues in if queues.count < Self.maxIdle { queues.append(queue) } }
         }
     }
 
@@ -110,6 +120,7 @@ enum ServingTask {
                 return await operation()
             }
         }
+        lane.putBack()   // the task runs on the pool: the lane is free once its block returns
         return Task.detached { await operation() }
     }
 
