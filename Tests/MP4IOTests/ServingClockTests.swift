@@ -11,14 +11,15 @@ import Testing
         let started = ContinuousClock.now
         // Each at its time after `started`, however late this thread schedules it (CI's
         // AddressSanitizer suite held it long enough between two calls that the timer of 20 ms
-        // came due after the one of 60: [0, 1, 2]).
-        for (index, milliseconds) in [60, 20, 40].enumerated() {
+        // came due after the one of 60: [0, 1, 2]). Hundreds of milliseconds apart: only a
+        // hold of 600 ms between two calls lets the first fire before the others are in.
+        for (index, milliseconds) in [600, 200, 400].enumerated() {
             clock.schedule(after: .milliseconds(milliseconds) - (ContinuousClock.now - started)) { fired.withLock { $0.append(index) } }
         }
-        let cancelled = clock.schedule(after: .milliseconds(30)) { fired.withLock { $0.append(99) } }
+        let cancelled = clock.schedule(after: .milliseconds(300)) { fired.withLock { $0.append(99) } }
         #expect(clock.cancel(cancelled))
-        try await clock.sleep(for: .milliseconds(100))
-        #expect(ContinuousClock.now - started >= .milliseconds(100))
+        try await clock.sleep(for: .milliseconds(1_000))
+        #expect(ContinuousClock.now - started >= .milliseconds(1_000))
         #expect(fired.withLock { $0 } == [1, 2, 0])
         #expect(!clock.cancel(cancelled), "a timer is cancelled once")
     }
