@@ -52,6 +52,9 @@ public final class NginxServer: Sendable {
         public var range: String
         public var status: Int
         public var bodyBytes: Int
+        /// When nginx logged the request (its `$msec`, seconds since 1970): the end of its
+        /// transfer, when the response was sent or the client was found gone.
+        public var ended: Double
     }
 
     public let port: Int
@@ -100,7 +103,7 @@ public final class NginxServer: Sendable {
         error_log \(directory)/error.log;
         events { worker_connections 256; }
         http {
-          log_format probe '$request|$http_range|$status|$body_bytes_sent';
+          log_format probe '$request|$http_range|$status|$body_bytes_sent|$msec';
           access_log \(directory)/access.log probe;
           client_body_temp_path \(directory)/body; proxy_temp_path \(directory)/proxy;
           fastcgi_temp_path \(directory)/fastcgi; uwsgi_temp_path \(directory)/uwsgi; scgi_temp_path \(directory)/scgi;
@@ -185,8 +188,8 @@ public final class NginxServer: Sendable {
         guard let bytes = FileSystem.read(directory + "/access.log") else { return [] }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 4, fields[0].contains(marker), let status = Int(fields[2]), let body = Int(fields[3]) else { return nil }
-            return Request(line: fields[0], range: fields[1], status: status, bodyBytes: body)
+            guard fields.count == 5, fields[0].contains(marker), let status = Int(fields[2]), let body = Int(fields[3]), let ended = Double(fields[4]) else { return nil }
+            return Request(line: fields[0], range: fields[1], status: status, bodyBytes: body, ended: ended)
         }
     }
 }
