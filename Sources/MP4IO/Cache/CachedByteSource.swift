@@ -228,6 +228,12 @@ public final class CachedByteSource: WrappingSource {
     /// (``FetchPlanner/addReader(_:_:priority:startsShort:)``).
     @TaskLocal static var readsStartShort = false
 
+    /// Set by the loader around a player's read and its movie load (which players wait for):
+    /// the read returns once its bytes are handed on, not once the table claims them (their
+    /// commits go on, batched with others), so neither a player's next request on the same
+    /// connection nor its media past the `moov` waits for a flush.
+    @TaskLocal static var returnsBeforeCommit = false
+
     /// Streams `range` to `consume` as it becomes available: cached runs from the data file,
     /// missing runs as they arrive from upstream (written to the cache and handed on at once,
     /// not after the whole run is in). A read that finds a run already being
@@ -301,7 +307,11 @@ public final class CachedByteSource: WrappingSource {
         guard range.lowerBound < upper else { return }
         let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: priority ?? wiring.readPriority, startsShort: Self.readsStartShort)
         do {
-            try await drive(reader, from: range.lowerBound, fills: kind == .fill, waitsForCommit: waitsForCommit, into: consume)
+            // What a read returned is in the table when it returns: the fetches it read to
+            // their ends have committed (most long before). A player's read does not wait.
+            let waits = waitsForCommit && !Self.returnsBeforeCommit
+            let followed = try await drive(reader, from: range.lowerBound, fills: kind == .fill, keepsFollowed: waits, into: consume)
+            for task in followed { _ = try? await task.value }
             await entry.leave(reader)
         } catch let error as MP4Error where error.cause == .sourceChanged {
             await entry.leave(reader)
@@ -317,10 +327,19 @@ public final class CachedByteSource: WrappingSource {
     private var starter: CacheEntry.Starter { CacheEntry.Starter(origin: fetchSource, commitInterval: max(options.commitInterval, 1), budget: wiring.budget, activity: wiring.activity) }
 
     /// Carries out the reader's steps from `start`; the position it has got to is its own
-    /// (handed to the entry with each step, not after each piece).
-    private func drive(_ reader: FetchPlanner.ReaderID, from start: UInt64, fills: Bool, waitsForCommit: Bool,
-                       into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    /// (handed to the entry with each step, not after each piece). With `keepsFollowed`,
+    /// returns the fetches it read to their ends, whose commits may still be under way (the
+    /// latest ``maxFollowedKept``; an older one is waited for as it is dropped, by then long
+    /// committed).
+    ///
+    /// A step that reads a fetch to its end goes on at once: the next bytes are past that
+    /// fetch, and the bytes it wrote are in the data file. Waiting there for its commit (a
+    /// group commit every 10 ms or more, ``CacheEntry/commitSpacing``) held a player's
+    /// `moov` 2 to 17 ms in each fragmented start, at every fetch it crossed.
+    private func drive(_ reader: FetchPlanner.ReaderID, from start: UInt64, fills: Bool, keepsFollowed: Bool,
+                       into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> [Task<Bool, any Error>] {
         let starter = starter
+        var followed: [Task<Bool, any Error>] = []
         var position = start
         var waitedForOthers = 0
         var checksumsFailed = false
@@ -328,7 +347,7 @@ public final class CachedByteSource: WrappingSource {
             try Task.checkCancellation()   // a reader that went away starts nothing more
             switch await entry.next(reader, at: position, starter: starter, othersAllowed: waitedForOthers < Self.patienceForOthers) {
             case .done:
-                return
+                return followed
             case .stalled:
                 if fills, await entry.diskIsFull {
                     throw MP4Error(.io, "\(name): the cache cannot take more (the disk is full); nothing more can be cached now")
@@ -369,7 +388,11 @@ public final class CachedByteSource: WrappingSource {
                     if finished && committed < through { try await Self.failure(of: task) }
                 } else {
                     position = try await follow(reader, fetch, progress, task, from: position, through: through, aheadAt: aheadAt, patience: patience,
-                                               starter: starter, waitsForCommit: waitsForCommit, into: consume)
+                                               starter: starter, into: consume)
+                    if keepsFollowed && position == progress.part.upperBound {
+                        followed.append(task)
+                        if followed.count > Self.maxFollowedKept { _ = try? await followed.removeFirst().value }
+                    }
                 }
             }
         }
@@ -379,7 +402,7 @@ public final class CachedByteSource: WrappingSource {
     /// (read back from the data file, where they are in the page cache); returns where it got.
     private func follow(_ reader: FetchPlanner.ReaderID, _ fetch: FetchPlanner.FetchID, _ progress: FetchProgress, _ task: Task<Bool, any Error>,
                         from start: UInt64, through: UInt64, aheadAt: UInt64?, patience: Duration, starter: CacheEntry.Starter,
-                        waitsForCommit: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> UInt64 {
+                        into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> UInt64 {
         var position = start
         var askedAhead = false
         while position < through {
@@ -407,12 +430,11 @@ public final class CachedByteSource: WrappingSource {
             }
         }
         await entry.unfollow(reader, fetch, at: position)
-        // All of that fetch was read: let it finish (its last commit) before the read goes
-        // on, so what a read returned is in the cache's table when it returns (unless the
-        // reader needs only the bytes: ``readAhead(_:)``).
-        if waitsForCommit && position == progress.part.upperBound { _ = try? await task.value }
         return position
     }
+
+    /// The fetches a read keeps, to wait for their commits when it ends.
+    static let maxFollowedKept = 16
 
     /// Rethrows the failure of a fetch that ended, unless the disk was full or the planner
     /// stopped it while this reader followed it (the disk is full, the origin changed): the

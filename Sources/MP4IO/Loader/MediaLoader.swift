@@ -235,9 +235,13 @@ public struct MediaResource: WrappingSource {
         while true {
             do {
                 let wasCached = await cache?.cachedRanges.contains(position..<range.upperBound) ?? true
-                try await readOnce(position..<range.upperBound, streamed: streamed) { piece in
-                    do { try await consume(piece) } catch { playerFailed = true; throw error }
-                    position += UInt64(piece.count)
+                // A player's read returns as its last byte is handed on, not after the commit
+                // of what it fetched (a keep-alive player's next request would wait for it).
+                try await CachedByteSource.$returnsBeforeCommit.withValue(streamed) {
+                    try await readOnce(position..<range.upperBound, streamed: streamed) { piece in
+                        do { try await consume(piece) } catch { playerFailed = true; throw error }
+                        position += UInt64(piece.count)
+                    }
                 }
                 // The origin answered (this read needed it, or a try after a failure).
                 if failedBefore || !wasCached { reachability?.reached(origin) }

@@ -98,7 +98,9 @@ actor Prefetcher {
         } else {
             var options = MP4File.Options(facts: .structure)
             options.stopsAtFirstFragment = true
-            file = try? await MP4File.open(cache, options: options)
+            // Players wait for this load (media past the head waits for `moov`): its reads
+            // return as their bytes arrive, not after the commits of what they fetched.
+            file = try? await CachedByteSource.$returnsBeforeCommit.withValue(true) { try await MP4File.open(cache, options: options) }
         }
         if seconds > 0, view == nil, let file, file.isFragmented, let first = Preload.walkStart(file),
            !file.layout.boxes.contains(where: { $0.type == .sidx }) {
