@@ -30,7 +30,12 @@ import MP4TestSupport
         defer { proxy.stop(); FileSystem.removeDirectory(directory) }
         let marker = "probe=\(UInt64.random(in: 0...UInt64.max))"
         let url = proxy.url(for: nginx.baseURL + "/film.mp4?" + marker, faststart: true)
-        let streams = await Executables.runOffPool(ffprobe, ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", url])
+        // The prober's receive buffer is fixed (128 KiB): what is measured is what the proxy
+        // pushes, not how far the kernel grew the prober's buffer. Loopback autotuning grows
+        // it up to `tcp_rmem`'s maximum (32 MiB here) as fast as the prober reads, and in a
+        // loaded suite it took in more than half a window before ffprobe hung up: the read-ahead
+        // fetched a second 2 MiB window (4,661,031 bytes sent, twice; alone 2,563,879).
+        let streams = await Executables.runOffPool(ffprobe, ["-v", "error", "-recv_buffer_size", "131072", "-show_entries", "stream=codec_name", "-of", "csv=p=0", url])
         #expect(streams.contains("h264") && streams.contains("aac"), "ffprobe said: \(streams)")
         try await Task.sleep(for: .seconds(1))   // fetches that were running end or stop
         let requests = nginx.requests(containing: marker)
