@@ -210,7 +210,8 @@ actor Prefetcher {
     /// by whoever was told to (one at a time).
     ///
     /// Each head is fetched by the prefetch (``CachedByteSource/prefetch(_:maxRequests:)``,
-    /// which keeps the heads of the last ``FragmentWalkAhead/depth`` steps running: one stopped
+    /// which keeps the heads of the last ``FragmentWalkAhead/depth`` steps that had not come
+    /// whole by the end of their step running: one stopped
     /// before its last bytes came, on a loaded machine, was fetched again by the player), so
     /// it is fetched whole for the player that will read it while the walk reads only until
     /// the `moof` and the header after it are in (``FragmentWalkAhead/head(_:at:headEnd:length:)``)
@@ -245,6 +246,10 @@ actor Prefetcher {
                 walkState.withLock { $0.walking = false }
                 return
             }
+            // A head whose bytes all came with its step is written whole: its fetch needs no
+            // keeping, and the prefetch is not asked again for it (each ask compares the heads
+            // with every fetch that waits for its commit: 12 % of a walk's CPU on loopback).
+            if bytes.count >= head.count { recent.removeAll { $0 == head } }
             var end: UInt64?
             if case .fragment(let found) = parse(bytes) { end = found }
             walkState.withLock { $0.walk?.learned(next.start, end: end) }
