@@ -228,10 +228,9 @@ public final class CachedByteSource: WrappingSource {
     /// (``FetchPlanner/addReader(_:_:priority:startsShort:)``).
     @TaskLocal static var readsStartShort = false
 
-    /// Set by the loader around a player's read and its movie load (which players wait for):
-    /// the read returns once its bytes are handed on, not once the table claims them (their
-    /// commits go on, batched with others), so neither a player's next request on the same
-    /// connection nor its media past the `moov` waits for a flush.
+    /// Set by the loader around a player's read: the read returns once its bytes are handed
+    /// on, not once the table claims them (their commits go on, batched with others), so a
+    /// player's next request on the same connection does not wait for a flush.
     @TaskLocal static var returnsBeforeCommit = false
 
     /// Streams `range` to `consume` as it becomes available: cached runs from the data file,

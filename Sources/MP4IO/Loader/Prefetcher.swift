@@ -98,9 +98,10 @@ actor Prefetcher {
         } else {
             var options = MP4File.Options(facts: .structure)
             options.stopsAtFirstFragment = true
-            // Players wait for this load (media past the head waits for `moov`): its reads
-            // return as their bytes arrive, not after the commits of what they fetched.
-            file = try? await CachedByteSource.$returnsBeforeCommit.withValue(true) { try await MP4File.open(cache, options: options) }
+            // Its reads return once what they read is claimed: a player's media past the head
+            // waits for this load, and so goes out after the `moov` is in the cache's table
+            // (``MediaLoaderTests``), not only in its data file.
+            file = try? await MP4File.open(cache, options: options)
         }
         if seconds > 0, view == nil, let file, file.isFragmented, let first = Preload.walkStart(file),
            !file.layout.boxes.contains(where: { $0.type == .sidx }) {
