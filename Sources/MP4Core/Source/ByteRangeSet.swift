@@ -69,21 +69,37 @@ public struct ByteRangeSet: Sendable, Hashable, Codable {
 
     /// The parts of `range` not in the set, ascending.
     public func missing(in range: Range<UInt64>) -> [Range<UInt64>] {
-        guard !range.isEmpty else { return [] }
-        var result: [Range<UInt64>] = []
-        var position = range.lowerBound
-        var i = firstIndex(endingAtOrAfter: range.lowerBound + 1)
-        while position < range.upperBound {
-            if i < ranges.count && ranges[i].lowerBound <= position {
-                position = max(position, ranges[i].upperBound)
-                i += 1
-                continue
+        Array(missingParts(in: range))
+    }
+
+    /// The parts of `range` not in the set, in order, each found as it is asked for: a
+    /// reader's next step wants the first gap and its close neighbours, not every gap to the
+    /// end of a film whose fragment heads are cached (300 of them).
+    public func missingParts(in range: Range<UInt64>) -> MissingParts {
+        MissingParts(ranges: ranges, position: range.lowerBound, end: range.upperBound,
+                     index: range.isEmpty ? ranges.count : firstIndex(endingAtOrAfter: range.lowerBound + 1))
+    }
+
+    /// The parts of a range missing from a set (``missingParts(in:)``).
+    public struct MissingParts: Sequence, IteratorProtocol, Sendable {
+        fileprivate let ranges: [Range<UInt64>]
+        fileprivate var position: UInt64
+        fileprivate let end: UInt64
+        fileprivate var index: Int
+
+        public mutating func next() -> Range<UInt64>? {
+            while position < end {
+                if index < ranges.count && ranges[index].lowerBound <= position {
+                    position = Swift.max(position, ranges[index].upperBound)
+                    index += 1
+                    continue
+                }
+                let partEnd = index < ranges.count ? Swift.min(ranges[index].lowerBound, end) : end
+                defer { position = partEnd }
+                if position < partEnd { return position..<partEnd }
             }
-            let end = i < ranges.count ? min(ranges[i].lowerBound, range.upperBound) : range.upperBound
-            if position < end { result.append(position..<end) }
-            position = end
+            return nil
         }
-        return result
     }
 
     /// Checks the invariants (sorted, disjoint, not touching, non-empty): for tables read back

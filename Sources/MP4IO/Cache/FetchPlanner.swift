@@ -303,17 +303,18 @@ struct FetchPlanner: Sendable {
         } else {
             (state.lastStep, state.stalls) = (position, 0)
         }
-        let missing = present.missing(in: position..<state.end)
-        guard let first = missing.first, first.lowerBound == position else {
+        var missing = present.missingParts(in: position..<state.end)
+        let firstMissing = missing.next()
+        guard let first = firstMissing, first.lowerBound == position else {
             // A player's request gets a short first run: many read a box header and go.
-            let end = min(missing.first?.lowerBound ?? state.end, position + (state.awaitsFirstRun ? min(piece, firstPiece) : piece))
+            let end = min(firstMissing?.lowerBound ?? state.end, position + (state.awaitsFirstRun ? min(piece, firstPiece) : piece))
             state.hadRun(position..<end, firstPiece: firstPiece)
             return .serve(position..<end)
         }
         var end = first.upperBound
         // Small cached gaps between missing parts are fetched again rather than paid for with
         // another request.
-        for part in missing.dropFirst() {
+        while let part = missing.next() {
             guard part.lowerBound - end < policy.bridgeGap else { break }
             end = part.upperBound
         }
@@ -410,7 +411,9 @@ struct FetchPlanner: Sendable {
     /// stops, read-ahead windows included.
     mutating func leave(_ reader: ReaderID) {
         guard reader != Self.prefetchReader, readers.removeValue(forKey: reader) != nil else { return }
-        for id in fetches.keys.sorted() { disown(id, by: reader, doneThrough: nil) }
+        // Only the fetches it owns (a reader leaves at the end of every request; the walk
+        // ahead keeps a few dozen fetches waiting for their commits).
+        for id in fetches.compactMap({ $0.value.owners.contains(reader) ? $0.key : nil }).sorted() { disown(id, by: reader, doneThrough: nil) }
     }
 
     /// `reader` no longer wants `fetch`: the fetch stops when nobody does and it has bytes

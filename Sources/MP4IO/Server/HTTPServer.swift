@@ -335,26 +335,37 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// The request for `target`: its path and query percent-decoded (an escape that is
+    /// malformed leaves the text as it came). Splits on bytes, not characters: a request's
+    /// path and query are ASCII delimiters in UTF-8, and Character-wise splitting was 4 % of a
+    /// cached request's CPU.
     static func request(method: String, target: String, headers: HTTPFields) -> HTTPServerRequest {
-        let pathPart = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
+        let bytes = Array(target.utf8)
+        let question = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
         var query: [String: String] = [:]
-        if let questionMark = target.firstIndex(of: "?") {
-            for pair in target[target.index(after: questionMark)...].split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = percentDecoded(parts[0], plusIsSpace: true) ?? String(parts[0])
-                let value = parts.count > 1 ? (percentDecoded(parts[1], plusIsSpace: true) ?? String(parts[1])) : ""
-                query[name] = value
+        if question < bytes.endIndex {
+            for pair in bytes[(question + 1)...].split(separator: UInt8(ascii: "&")) {
+                let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+                let value = equals < pair.endIndex ? pair[(equals + 1)...] : []
+                query[decodedOrAsIs(pair[..<equals], plusIsSpace: true)] = decodedOrAsIs(value, plusIsSpace: true)
             }
         }
-        return HTTPServerRequest(method: method, target: target, path: percentDecoded(pathPart[...], plusIsSpace: false) ?? pathPart, query: query, headers: headers)
+        return HTTPServerRequest(method: method, target: target, path: decodedOrAsIs(bytes[..<question], plusIsSpace: false), query: query, headers: headers)
+    }
+
+    private static func decodedOrAsIs(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) -> String {
+        percentDecoded(bytes, plusIsSpace: plusIsSpace) ?? String(decoding: bytes, as: UTF8.self)
     }
 
     /// `text` with its `%XX` escapes decoded (and, in a query, `+` as a space); nil when an
     /// escape is malformed or the result is not UTF-8 (as Foundation's `removingPercentEncoding`,
     /// which cost every request a tenth of the server's time in string bridging).
     static func percentDecoded(_ text: Substring, plusIsSpace: Bool) -> String? {
-        let utf8 = text.utf8
-        guard utf8.contains(where: { $0 == 0x25 || (plusIsSpace && $0 == 0x2B) }) else { return String(text) }
+        percentDecoded(ArraySlice(text.utf8), plusIsSpace: plusIsSpace)
+    }
+
+    static func percentDecoded(_ text: ArraySlice<UInt8>, plusIsSpace: Bool) -> String? {
+        guard text.contains(where: { $0 == 0x25 || (plusIsSpace && $0 == 0x2B) }) else { return String(decoding: text, as: UTF8.self) }
         func hex(_ byte: UInt8) -> UInt8? {
             switch byte {
             case 0x30...0x39: return byte - 0x30
@@ -364,20 +375,17 @@ public final class HTTPServer: Sendable {
             }
         }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count)
-        var index = utf8.startIndex
-        while index != utf8.endIndex {
-            let byte = utf8[index]
+        bytes.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
             if byte == 0x25 {
-                let first = utf8.index(after: index)
-                guard first != utf8.endIndex else { return nil }
-                let second = utf8.index(after: first)
-                guard second != utf8.endIndex, let high = hex(utf8[first]), let low = hex(utf8[second]) else { return nil }
+                guard index + 2 < text.endIndex, let high = hex(text[index + 1]), let low = hex(text[index + 2]) else { return nil }
                 bytes.append(high << 4 | low)
-                index = utf8.index(after: second)
+                index += 3
             } else {
                 bytes.append(plusIsSpace && byte == 0x2B ? 0x20 : byte)
-                index = utf8.index(after: index)
+                index += 1
             }
         }
         return HTTPMessage.utf8(bytes[...])
@@ -418,6 +426,9 @@ public final class HTTPServer: Sendable {
         var failure: (any Error)?
         var watchEnded = false
     }
+
+    /// The client went away while its body streamed (the body stops; nothing is reported).
+    private struct ClientWentAway: Error {}
 
     private func deliver(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool, tally: ReadTally = ReadTally()) async -> Delivery {
         let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
@@ -466,7 +477,7 @@ public final class HTTPServer: Sendable {
                                 if first, pause > .zero, result.sent < UInt64(range.count) {
                                     if await connection.hasGone(within: pause) {
                                         result.clientGone = true
-                                        throw URLError(.networkConnectionLost)
+                                        throw ClientWentAway()   // not a URLError: its NSError cost each such request 4 µs
                                     }
                                 }
                             }
@@ -536,17 +547,28 @@ public final class HTTPServer: Sendable {
     /// The status line and header fields of `response`, with `Content-Length`, `Connection`
     /// and `Server` added; fields that are not valid HTTP are dropped.
     private func headBytes(of response: HTTPServerResponse, keepAlive: Bool) -> [UInt8] {
-        var lines = ["HTTP/1.1 \(response.status) \(Self.reason(response.status))"]
-        var headers = response.headers
-        if !headers.contains("Content-Length") {
-            headers.append(("Content-Length", String(response.body.count)))
+        // Appended as bytes (lines of interpolated strings joined were 3 % of a cached
+        // request's CPU).
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        func line(_ name: String, _ value: String) {
+            guard HTTPRequest.isValidHeaderName(name) && HTTPRequest.isValidHeaderValue(value) else { return }
+            out += name.utf8
+            out += ": ".utf8
+            out += value.utf8
+            out += "\r\n".utf8
         }
-        headers.append(("Connection", keepAlive ? "keep-alive" : "close"))
-        headers.append(("Server", MP4ProbeVersion.userAgent))
-        for (name, value) in headers where HTTPRequest.isValidHeaderName(name) && HTTPRequest.isValidHeaderValue(value) {
-            lines.append("\(name): \(value)")
-        }
-        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+        out += "HTTP/1.1 ".utf8
+        out += String(response.status).utf8
+        out.append(0x20)
+        out += Self.reason(response.status).utf8
+        out += "\r\n".utf8
+        for (name, value) in response.headers { line(name, value) }
+        if !response.headers.contains("Content-Length") { line("Content-Length", String(response.body.count)) }
+        line("Connection", keepAlive ? "keep-alive" : "close")
+        line("Server", MP4ProbeVersion.userAgent)
+        out += "\r\n".utf8
+        return out
     }
 
     static func reason(_ status: Int) -> String {
