@@ -45,7 +45,9 @@ public struct ContentInformation: Sendable, Equatable {
     /// `application/mp4`), else `fallback`.
     public static func mediaType(given: String?, fallback: String) -> String {
         guard let given else { return fallback }
-        let essence = given.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? ""
+        // The essence: before the parameters (on bytes: this runs for every request).
+        let bytes = given.utf8
+        let essence = String(decoding: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)], as: UTF8.self).trimmingSpaces().lowercased()
         let isMedia = (essence.hasPrefix("video/") || essence.hasPrefix("audio/") || essence == "application/mp4") && essence.count > 6
         return isMedia ? given : fallback
     }
@@ -54,17 +56,22 @@ public struct ContentInformation: Sendable, Equatable {
     public static func nameType(of origin: String) -> String {
         // The path of a URL (after `scheme://host`, before `?` or `#`), or a file's path; with
         // the standard library alone, on bytes (this runs for every request a player makes).
-        var path = origin.utf8[...]
-        if let cut = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { path = path[..<cut] }
-        if let colon = path.firstIndex(of: UInt8(ascii: ":")), path[colon...].starts(with: "://".utf8) {
-            let afterScheme = path[path.index(colon, offsetBy: 3)...]
-            path = afterScheme.firstIndex(of: UInt8(ascii: "/")).map { afterScheme[$0...] } ?? afterScheme[afterScheme.endIndex...]
+        let bytes = Array(origin.utf8)
+        var path = bytes.startIndex..<(bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex)
+        if let colon = bytes[path].firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) {
+            let afterScheme = (colon + 3)..<path.upperBound
+            path = (bytes[afterScheme].firstIndex(of: UInt8(ascii: "/")) ?? path.upperBound)..<path.upperBound
         }
-        func hasSuffix(_ suffix: String) -> Bool {
-            let tail = suffix.utf8
-            guard path.count >= tail.count else { return false }
+        func hasSuffix(_ suffix: StaticString) -> Bool {
+            let count = suffix.utf8CodeUnitCount
+            guard path.count >= count else { return false }
             // ASCII letters case-insensitively (the suffixes are lowercase).
-            return zip(path.suffix(tail.count), tail).allSatisfy { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 }
+            return suffix.withUTF8Buffer { tail in
+                (0..<count).allSatisfy { i in
+                    let byte = bytes[path.upperBound - count + i]
+                    return ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == tail[i]
+                }
+            }
         }
         if hasSuffix(".m4a") || hasSuffix(".m4b") { return "audio/mp4" }
         if hasSuffix(".mov") || hasSuffix(".qt") { return "video/quicktime" }

@@ -160,7 +160,7 @@ public final class HTTPServer: Sendable {
     /// ``Options/requiresTrust``, let in in place of the untrusted connection that has waited
     /// longest for a head).
     private func admit(_ client: Int32, on lane: ServingTask.Lane) {
-        let connection = SocketConnection(fd: client, key: "client", waitsInline: true)
+        let connection = SocketConnection(fd: client, key: "client", waitsInline: true, capacity: 16 << 10)
         let (admitted, displaced) = state.withLock { state -> (Bool, SocketConnection?) in
             guard !state.stopped else { return (false, nil) }
             var displaced: SocketConnection?
