@@ -31,6 +31,20 @@ import MP4TestSupport
         #expect(String(decoding: answer.body, as: UTF8.self) == "POST 43 {\"urls\": [\"https://o/v.mp4\"], \"seconds\": 3}\n")
     }
 
+    /// A connection's buffer starts small (16 KiB) and grows: a head and a body of many times
+    /// that, within the bounds, arrive whole; one byte more than the buffer holds is refused.
+    @Test func aLargeHeadAndBodyGrowTheConnectionsBuffer() async throws {
+        let limit = RequestDecision.maxBody(HTTPServer.Options())
+        let server = try Self.server(maxBody: limit)
+        defer { server.stop() }
+        let body = String(repeating: "b", count: limit)
+        let header = "X-Long: " + String(repeating: "h", count: 40_000) + "\r\n"
+        let answer = try await Self.post(server.port, body, extra: header)
+        #expect(answer.status == 200)
+        #expect(answer.body.count == "POST \(limit) ".utf8.count + limit + 1)
+        #expect(try await Self.post(server.port, body + "b").status == 413)
+    }
+
     @Test func bodiesOverTheBoundOrUnframedOrNotTakenAreRefused() async throws {
         let server = try Self.server(maxBody: 10)
         defer { server.stop() }
