@@ -100,6 +100,11 @@ import MP4TestSupport
         #expect(planner.next(cached, present: ByteRangeSet([0..<200])) == .claim(200..<300), "after a long cached run: a whole window")
         let fill = planner.addReader(.fill, 600..<900, priority: .playing, startsShort: true)
         #expect(planner.next(fill, present: ByteRangeSet()) == .claim(600..<900), "only a windowed reader starts short")
+        // At a fragment's start the walk knows, its first piece is the walk's head (smaller).
+        let atHead = planner.addReader(.stream(windowed: true), 1000..<1500, priority: .playing, startsShort: true, firstPiece: 8)
+        #expect(planner.next(atHead, present: ByteRangeSet()) == .claim(1000..<1008))
+        let larger = planner.addReader(.stream(windowed: true), 2000..<2500, priority: .playing, startsShort: true, firstPiece: 64)
+        #expect(planner.next(larger, present: ByteRangeSet()) == .claim(2000..<2020), "never more than the first piece")
     }
 
     /// A player's request that begins on a head being fetched (the walk ahead's, not cached

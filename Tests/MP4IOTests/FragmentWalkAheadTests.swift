@@ -98,15 +98,41 @@ import MP4TestSupport
             if count < Int(mdatAt) + 8 {
                 #expect(answer == .needsMore, "\(count) bytes")
             } else {
-                #expect(answer == .fragment(end: start + UInt64(bytes.count)), "\(count) bytes")
+                #expect(answer == .fragment(end: start + UInt64(bytes.count), headerEnd: start + mdatAt + 16), "\(count) bytes")
             }
         }
         #expect(FragmentWalkAhead.head([UInt8](repeating: 0xFF, count: 64)[...], at: 0, headEnd: 64, length: 64) == .none)
+        // A head that ends inside the `moof`, or inside a box before it, is read on to the
+        // header after it; one whose `moof` ends past FragmentWalkAhead.maxHeadSpan ends the walk.
+        let shortHead = start + 512
+        #expect(FragmentWalkAhead.head(whole.prefix(512), at: start, headEnd: shortHead, length: length) == .longer(through: start + mdatAt + 16))
+        let big = BoxBuilder.box("free", [UInt8](repeating: 0, count: 6000)) + leading
+        #expect(FragmentWalkAhead.head(big.prefix(4096)[...], at: start, headEnd: start + 4096, length: length + 6008) == .longer(through: start + 6008 + 16))
+        let huge = BoxBuilder.box("moof", [UInt8](repeating: 7, count: Int(FragmentWalkAhead.maxHeadSpan)))
+        #expect(FragmentWalkAhead.head(huge.prefix(4096)[...], at: start, headEnd: start + 4096, length: start + (4 << 20)) == .none)
         #expect(FragmentWalkAhead.head([0, 0, 0, 4, 0x6D, 0x6F, 0x6F, 0x66][...], at: 0, headEnd: 8, length: 8) == .none, "a size below the header")
         var random = SeededRandom(seed: 43)
         for _ in 0..<2_000 {
             let noise = random.bytes(Int(random.next() % 64))
             _ = FragmentWalkAhead.head(noise[...], at: 10, headEnd: 10 + UInt64(random.next() % 100), length: 10 + UInt64(random.next() % 200))
         }
+    }
+
+    /// Heads are sized from the fragments learned: 16 KiB until one is, then twice the largest
+    /// `moof` and header after it seen, in 4 KiB units (a 2 s fragment's `moof` of 1 KiB: 4 KiB
+    /// heads, not 16), growing with a larger one and never below 4 KiB.
+    @Test func headsAreSizedFromTheFragmentsLearned() {
+        var walk = Self.walk()
+        #expect(walk.nextHeadSize == 16 << 10)
+        walk.learned(100, end: 200, headerEnd: 100 + 900)
+        #expect(walk.nextHeadSize == 4 << 10)
+        walk.learned(200, end: 300, headerEnd: 200 + 3_000)
+        #expect(walk.nextHeadSize == 8 << 10)
+        walk.learned(300, end: 400, headerEnd: 300 + 20_000)
+        #expect(walk.nextHeadSize == 40 << 10)
+        walk.learned(400, end: 500, headerEnd: 400 + 100)
+        #expect(walk.nextHeadSize == 40 << 10, "the largest seen")
+        walk.learned(500, end: 600, headerEnd: 500 + 5 << 20)
+        #expect(walk.nextHeadSize == FragmentWalkAhead.maxHeadSpan)
     }
 }

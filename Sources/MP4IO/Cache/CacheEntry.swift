@@ -149,9 +149,9 @@ actor CacheEntry {
         case stalled
     }
 
-    func addReader(_ kind: FetchPlanner.ReaderKind, _ range: Range<UInt64>, priority: FetchPlanner.Priority, startsShort: Bool = false) -> ReaderID {
+    func addReader(_ kind: FetchPlanner.ReaderKind, _ range: Range<UInt64>, priority: FetchPlanner.Priority, startsShort: Bool = false, firstPiece: UInt64? = nil) -> ReaderID {
         store.markUsed()
-        return planner.addReader(kind, range, priority: priority, startsShort: startsShort)
+        return planner.addReader(kind, range, priority: priority, startsShort: startsShort, firstPiece: firstPiece)
     }
 
     /// Where started fetches read from and how often they commit (each source of the entry

@@ -224,9 +224,12 @@ public final class CachedByteSource: WrappingSource {
     }
 
     /// Set by the loader around a player's read of a film walked ahead (``FragmentWalkAhead``):
-    /// the read fetches a first piece (64 KiB) before windows, as a header read
-    /// (``FetchPlanner/addReader(_:_:priority:startsShort:)``).
-    @TaskLocal static var readsStartShort = false
+    /// the read fetches a first piece before windows, as a header read
+    /// (``FetchPlanner/addReader(_:_:priority:startsShort:firstPiece:)``): at most this many
+    /// bytes (a fragment's head, for a read at a fragment's start) and at most 64 KiB.
+    @TaskLocal static var readsStartShort: UInt64? = nil
+    /// The first piece of a header read anywhere else (the planner's first piece).
+    static let headerReadPiece: UInt64 = 64 << 10
 
     /// Set by the loader around a player's read: the read returns once its bytes are handed
     /// on, not once the table claims them (their commits go on, batched with others), so a
@@ -304,7 +307,7 @@ public final class CachedByteSource: WrappingSource {
                         into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: priority ?? wiring.readPriority, startsShort: Self.readsStartShort)
+        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: priority ?? wiring.readPriority, startsShort: Self.readsStartShort != nil, firstPiece: Self.readsStartShort)
         do {
             // What a read returned is in the table when it returns: the fetches it read to
             // their ends have committed (most long before). A player's read does not wait.

@@ -109,6 +109,8 @@ struct FetchPlanner: Sendable {
         var served = false
         var firstRunShort = false
         var claimedBefore = false
+        /// The most its first fetch takes, when below the planner's first piece.
+        var firstPieceLimit: UInt64?
 
         /// Whether it is a player's request that has had no run yet (its first is short).
         var awaitsFirstRun: Bool { !served && kind == .stream(windowed: true) }
@@ -230,10 +232,13 @@ struct FetchPlanner: Sendable {
     /// `startsShort`: a windowed reader whose first fetch is a first piece, as after a short
     /// first run (a player's request of a film walked ahead: it reads a fragment's header and
     /// goes; when the walk is behind on a loaded machine, its request had a window fetched).
-    mutating func addReader(_ kind: ReaderKind, _ range: Range<UInt64>, priority: Priority, startsShort: Bool = false) -> ReaderID {
+    /// `firstPiece`: that first fetch's most bytes when below ``firstPiece`` (a read at a
+    /// fragment's start: the fragment's head, as the walk would fetch it).
+    mutating func addReader(_ kind: ReaderKind, _ range: Range<UInt64>, priority: Priority, startsShort: Bool = false, firstPiece limit: UInt64? = nil) -> ReaderID {
         let id = newID()
         var reader = Reader(kind: kind, priority: priority, position: range.lowerBound, end: range.upperBound)
         reader.firstRunShort = startsShort && kind == .stream(windowed: true)
+        reader.firstPieceLimit = limit.map { max($0, 1) }
         readers[id] = reader
         return id
     }
@@ -345,7 +350,7 @@ struct FetchPlanner: Sendable {
             // reads on past it may be a player that read the header and is about to go: its
             // first fetch is small, the windows follow once it reads on. One that began on a
             // longer run (a file's cached start) fetches whole windows at once.
-            if state.firstRunShort && !state.claimedBefore { end = min(end, position + firstPiece) }
+            if state.firstRunShort && !state.claimedBefore { end = min(end, position + min(firstPiece, state.firstPieceLimit ?? firstPiece)) }
             state.claimedBefore = true
         }
         if diskIsFull {

@@ -15,8 +15,10 @@ public struct HTTPFields: Sendable, RandomAccessCollection, ExpressibleByArrayLi
 
     /// The value of field `name` (any case): its values joined with ", ", or `nil` when absent.
     public subscript(name: String) -> String? {
-        let found = values(name)
-        return found.isEmpty ? nil : found.joined(separator: ", ")
+        // Most fields come once: their value as it is, without an array of one.
+        guard let first = fields.firstIndex(where: { Self.same($0.name, name) }) else { return nil }
+        guard fields[(first + 1)...].contains(where: { Self.same($0.name, name) }) else { return fields[first].value }
+        return values(name).joined(separator: ", ")
     }
 
     /// Every value of field `name` (any case), in order.
@@ -38,7 +40,18 @@ public struct HTTPFields: Sendable, RandomAccessCollection, ExpressibleByArrayLi
 
     /// ASCII case-insensitive equality of two field names (names are tokens: RFC 9110 §5.1).
     static func same(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (0x61...0x7A).contains(x | 0x20)) }
+        guard a.utf8.count == b.utf8.count else { return false }
+        // Over contiguous UTF-8 when both have it (native strings: every parsed field).
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                for i in 0..<x.count where x[i] != y[i] {
+                    guard x[i] | 0x20 == y[i] | 0x20, (0x61...0x7A).contains(x[i] | 0x20) else { return false }
+                }
+                return true
+            }
+        }
+        if let fast, let result = fast { return result }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (0x61...0x7A).contains(x | 0x20)) }
     }
 }
 

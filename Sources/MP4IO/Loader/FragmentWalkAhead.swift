@@ -18,9 +18,29 @@ struct FragmentWalkAhead: Sendable, Equatable {
     static let depth = 16
     /// The most fragments it learns (a film of 2 s fragments: 55 hours).
     static let maxFragments = 100_000
-    /// What is read of each fragment: its `moof` and the `mdat` header after it (the preload's
-    /// walk reads the same, ``Preload/fragmentHead``).
+    /// What is read of the first fragment: its `moof` and the `mdat` header after it are in it
+    /// (the preload's walk reads the same, ``Preload/fragmentHead``). Later heads are sized
+    /// from the fragments learned (``nextHeadSize``).
     static let headSize: UInt64 = Preload.fragmentHead
+    /// The smallest head read, and the unit heads are sized in.
+    static let smallestHead: UInt64 = 4 << 10
+    /// The most read of one fragment to find where it ends: a `moof` (with the boxes before
+    /// it) longer than this ends the walk.
+    static let maxHeadSpan: UInt64 = 1 << 20
+    /// The most bytes from a fragment's start to the end of the header after its `moof` seen
+    /// so far (0: none learned yet).
+    private(set) var largestSpan: UInt64 = 0
+
+    /// How much of the next fragment to read: twice the largest span seen, in
+    /// ``smallestHead`` units (a `moof` of a 2 s fragment is about 1 KiB; reading 16 KiB of
+    /// each of 300 fragments cost a start 4.8 MB of the origin's bytes, most of them media
+    /// the player did not ask for yet); ``headSize`` until a fragment is learned. A `moof`
+    /// that outgrows its head is read on (``Head/longer(through:)``).
+    var nextHeadSize: UInt64 {
+        guard largestSpan > 0 else { return Self.headSize }
+        let units = (2 * largestSpan + Self.smallestHead - 1) / Self.smallestHead
+        return min(Self.maxHeadSpan, max(Self.smallestHead, units * Self.smallestHead))
+    }
 
     /// Where the first fragment starts, and the file's length.
     let first: UInt64
@@ -44,6 +64,12 @@ struct FragmentWalkAhead: Sendable, Equatable {
         self.first = first
         self.length = length
         starts = [first]
+    }
+
+    /// The head the walk reads at `offset` when it is a fragment's known start (nil
+    /// elsewhere): a player's read there that the walk has not reached fetches no more.
+    func headSize(at offset: UInt64) -> UInt64? {
+        starts.contains(offset) ? nextHeadSize : nil
     }
 
     /// A player reads from `offset`. A read from a fragment's start (a header read), or from
@@ -86,9 +112,12 @@ struct FragmentWalkAhead: Sendable, Equatable {
     enum Head: Equatable {
         /// More bytes are needed (they are still arriving).
         case needsMore
-        /// A fragment that ends (the next one starts) at `end`.
-        case fragment(end: UInt64)
-        /// No `moof` within the head: the walk ends.
+        /// A fragment that ends (the next one starts) at `end`; its `moof` and the header
+        /// after it end by `headerEnd`.
+        case fragment(end: UInt64, headerEnd: UInt64)
+        /// The `moof`, or a box before it, ends past the head: it is read on to `through`.
+        case longer(through: UInt64)
+        /// No `moof` within the head (or within ``maxHeadSpan``): the walk ends.
         case none
     }
 
@@ -96,36 +125,51 @@ struct FragmentWalkAhead: Sendable, Equatable {
         let have = start + UInt64(bytes.count)
         let whole = have >= min(headEnd, length)
         var position = start
-        var sawMoof = false
+        var moofEnd: UInt64?
+        // Whether the box at `position` comes after the `moof` (its header then is read).
+        var pastMoofHeader = false
+        func found() -> Head {
+            guard let moofEnd else { return .none }
+            return .fragment(end: position, headerEnd: min(length, pastMoofHeader ? moofEnd + 16 : moofEnd))
+        }
         for _ in 0..<64 {
-            guard position < min(headEnd, length) else { break }
+            guard position < length else { break }
+            guard position < headEnd else {
+                // The head ended before this box's header: when the `moof` or a box before it
+                // reached past the head, the fragment's end is still unknown.
+                if pastMoofHeader { break }
+                let through = min(length, position + 16)
+                return through - start <= maxHeadSpan ? .longer(through: through) : .none
+            }
             // A box that ends past what has arrived: its successor's header is still to come.
-            guard position - start < UInt64(bytes.count) else { return whole ? (sawMoof ? .fragment(end: position) : .none) : .needsMore }
+            guard position - start < UInt64(bytes.count) else { return whole ? found() : .needsMore }
             let available = bytes[(bytes.startIndex + Int(position - start))...]
-            guard available.count >= 8 else { return whole ? (sawMoof ? .fragment(end: position) : .none) : .needsMore }
+            guard available.count >= 8 else { return whole ? found() : .needsMore }
             let header: BoxHeader
             do {
                 header = try BoxHeader.parse(available, at: position, containerEnd: length)
             } catch {
                 // A large size needs 16 bytes; anything else is not a box.
-                return available.count < 16 && !whole ? .needsMore : (sawMoof ? .fragment(end: position) : .none)
+                return available.count < 16 && !whole ? .needsMore : found()
             }
-            if header.type == .mfra || (header.type == .moof && sawMoof) { break }
-            if header.type == .moof { sawMoof = true }
+            if moofEnd != nil { pastMoofHeader = true }
+            if header.type == .mfra || (header.type == .moof && moofEnd != nil) { break }
             let end = position + min(header.size, length - position)
             guard end > position else { break }
+            if header.type == .moof { moofEnd = end }
             position = end
         }
-        return sawMoof ? .fragment(end: position) : .none
+        return found()
     }
 
     /// The head at `start` was read: the fragment ends at `end`, or (nil) there was no
     /// fragment there and nothing more is walked.
-    mutating func learned(_ start: UInt64, end: UInt64?) {
+    mutating func learned(_ start: UInt64, end: UInt64?, headerEnd: UInt64? = nil) {
         guard let end, end > start, end <= length, next.count < Self.maxFragments else {
             ended = true
             return
         }
+        if let headerEnd, headerEnd > start { largestSpan = max(largestSpan, min(headerEnd - start, Self.maxHeadSpan)) }
         next[start] = end
         starts.insert(end)
         if recentReads.contains(end), anchor.map({ end > $0 }) ?? true { anchor = end }

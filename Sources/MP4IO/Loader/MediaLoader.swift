@@ -279,8 +279,12 @@ public struct MediaResource: WrappingSource {
         }
         if prefetcher.walksAhead {
             if streamed && prefetcher.walkerNeeded(playerReadAt: range.lowerBound) { prefetcher.startWalker() }
-            // A header read, which the walk may not have reached: a first piece, then windows.
-            if streamed { return try await CachedByteSource.$readsStartShort.withValue(true) { try await source.read(position..<range.upperBound, into: consume) } }
+            // A header read, which the walk may not have reached: a first piece (a fragment's
+            // head when it begins at a fragment's start), then windows.
+            if streamed {
+                let first = prefetcher.headSize(forPlayerReadAt: range.lowerBound) ?? CachedByteSource.headerReadPiece
+                return try await CachedByteSource.$readsStartShort.withValue(first) { try await source.read(position..<range.upperBound, into: consume) }
+            }
         } else if prefetcher.mapsReads {
             let start = position, ticket = prefetcher.ticket()
             ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }

@@ -196,6 +196,12 @@ actor Prefetcher {
         }
     }
 
+    /// The head the walk would read at `offset` when it is a fragment's known start
+    /// (``FragmentWalkAhead/headSize(at:)``): what a player's read there fetches first.
+    nonisolated func headSize(forPlayerReadAt offset: UInt64) -> UInt64? {
+        walkState.withLock { $0.walk?.headSize(at: offset) }
+    }
+
     /// ``walkerNeeded(playerReadAt:)`` without a read: after the movie load, for the reads
     /// that came before it.
     private func startsWalker() -> Bool {
@@ -230,30 +236,39 @@ actor Prefetcher {
     nonisolated func runWalker() async {
         var recent: [Range<UInt64>] = []
         while true {
-            let next = walkState.withLock { state -> (start: UInt64, length: UInt64)? in
+            let next = walkState.withLock { state -> (start: UInt64, length: UInt64, size: UInt64)? in
                 guard !Task.isCancelled, let walk = state.walk, let start = walk.wanted else {
                     state.walking = false
                     return nil
                 }
-                return (start, walk.length)
+                return (start, walk.length, walk.nextHeadSize)
             }
             guard let next else { return }
-            let head = next.start..<min(next.length, next.start + FragmentWalkAhead.headSize)
-            recent.append(head)
-            if recent.count > FragmentWalkAhead.depth { recent.removeFirst() }
-            await cache.prefetch(recent)
-            let parse = { (bytes: [UInt8]) in FragmentWalkAhead.head(bytes[...], at: head.lowerBound, headEnd: head.upperBound, length: next.length) }
-            guard let bytes = try? await cache.readAhead(head, until: { parse($0) != .needsMore }) else {
-                walkState.withLock { $0.walking = false }
-                return
+            var head = next.start..<min(next.length, next.start + next.size)
+            var found: FragmentWalkAhead.Head = .none
+            // A `moof` longer than its head is read on (at most a few times: each reads to the
+            // next box's header, within FragmentWalkAhead.maxHeadSpan).
+            for _ in 0..<8 {
+                recent.append(head)
+                if recent.count > FragmentWalkAhead.depth { recent.removeFirst() }
+                await cache.prefetch(recent)
+                let range = head
+                let parse = { (bytes: [UInt8]) in FragmentWalkAhead.head(bytes[...], at: range.lowerBound, headEnd: range.upperBound, length: next.length) }
+                guard let bytes = try? await cache.readAhead(range, until: { parse($0) != .needsMore }) else {
+                    walkState.withLock { $0.walking = false }
+                    return
+                }
+                // A head whose bytes all came with its step is written whole: its fetch needs no
+                // keeping, and the prefetch is not asked again for it (each ask compares the heads
+                // with every fetch that waits for its commit: 12 % of a walk's CPU on loopback).
+                if bytes.count >= range.count { recent.removeAll { $0 == range } }
+                found = parse(bytes)
+                guard case .longer(let through) = found, through > range.upperBound else { break }
+                head = range.lowerBound..<through
             }
-            // A head whose bytes all came with its step is written whole: its fetch needs no
-            // keeping, and the prefetch is not asked again for it (each ask compares the heads
-            // with every fetch that waits for its commit: 12 % of a walk's CPU on loopback).
-            if bytes.count >= head.count { recent.removeAll { $0 == head } }
-            var end: UInt64?
-            if case .fragment(let found) = parse(bytes) { end = found }
-            walkState.withLock { $0.walk?.learned(next.start, end: end) }
+            var end: UInt64?, headerEnd: UInt64?
+            if case .fragment(let fragmentEnd, let headersEnd) = found { (end, headerEnd) = (fragmentEnd, headersEnd) }
+            walkState.withLock { $0.walk?.learned(next.start, end: end, headerEnd: headerEnd) }
         }
     }
 
