@@ -339,5 +339,9 @@ import MP4TestSupport
         #expect(HTTPByteSource.parseContentRange("bytes 5-5/*")! == (5, 5, nil))
         #expect(HTTPByteSource.parseContentRange("bytes 9-5/10") == nil)
         #expect(HTTPByteSource.parseContentRange("items 0-1/2") == nil)
+        #expect(HTTPByteSource.parseContentRange(" BYTES 1-2/3 ")! == (1, 2, 3))
+        for malformed in ["bytes 0-65535/1000", "bytes 1-2-3/9", "bytes -5/10", "bytes 1-/10", "bytes 0-1/2/3", "bytes 0-1/", "bytes /5", "bytes 0-1", "bytes ", "bytes\t0-1/2"] {
+            #expect(HTTPByteSource.parseContentRange(malformed) == nil, "\(malformed)")
+        }
     }
 }

@@ -291,6 +291,7 @@ public final class CachedByteSource: WrappingSource {
         }
         struct Enough: Error {}
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(clamping: min(upper - range.lowerBound, 1 << 20)))
         do {
             try await stream(range.lowerBound..<upper, as: .stream(windowed: false), priority: .prefetch, waitsForCommit: false) { piece in
                 bytes += piece
