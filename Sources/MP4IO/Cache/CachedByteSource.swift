@@ -225,11 +225,10 @@ public final class CachedByteSource: WrappingSource {
 
     /// Set by the loader around a player's read of a film walked ahead (``FragmentWalkAhead``):
     /// the read fetches a first piece before windows, as a header read
-    /// (``FetchPlanner/addReader(_:_:priority:startsShort:firstPiece:)``): at most this many
-    /// bytes (a fragment's head, for a read at a fragment's start) and at most 64 KiB.
+    /// (``FetchPlanner/addReader(_:_:priority:startsShort:firstPiece:)``): the planner's first
+    /// piece, and no more than this (a fragment's head, for a read at a fragment's start;
+    /// `.max` elsewhere).
     @TaskLocal static var readsStartShort: UInt64? = nil
-    /// The first piece of a header read anywhere else (the planner's first piece).
-    static let headerReadPiece: UInt64 = 64 << 10
 
     /// Set by the loader around a player's read: the read returns once its bytes are handed
     /// on, not once the table claims them (their commits go on, batched with others), so a

@@ -33,7 +33,7 @@ extension HTTPByteSource {
         // On bytes (this runs for each response of the origin: 300 for a walk of 300 heads;
         // splits of Characters were half of a response's check).
         let bytes = Array(text.trimmingSpaces().utf8)
-        guard bytes.count > 6, zip(bytes.prefix(6), "bytes ".utf8).allSatisfy({ x, y in x == y || ((0x41...0x5A).contains(x) && x | 0x20 == y) }) else { return nil }
+        guard bytes.count > 6, ASCII.equalIgnoringCase(bytes.prefix(6), "bytes ".utf8) else { return nil }
         let spec = bytes[6...]
         guard let slash = spec.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let bounds = spec[..<slash], totalText = String(decoding: spec[(slash + 1)...], as: UTF8.self)

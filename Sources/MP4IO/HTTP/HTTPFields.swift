@@ -42,16 +42,20 @@ public struct HTTPFields: Sendable, RandomAccessCollection, ExpressibleByArrayLi
     static func same(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         // Over contiguous UTF-8 when both have it (native strings: every parsed field).
-        let fast = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in
-                for i in 0..<x.count where x[i] != y[i] {
-                    guard x[i] | 0x20 == y[i] | 0x20, (0x61...0x7A).contains(x[i] | 0x20) else { return false }
-                }
-                return true
-            }
-        }
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in b.utf8.withContiguousStorageIfAvailable { y in ASCII.equalIgnoringCase(x, y) } }
         if let fast, let result = fast { return result }
-        return zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (0x61...0x7A).contains(x | 0x20)) }
+        return ASCII.equalIgnoringCase(a.utf8, b.utf8)
+    }
+}
+
+/// Bytes of ASCII text compared as HTTP compares tokens (header names, the `bytes` unit of a
+/// range) and as the loader compares file name suffixes: letters in either case, every other
+/// byte as it is.
+package enum ASCII {
+    static func lowered(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+
+    package static func equalIgnoringCase(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { lowered($0) == lowered($1) }
     }
 }
 

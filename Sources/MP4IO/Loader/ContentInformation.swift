@@ -62,17 +62,7 @@ public struct ContentInformation: Sendable, Equatable {
             let afterScheme = (colon + 3)..<path.upperBound
             path = (bytes[afterScheme].firstIndex(of: UInt8(ascii: "/")) ?? path.upperBound)..<path.upperBound
         }
-        func hasSuffix(_ suffix: StaticString) -> Bool {
-            let count = suffix.utf8CodeUnitCount
-            guard path.count >= count else { return false }
-            // ASCII letters case-insensitively (the suffixes are lowercase).
-            return suffix.withUTF8Buffer { tail in
-                (0..<count).allSatisfy { i in
-                    let byte = bytes[path.upperBound - count + i]
-                    return ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == tail[i]
-                }
-            }
-        }
+        func hasSuffix(_ suffix: String) -> Bool { ASCII.equalIgnoringCase(bytes[path].suffix(suffix.utf8.count), suffix.utf8) }
         if hasSuffix(".m4a") || hasSuffix(".m4b") { return "audio/mp4" }
         if hasSuffix(".mov") || hasSuffix(".qt") { return "video/quicktime" }
         return "video/mp4"

@@ -278,12 +278,12 @@ public struct MediaResource: WrappingSource {
             try Task.checkCancellation()   // the player left while `moov` loaded
         }
         if prefetcher.walksAhead {
-            if streamed && prefetcher.walkerNeeded(playerReadAt: range.lowerBound) { prefetcher.startWalker() }
-            // A header read, which the walk may not have reached: a first piece (a fragment's
-            // head when it begins at a fragment's start), then windows.
+            // A header read, which the walk may not have reached: a first piece (no more than
+            // the fragment's head when it begins at a fragment's known start), then windows.
             if streamed {
-                let first = prefetcher.headSize(forPlayerReadAt: range.lowerBound) ?? CachedByteSource.headerReadPiece
-                return try await CachedByteSource.$readsStartShort.withValue(first) { try await source.read(position..<range.upperBound, into: consume) }
+                let read = prefetcher.playerRead(at: range.lowerBound)
+                if read.startsWalker { prefetcher.startWalker() }
+                return try await CachedByteSource.$readsStartShort.withValue(read.headSize ?? .max) { try await source.read(position..<range.upperBound, into: consume) }
             }
         } else if prefetcher.mapsReads {
             let start = position, ticket = prefetcher.ticket()

@@ -186,23 +186,20 @@ actor Prefetcher {
     nonisolated var walksAhead: Bool { walkState.withLock { $0.walk != nil } }
 
     /// A player's request begins at `offset` of a film walked ahead: the walk's anchor moves
-    /// (``FragmentWalkAhead/playerRead(at:)``). Returns true when the caller must start a
-    /// walker (``runWalker()``): there is a head to read and none runs.
-    nonisolated func walkerNeeded(playerReadAt offset: UInt64) -> Bool {
+    /// (``FragmentWalkAhead/playerRead(at:)``). Returns whether the caller must start a walker
+    /// (``runWalker()``: there is a head to read and none runs), and the head the walk reads at
+    /// `offset` when it is a fragment's known start (``FragmentWalkAhead/headSize(at:)``: what
+    /// the player's read fetches first there).
+    nonisolated func playerRead(at offset: UInt64) -> (startsWalker: Bool, headSize: UInt64?) {
         walkState.withLock { state in
-            guard state.walk?.playerRead(at: offset) == true, !state.walking else { return false }
-            state.walking = true
-            return true
+            let wanted = state.walk?.playerRead(at: offset) == true
+            let starts = wanted && !state.walking
+            if starts { state.walking = true }
+            return (starts, state.walk?.headSize(at: offset))
         }
     }
 
-    /// The head the walk would read at `offset` when it is a fragment's known start
-    /// (``FragmentWalkAhead/headSize(at:)``): what a player's read there fetches first.
-    nonisolated func headSize(forPlayerReadAt offset: UInt64) -> UInt64? {
-        walkState.withLock { $0.walk?.headSize(at: offset) }
-    }
-
-    /// ``walkerNeeded(playerReadAt:)`` without a read: after the movie load, for the reads
+    /// ``playerRead(at:)`` without a read: after the movie load, for the reads
     /// that came before it.
     private func startsWalker() -> Bool {
         walkState.withLock { state in

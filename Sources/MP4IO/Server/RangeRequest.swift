@@ -15,7 +15,7 @@ public enum RangeRequest: Sendable, Equatable {
         guard let header else { return .whole }
         // On bytes (Characters cost grapheme breaking, for every request a player makes).
         let trimmed = header.trimmingSpaces().utf8
-        guard trimmed.count >= 6, zip(trimmed.prefix(6), "bytes=".utf8).allSatisfy({ x, y in x == y || ((0x41...0x5A).contains(x) && x | 0x20 == y) }) else { return .whole }
+        guard ASCII.equalIgnoringCase(trimmed.prefix(6), "bytes=".utf8) else { return .whole }
         let spec = trimmed.dropFirst(6)
         // Several ranges: answered as the whole entity (allowed, and never garbled).
         guard !spec.contains(UInt8(ascii: ",")), let dash = spec.firstIndex(of: UInt8(ascii: "-")) else { return .whole }
