@@ -193,6 +193,12 @@ final class FetchProgress: Sendable {
 /// what arrived every `commitInterval` bytes, at the end, and when the stream fails (then
 /// rethrows). It decides nothing: where it stops (``FetchProgress/end``) and whether it is
 /// cancelled come from the planner, through its ``CacheEntry``.
+///
+/// A commit runs behind the writes (``CommitQueue``): the fetch goes on receiving while the
+/// data file is flushed for the interval before, and waits only when that commit is still
+/// running at the next interval's end. Waiting at each commit stopped the transfer for each
+/// flush: a 1 GiB fill over HTTPS (64 commits of 16 MiB) took 3.2-3.6 s, against 2.3-2.7 s
+/// with one commit at the end.
 enum OriginFetch {
     /// The most one write takes: what the size limit is taken in (``CacheBudget``), so a
     /// large piece from the origin is cached up to the limit, not refused whole.
@@ -208,6 +214,7 @@ enum OriginFetch {
         let fd = progress.fd
         let interval = max(commitInterval, 1)
         let hashes = Locked(BlockHashes(start: part.lowerBound))
+        let commits = CommitQueue(from: progress.committed, commit: commit)
         var failure: (any Error)?
         do {
             try await origin.read(part, into: { @Sendable bytes in
@@ -220,8 +227,8 @@ enum OriginFetch {
                 // the fetch stops where a later fetch (a reader's seek ahead) took over.
                 var rest = bytes.prefix(Int(min(UInt64(bytes.count), progress.end - min(progress.end, progress.written))))
                 while !rest.isEmpty && progress.valid {
-                    let written = progress.written, committed = progress.committed
-                    let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - committed), writeSize)))
+                    let written = progress.written, asked = commits.asked
+                    let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - asked), writeSize)))
                     // Within the cache's size limit, or not at all (the reader passes bytes through).
                     // A fetch writes from its start on, each write where the one before ended.
                     let charge = CacheBudget.charge(writing: UInt64(chunk.count), at: written, continues: written > part.lowerBound)
@@ -234,9 +241,8 @@ enum OriginFetch {
                     progress.wrote(chunk.count)
                     ServingTask.endBriefInlineWaits()   // its readers go on now: the rest is waited for off their queue
                     rest = rest.dropFirst(chunk.count)
-                    if progress.written - committed >= interval {
-                        let through = progress.written
-                        progress.committed(through: through, valid: try await commit(committed..<through, hashes.withLock { $0.take() }))
+                    if progress.written - asked >= interval {
+                        try await commits.commit(through: progress.written, hashes: hashes.withLock { $0.take() }, progress: progress)
                     }
                 }
                 if progress.written >= progress.end && progress.end < part.upperBound { throw FetchProgress.ReachedEnd() }
@@ -249,7 +255,13 @@ enum OriginFetch {
         } catch {
             failure = error
         }
-        // What arrived is claimed even when the stream failed: the next read asks for the rest.
+        // The commit still running ends first; then what arrived is claimed even when the
+        // stream failed: the next read asks for the rest.
+        do {
+            try await commits.settle(progress)
+        } catch {
+            failure = failure ?? error
+        }
         let committed = progress.committed, written = progress.written
         if progress.valid && written > committed {
             do {
@@ -262,6 +274,48 @@ enum OriginFetch {
         guard progress.valid else { return false }
         if let failure { throw failure }
         return true
+    }
+}
+
+/// A fetch's commits, one at a time, each running while the fetch writes on: ``commit(through:hashes:progress:)``
+/// waits for the one before (its outcome goes to the fetch's progress), then starts the next;
+/// ``settle(_:)`` waits for the last. Bytes are claimed only by a commit that ended, so a
+/// reader or another process sees no more than before, a little later.
+final class CommitQueue: Sendable {
+    private let commit: @Sendable (Range<UInt64>, [UInt64: UInt64]) async throws -> Bool
+    private struct State {
+        /// Where the last commit started ends: the next one starts there.
+        var asked: UInt64
+        var running: (through: UInt64, task: Task<Bool, any Error>)?
+    }
+    private let state: Locked<State>
+
+    init(from start: UInt64, commit: @escaping @Sendable (Range<UInt64>, [UInt64: UInt64]) async throws -> Bool) {
+        self.commit = commit
+        state = Locked(State(asked: start))
+    }
+
+    /// Where the last commit started ends.
+    var asked: UInt64 { state.withLock { $0.asked } }
+
+    /// Waits for the commit running (see ``settle(_:)``), then starts one of the bytes from
+    /// ``asked`` to `through`, unless the entry was started again meanwhile.
+    func commit(through: UInt64, hashes: [UInt64: UInt64], progress: FetchProgress) async throws {
+        try await settle(progress)
+        guard progress.valid else { return }
+        let start = asked
+        guard start < through else { return }
+        let commit = self.commit
+        // On a queue of its own: the flush it waits for must not hold the fetch's queue.
+        let task = ServingTask.startThrowing { try await commit(start..<through, hashes) }
+        state.withLock { $0 = State(asked: through, running: (through, task)) }
+    }
+
+    /// Waits for the commit running, if any, and tells `progress` what it claimed (or that
+    /// the entry was started again); rethrows its failure.
+    func settle(_ progress: FetchProgress) async throws {
+        guard let running = state.withLock({ state in defer { state.running = nil }; return state.running }) else { return }
+        progress.committed(through: running.through, valid: try await running.task.value)
     }
 }
 
