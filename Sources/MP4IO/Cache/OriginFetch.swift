@@ -194,11 +194,11 @@ final class FetchProgress: Sendable {
 /// rethrows). It decides nothing: where it stops (``FetchProgress/end``) and whether it is
 /// cancelled come from the planner, through its ``CacheEntry``.
 ///
-/// A commit runs behind the writes (``CommitQueue``): the fetch goes on receiving while the
-/// data file is flushed for the interval before, and waits only when that commit is still
-/// running at the next interval's end. Waiting at each commit stopped the transfer for each
-/// flush: a 1 GiB fill over HTTPS (64 commits of 16 MiB) took 3.2-3.6 s, against 2.3-2.7 s
-/// with one commit at the end.
+/// Commits run behind the writes (``CommitQueue``): the fetch goes on receiving while the
+/// data file is flushed and the table written for what came before. Waiting at each commit
+/// stopped the transfer for each flush and for the entry's commit spacing (up to 100 ms
+/// between two commits): a 1 GiB fill over HTTPS (64 commits of 16 MiB) took 3.2-3.6 s,
+/// against 2.3-2.7 s with one commit at the end.
 enum OriginFetch {
     /// The most one write takes: what the size limit is taken in (``CacheBudget``), so a
     /// large piece from the origin is cached up to the limit, not refused whole.
@@ -228,7 +228,8 @@ enum OriginFetch {
                 var rest = bytes.prefix(Int(min(UInt64(bytes.count), progress.end - min(progress.end, progress.written))))
                 while !rest.isEmpty && progress.valid {
                     let written = progress.written, asked = commits.asked
-                    let chunk = rest.prefix(Int(min(UInt64(rest.count), interval - (written - asked), writeSize)))
+                    let due = written - asked < interval ? interval - (written - asked) : writeSize
+                    let chunk = rest.prefix(Int(min(UInt64(rest.count), due, writeSize)))
                     // Within the cache's size limit, or not at all (the reader passes bytes through).
                     // A fetch writes from its start on, each write where the one before ended.
                     let charge = CacheBudget.charge(writing: UInt64(chunk.count), at: written, continues: written > part.lowerBound)
@@ -241,8 +242,8 @@ enum OriginFetch {
                     progress.wrote(chunk.count)
                     ServingTask.endBriefInlineWaits()   // its readers go on now: the rest is waited for off their queue
                     rest = rest.dropFirst(chunk.count)
-                    if progress.written - asked >= interval {
-                        try await commits.commit(through: progress.written, hashes: hashes.withLock { $0.take() }, progress: progress)
+                    if progress.written - asked >= interval && commits.idle {
+                        try commits.start(through: progress.written, hashes: hashes.withLock { $0.take() }, progress: progress)
                     }
                 }
                 if progress.written >= progress.end && progress.end < part.upperBound { throw FetchProgress.ReachedEnd() }
@@ -277,8 +278,12 @@ enum OriginFetch {
     }
 }
 
-/// A fetch's commits, one at a time, each running while the fetch writes on: ``commit(through:hashes:progress:)``
-/// waits for the one before (its outcome goes to the fetch's progress), then starts the next;
+/// A fetch's commits, one at a time, behind its writes: the fetch starts one when
+/// ``OriginFetch/run`` finds one due (``start(through:hashes:progress:)``) and none running
+/// (``idle``), and writes on meanwhile; a commit that ends tells the fetch's progress what it
+/// claimed (or that the entry was started again). A commit due while another runs waits for
+/// the next write after that one has ended, and then takes everything written since: commits
+/// are as large as they need to be to keep up, never a reason to stop the transfer.
 /// ``settle(_:)`` waits for the last. Bytes are claimed only by a commit that ended, so a
 /// reader or another process sees no more than before, a little later.
 final class CommitQueue: Sendable {
@@ -286,7 +291,9 @@ final class CommitQueue: Sendable {
     private struct State {
         /// Where the last commit started ends: the next one starts there.
         var asked: UInt64
-        var running: (through: UInt64, task: Task<Bool, any Error>)?
+        var busy = false
+        var task: Task<Void, Never>?
+        var failure: (any Error)?
     }
     private let state: Locked<State>
 
@@ -297,25 +304,41 @@ final class CommitQueue: Sendable {
 
     /// Where the last commit started ends.
     var asked: UInt64 { state.withLock { $0.asked } }
+    /// Whether no commit runs now.
+    var idle: Bool { state.withLock { !$0.busy } }
 
-    /// Waits for the commit running (see ``settle(_:)``), then starts one of the bytes from
-    /// ``asked`` to `through`, unless the entry was started again meanwhile.
-    func commit(through: UInt64, hashes: [UInt64: UInt64], progress: FetchProgress) async throws {
-        try await settle(progress)
-        guard progress.valid else { return }
-        let start = asked
-        guard start < through else { return }
-        let commit = self.commit
+    /// Starts a commit of the bytes from ``asked`` to `through` (call when ``idle``); rethrows
+    /// the failure of the commit before, if it failed.
+    func start(through: UInt64, hashes: [UInt64: UInt64], progress: FetchProgress) throws {
+        let start = try state.withLock { state -> UInt64? in
+            if let failure = state.failure { state.failure = nil; throw failure }
+            guard !state.busy, state.asked < through else { return nil }
+            state.busy = true
+            return state.asked
+        }
+        guard let start else { return }
+        let commit = self.commit, state = self.state
         // On a queue of its own: the flush it waits for must not hold the fetch's queue.
-        let task = ServingTask.startThrowing { try await commit(start..<through, hashes) }
-        state.withLock { $0 = State(asked: through, running: (through, task)) }
+        let task = ServingTask.start {
+            do {
+                progress.committed(through: through, valid: try await commit(start..<through, hashes))
+            } catch {
+                state.withLock { $0.failure = error }
+            }
+            state.withLock { $0.busy = false }
+        }
+        state.withLock { state in
+            state.asked = through
+            state.task = task
+        }
     }
 
-    /// Waits for the commit running, if any, and tells `progress` what it claimed (or that
-    /// the entry was started again); rethrows its failure.
+    /// Waits for the commit running, if any; rethrows its failure.
     func settle(_ progress: FetchProgress) async throws {
-        guard let running = state.withLock({ state in defer { state.running = nil }; return state.running }) else { return }
-        progress.committed(through: running.through, valid: try await running.task.value)
+        if let task = state.withLock({ $0.task }) { await task.value }
+        try state.withLock { state in
+            if let failure = state.failure { state.failure = nil; throw failure }
+        }
     }
 }
 
