@@ -15,8 +15,9 @@ enum FetchCommand: Command {
         Fills the cache in DIR for URL: the box headers and moov, plus with --time exactly the byte
         ranges a player needs to show T..T+D (the seek plan), or with --all the whole resource (one
         streamed request per missing part, written to the cache as it arrives; memory stays
-        bounded whatever the size). Every --block bytes (default 16M) what arrived is committed
-        (data fsync, then the range table), so an interrupted fetch keeps it. Reads already cached
+        bounded whatever the size). What arrived is committed (data fsync, then the range table)
+        every --block bytes (default 16M), or later when the commit before is still running (the
+        transfer goes on meanwhile), so an interrupted fetch keeps it. Reads already cached
         are not fetched again; an entry whose upstream changed (length, ETag, Last-Modified) is
         emptied first. With --seconds N, preloads each URL by time: its headers, moov and the
         bytes of its first N seconds on every track (pre-roll and what the decoders need

@@ -28,10 +28,12 @@ import MP4Core
 public final class CachedByteSource: WrappingSource {
     /// Tuning.
     public struct Options: Sendable {
-        /// Bytes streamed into the data file between two commits (data fsync, then the table
-        /// that claims them): what an interrupted fill can lose at most, and how far a reader in
-        /// another process may wait behind this one's fetch. 16 MiB: a 1 GB `fetch --all` from
-        /// nginx on loopback took the same time with 64, 16 and 8 MiB (3.1 to 4.6 s, noise).
+        /// Bytes streamed into the data file before a commit is due (data fsync, then the table
+        /// that claims them): with what arrives while the commit before ends (commits run
+        /// behind the writes, one at a time), what an interrupted fill can lose at most, and
+        /// how far a reader in another process may wait behind this one's fetch. 16 MiB: a
+        /// 1 GB `fetch --all` from nginx on loopback took the same time with 64, 16 and 8 MiB
+        /// (3.1 to 4.6 s, noise, when each commit was waited for).
         public var commitInterval: UInt64 = 16 << 20
         /// How long after the origin last confirmed an entry (its length and validator) the
         /// entry is used without asking the origin again, as an HTTP cache uses a fresh
