@@ -197,8 +197,8 @@ final class FetchProgress: Sendable {
 /// Commits run behind the writes (``CommitQueue``): the fetch goes on receiving while the
 /// data file is flushed and the table written for what came before. Waiting at each commit
 /// stopped the transfer for each flush and for the entry's commit spacing (up to 100 ms
-/// between two commits): a 1 GiB fill over HTTPS (64 commits of 16 MiB) took 3.2-3.6 s,
-/// against 2.3-2.7 s with one commit at the end.
+/// between two commits): a 1 GiB fill over HTTPS (64 commits of 16 MiB) took 2.28-3.51 s,
+/// against 1.67-1.93 s with the commits behind (docs/cache.md).
 enum OriginFetch {
     /// The most one write takes: what the size limit is taken in (``CacheBudget``), so a
     /// large piece from the origin is cached up to the limit, not refused whole.
@@ -259,7 +259,7 @@ enum OriginFetch {
         // The commit still running ends first; then what arrived is claimed even when the
         // stream failed: the next read asks for the rest.
         do {
-            try await commits.settle(progress)
+            try await commits.settle()
         } catch {
             failure = failure ?? error
         }
@@ -284,7 +284,7 @@ enum OriginFetch {
 /// claimed (or that the entry was started again). A commit due while another runs waits for
 /// the next write after that one has ended, and then takes everything written since: commits
 /// are as large as they need to be to keep up, never a reason to stop the transfer.
-/// ``settle(_:)`` waits for the last. Bytes are claimed only by a commit that ended, so a
+/// ``settle()`` waits for the last. Bytes are claimed only by a commit that ended, so a
 /// reader or another process sees no more than before, a little later.
 final class CommitQueue: Sendable {
     private let commit: @Sendable (Range<UInt64>, [UInt64: UInt64]) async throws -> Bool
@@ -313,6 +313,7 @@ final class CommitQueue: Sendable {
         let start = try state.withLock { state -> UInt64? in
             if let failure = state.failure { state.failure = nil; throw failure }
             guard !state.busy, state.asked < through else { return nil }
+            defer { state.asked = through }
             state.busy = true
             return state.asked
         }
@@ -327,14 +328,11 @@ final class CommitQueue: Sendable {
             }
             state.withLock { $0.busy = false }
         }
-        state.withLock { state in
-            state.asked = through
-            state.task = task
-        }
+        state.withLock { $0.task = task }
     }
 
     /// Waits for the commit running, if any; rethrows its failure.
-    func settle(_ progress: FetchProgress) async throws {
+    func settle() async throws {
         if let task = state.withLock({ $0.task }) { await task.value }
         try state.withLock { state in
             if let failure = state.failure { state.failure = nil; throw failure }
