@@ -23,6 +23,12 @@ import MP4TestSupport
         }
     }
 
+    /// A data file in a directory of its own, open for writing.
+    func dataFile() throws -> (path: String, fd: Int32) {
+        let path = FileSystem.temporaryDirectory("mp4probe-origin-fetch") + "/data"
+        return (path, try Platform.openForUpdate(path))
+    }
+
     /// A commit that waits until the test lets it end.
     final class HeldCommits: Sendable {
         private struct State {
@@ -69,11 +75,8 @@ import MP4TestSupport
     /// since. Fails with the fetch waiting for each commit (it stops at the first interval's
     /// end) or with commits started while one runs.
     @Test func theFetchWritesOnWhileACommitRuns() async throws {
-        let directory = FileSystem.temporaryDirectory("mp4probe-origin-fetch")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/data"
-        let fd = try Platform.openForUpdate(path)
-        defer { _ = close(fd) }
+        let (path, fd) = try dataFile()
+        defer { _ = close(fd); try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let bytes = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 3) }
         let total = UInt64(bytes.count), interval: UInt64 = 128 << 10
         let progress = FetchProgress(0..<total, fd: fd)
@@ -114,11 +117,8 @@ import MP4TestSupport
                 }
             }
         }
-        let directory = FileSystem.temporaryDirectory("mp4probe-origin-fetch")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/data"
-        let fd = try Platform.openForUpdate(path)
-        defer { _ = close(fd) }
+        let (path, fd) = try dataFile()
+        defer { _ = close(fd); try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let bytes = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 >> 2) }
         let total = UInt64(bytes.count)
         let progress = FetchProgress(0..<total, fd: fd)
