@@ -133,4 +133,31 @@ import MP4TestSupport
         #expect(commits.mostRunning == 1)
         #expect(progress.committed == total)
     }
+
+    /// A commit that fails behind the writes is not lost: the fetch ends with that failure (at
+    /// its next commit point, or at its end), and what arrived is still claimed once, from the
+    /// last byte a commit claimed (the failed one's bytes included), as when a stream fails.
+    /// Fails when the failure of a commit that ran behind is dropped.
+    @Test func aFailedCommitStopsTheFetchAndWhatArrivedIsClaimed() async throws {
+        struct Refused: Error {}
+        let (path, fd) = try dataFile()
+        defer { _ = close(fd); try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let bytes = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 >> 1) }
+        let total = UInt64(bytes.count), interval: UInt64 = 128 << 10
+        let progress = FetchProgress(0..<total, fd: fd)
+        let calls = Locked<[Range<UInt64>]>([])
+        await #expect(throws: Refused.self) {
+            _ = try await OriginFetch.run(0..<total, from: PiecedSource(bytes: bytes), into: progress, dataPath: path, name: "test",
+                                          commitInterval: interval) { range, _ in
+                let first = calls.withLock { $0.append(range); return $0.count == 1 }
+                if first { throw Refused() }
+                return true
+            }
+        }
+        let ranges = calls.withLock { $0 }
+        #expect(ranges.first == 0..<interval)
+        #expect(ranges.count == 2, "\(ranges)")
+        #expect(ranges.last == 0..<progress.written, "the last claim starts where the table's claims end and takes all that arrived")
+        #expect(progress.committed == progress.written)
+    }
 }
