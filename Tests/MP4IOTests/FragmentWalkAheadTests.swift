@@ -135,4 +135,26 @@ import MP4TestSupport
         walk.learned(500, end: 600, headerEnd: 500 + 5 << 20)
         #expect(walk.nextHeadSize == FragmentWalkAhead.maxHeadSpan)
     }
+
+    /// A player's read fetches a head first at a fragment start the walk knows and past
+    /// every start it knows (a player that reads the headers faster than the walk); a read
+    /// before the fragments, inside a fragment learned, past the file or after the walk
+    /// ended fetches the planner's first piece. Fails when a read past the starts known
+    /// gets none (a loaded run of FragmentedStartTests fetched 4-6 of 30 heads in 64 KiB).
+    @Test func aReadPastTheStartsKnownFetchesAHeadFirst() {
+        var walk = Self.walk()
+        _ = walk.playerRead(at: 0)
+        walk.learned(100, end: 200, headerEnd: 100 + 900)
+        walk.learned(200, end: 300, headerEnd: 200 + 900)
+        #expect(walk.frontier == 300)
+        #expect(walk.headSize(at: 200) == 4 << 10, "a known start")
+        #expect(walk.headSize(at: 300) == 4 << 10, "the furthest start known")
+        #expect(walk.headSize(at: 420) == 4 << 10, "past it: a player ahead of the walk")
+        #expect(walk.headSize(at: 250) == nil, "media of a fragment learned")
+        #expect(walk.headSize(at: 50) == nil, "before the fragments")
+        #expect(walk.headSize(at: 10_000) == nil, "past the file")
+        walk.learned(300, end: nil)
+        #expect(walk.ended)
+        #expect(walk.headSize(at: 420) == nil, "the fragments ended")
+    }
 }

@@ -251,7 +251,18 @@ actor Prefetcher {
                 await cache.prefetch(recent)
                 let range = head
                 let parse = { (bytes: [UInt8]) in FragmentWalkAhead.head(bytes[...], at: range.lowerBound, headEnd: range.upperBound, length: next.length) }
-                guard let bytes = try? await cache.readAhead(range, until: { parse($0) != .needsMore }) else {
+                // The next fragment's start is known as soon as the head says it, before the
+                // read's own bookkeeping ends: a player that reads the headers one request each
+                // gets this head from the cache as soon as it is written, and its read of the
+                // next one fetches only a head when the walk knows that start.
+                let learnsEarly = { [walkState] (bytes: [UInt8]) -> Bool in
+                    let found = parse(bytes)
+                    if case .fragment(let end, let headerEnd) = found {
+                        walkState.withLock { $0.walk?.learned(next.start, end: end, headerEnd: headerEnd) }
+                    }
+                    return found != .needsMore
+                }
+                guard let bytes = try? await cache.readAhead(range, until: learnsEarly) else {
                     walkState.withLock { $0.walking = false }
                     return
                 }
