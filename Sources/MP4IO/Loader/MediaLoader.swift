@@ -279,7 +279,8 @@ public struct MediaResource: WrappingSource {
         }
         if prefetcher.walksAhead {
             // A header read, which the walk may not have reached: a first piece (no more than
-            // the fragment's head when it begins at a fragment's known start), then windows.
+            // the fragment's head when it begins at a fragment's known start or past every
+            // start known), then windows.
             if streamed {
                 let read = prefetcher.playerRead(at: range.lowerBound)
                 if read.startsWalker { prefetcher.startWalker() }

@@ -188,8 +188,8 @@ actor Prefetcher {
     /// A player's request begins at `offset` of a film walked ahead: the walk's anchor moves
     /// (``FragmentWalkAhead/playerRead(at:)``). Returns whether the caller must start a walker
     /// (``runWalker()``: there is a head to read and none runs), and the head the walk reads at
-    /// `offset` when it is a fragment's known start (``FragmentWalkAhead/headSize(at:)``: what
-    /// the player's read fetches first there).
+    /// `offset` when it is a fragment's known start or past every start known
+    /// (``FragmentWalkAhead/headSize(at:)``: what the player's read fetches first there).
     nonisolated func playerRead(at offset: UInt64) -> (startsWalker: Bool, headSize: UInt64?) {
         walkState.withLock { state in
             let wanted = state.walk?.playerRead(at: offset) == true
@@ -262,6 +262,8 @@ actor Prefetcher {
                     }
                     return found != .needsMore
                 }
+                // (A head already cached comes back without that check: learned below, again
+                // for a head learned early, which changes nothing.)
                 guard let bytes = try? await cache.readAhead(range, until: learnsEarly) else {
                     walkState.withLock { $0.walking = false }
                     return
