@@ -445,6 +445,18 @@ struct FetchPlanner: Sendable {
             return !wantedSet.ranges.contains { $0.overlaps(rest) }
         }
         for id in unwanted.keys.sorted() { disown(id, by: Self.prefetchReader, doneThrough: nil) }
+        return missingParts(of: wantedSet, present: present, bridged: true, maxRequests: maxRequests)
+    }
+
+    /// The parts of `range` neither present nor being fetched, not bridged, and without
+    /// stopping any fetch: bytes already read elsewhere that the cache takes as a fetch of
+    /// the ``prefetchReader`` (``CacheEntry/adopt(_:starter:)``).
+    mutating func adoptable(_ range: Range<UInt64>, present: ByteRangeSet) -> [Range<UInt64>] {
+        guard !range.isEmpty else { return [] }
+        return missingParts(of: ByteRangeSet([range]), present: present, bridged: false, maxRequests: .max)
+    }
+
+    private func missingParts(of wantedSet: ByteRangeSet, present: ByteRangeSet, bridged: Bool, maxRequests: Int) -> [Range<UInt64>] {
         guard !diskIsFull else { return [] }
         var parts: [Range<UInt64>] = []
         for range in wantedSet.ranges {
@@ -454,7 +466,7 @@ struct FetchPlanner: Sendable {
             for part in absent { missing.insert(part) }
             for running in fetches.values where !running.isStopping && running.held.overlaps(range) { missing.remove(running.held) }
             for part in missing.ranges {
-                if let last = parts.last, part.lowerBound - last.upperBound < policy.bridgeGap,
+                if bridged, let last = parts.last, part.lowerBound - last.upperBound < policy.bridgeGap,
                    runningFetch(overlapping: last.upperBound..<part.lowerBound) == nil {
                     parts[parts.count - 1] = last.lowerBound..<part.upperBound
                 } else {

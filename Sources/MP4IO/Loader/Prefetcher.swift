@@ -213,14 +213,13 @@ actor Prefetcher {
     /// one's place), until it wants none; reads that come meanwhile move its anchor. Started
     /// by whoever was told to (one at a time).
     ///
-    /// Each head is fetched by the prefetch (``CachedByteSource/prefetch(_:maxRequests:)``,
-    /// which keeps the heads of the last ``FragmentWalkAhead/depth`` steps that had not come
-    /// whole by the end of their step running: one stopped
-    /// before its last bytes came, on a loaded machine, was fetched again by the player), so
-    /// it is fetched whole for the player that will read it while the walk reads only until
-    /// the `moof` and the header after it are in (``FragmentWalkAhead/head(_:at:headEnd:length:)``)
-    /// and goes on. A read that fails (the origin is down) stops this walker, not the walk:
-    /// the next player read starts another.
+    /// A head neither cached nor being fetched is read from the origin on the walker's own
+    /// task (``CachedByteSource/readOrigin(_:observe:)``), held for the player that reads it
+    /// next (``heads``) and handed to the cache (``CachedByteSource/adopt(_:at:)``), whose
+    /// fetch of it runs on this queue when the walker yields after each step. A head being
+    /// fetched (a player's request got there first) is followed; a cached one is read. A
+    /// read that fails (the origin is down) stops this walker, not the walk: the next player
+    /// read starts another.
     /// Starts the walker (``runWalker()``) on the film's walk queue, which its fetches share.
     @discardableResult
     nonisolated func startWalker() -> Task<Void, Never> {
@@ -230,56 +229,77 @@ actor Prefetcher {
     /// The queue of this film's walkers (one at a time) and their fetches.
     private nonisolated let walkQueue = ServingTask.SharedQueue()
 
+    /// The heads the walk read from the origin, held for the players that read them next.
+    nonisolated let heads = WalkHeads()
+
     nonisolated func runWalker() async {
-        var recent: [Range<UInt64>] = []
+        // The head this walker told `heads` it reads next (players wait for it).
+        var expected: UInt64?
+        func stop() {
+            if let expected { heads.cancel(expected) }
+            walkState.withLock { $0.walking = false }
+        }
         while true {
             let next = walkState.withLock { state -> (start: UInt64, length: UInt64, size: UInt64)? in
-                guard !Task.isCancelled, let walk = state.walk, let start = walk.wanted else {
-                    state.walking = false
-                    return nil
-                }
+                guard !Task.isCancelled, let walk = state.walk, let start = walk.wanted else { return nil }
                 return (start, walk.length, walk.nextHeadSize)
             }
-            guard let next else { return }
+            guard let next else { return stop() }
+            if let previous = expected, previous != next.start { heads.cancel(previous) }
+            expected = next.start
             var head = next.start..<min(next.length, next.start + next.size)
+            var bytes: [UInt8] = []
             var found: FragmentWalkAhead.Head = .none
             // A `moof` longer than its head is read on (at most a few times: each reads to the
             // next box's header, within FragmentWalkAhead.maxHeadSpan).
             for _ in 0..<8 {
-                recent.append(head)
-                if recent.count > FragmentWalkAhead.depth { recent.removeFirst() }
-                await cache.prefetch(recent)
-                let range = head
-                let parse = { (bytes: [UInt8]) in FragmentWalkAhead.head(bytes[...], at: range.lowerBound, headEnd: range.upperBound, length: next.length) }
-                // The next fragment's start is known as soon as the head says it, before the
-                // read's own bookkeeping ends: a player that reads the headers one request each
-                // gets this head from the cache as soon as it is written, and its read of the
-                // next one fetches only a head when the walk knows that start.
-                let learnsEarly = { [walkState] (bytes: [UInt8]) -> Bool in
-                    let found = parse(bytes)
-                    if case .fragment(let end, let headerEnd) = found {
-                        walkState.withLock { $0.walk?.learned(next.start, end: end, headerEnd: headerEnd) }
-                    }
-                    return found != .needsMore
-                }
-                // (A head already cached comes back without that check: learned below, again
-                // for a head learned early, which changes nothing.)
-                guard let bytes = try? await cache.readAhead(range, until: learnsEarly) else {
-                    walkState.withLock { $0.walking = false }
-                    return
-                }
-                // A head whose bytes all came with its step is written whole: its fetch needs no
-                // keeping, and the prefetch is not asked again for it (each ask compares the heads
-                // with every fetch that waits for its commit: 12 % of a walk's CPU on loopback).
-                if bytes.count >= range.count { recent.removeAll { $0 == range } }
-                found = parse(bytes)
-                guard case .longer(let through) = found, through > range.upperBound else { break }
-                head = range.lowerBound..<through
+                let part = (head.lowerBound + UInt64(bytes.count))..<head.upperBound
+                guard let more = await readHeadPart(part, atStart: bytes.isEmpty) else { return stop() }
+                bytes += more
+                found = FragmentWalkAhead.head(bytes[...], at: head.lowerBound, headEnd: head.upperBound, length: next.length)
+                guard case .longer(let through) = found, through > head.upperBound else { break }
+                head = head.lowerBound..<through
             }
             var end: UInt64?, headerEnd: UInt64?
             if case .fragment(let fragmentEnd, let headersEnd) = found { (end, headerEnd) = (fragmentEnd, headersEnd) }
-            walkState.withLock { $0.walk?.learned(next.start, end: end, headerEnd: headerEnd) }
+            // The next head is expected as soon as its place is known: a player that reads it
+            // before the next step begins waits for the walk's read, not the cache.
+            let following = walkState.withLock { state -> UInt64? in
+                state.walk?.learned(next.start, end: end, headerEnd: headerEnd)
+                return state.walk?.wanted
+            }
+            if let following {
+                heads.expect(following)
+                expected = following
+            }
+            // The cache's fetch of what this step read from the origin runs now, on this queue.
+            await Task.yield()
         }
+    }
+
+    /// One part of a head: read from the cache or the fetch that has it, or else from the
+    /// origin (held for players when it is the head's start, and handed to the cache). Nil
+    /// when the origin failed.
+    private nonisolated func readHeadPart(_ part: Range<UInt64>, atStart: Bool) async -> [UInt8]? {
+        switch await cache.headState(part) {
+        case .cached(let bytes):
+            if atStart { heads.cancel(part.lowerBound) }
+            return bytes
+        case .fetching(let progress):
+            if atStart { heads.cancel(part.lowerBound) }
+            if let bytes = try? await cache.follow(progress, part), bytes.count >= part.count { return bytes }
+            // The fetch ended before (stopped or failed): the origin is asked below.
+        case .absent:
+            break
+        }
+        if atStart { heads.expect(part.lowerBound) }
+        guard let bytes = try? await cache.readOrigin(part) else {
+            if atStart { heads.cancel(part.lowerBound) }
+            return nil
+        }
+        if atStart { heads.landed(part.lowerBound, bytes) }
+        await cache.adopt(bytes, at: part.lowerBound)
+        return bytes
     }
 
     private func prefetch(at time: Double, map: MediaMap) async {
