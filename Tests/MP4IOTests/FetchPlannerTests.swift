@@ -408,6 +408,26 @@ import MP4TestSupport
         #expect(planner.takeEffects().isEmpty)
     }
 
+    /// Bytes the walk ahead read itself (``FetchPlanner/adoptable(_:present:)``): the parts
+    /// neither present nor being fetched, not bridged, and no prefetch is stopped (a prefetch
+    /// stops the last one's fetches that it no longer wants).
+    @Test func adoptedBytesStopNoPrefetchAndAreNotBridged() throws {
+        var planner = Self.planner()
+        let prefetch = FetchPlanner.prefetchReader
+        #expect(planner.prefetch([0..<100], present: ByteRangeSet(), maxRequests: 8) == [0..<100])
+        planner.claimedAhead(0..<100, for: prefetch, lockToken: Self.token)
+        _ = planner.takeEffects()
+        #expect(planner.adoptable(90..<130, present: ByteRangeSet([110..<115])) == [100..<110, 115..<130])
+        #expect(planner.adoptable(300..<310, present: ByteRangeSet()) == [300..<310])
+        #expect(planner.takeEffects().isEmpty, "adopting stopped the prefetch")
+        // Two parts 5 bytes apart (closer than the bridge gap) stay two: the gap is not held.
+        #expect(planner.adoptable(400..<430, present: ByteRangeSet([410..<415])) == [400..<410, 415..<430])
+        #expect(planner.prefetch([400..<430], present: ByteRangeSet([410..<415]), maxRequests: 8) == [400..<430], "a prefetch bridges them")
+        planner.claimedAhead(300..<310, for: prefetch, lockToken: Self.token)
+        #expect(planner.adoptable(305..<320, present: ByteRangeSet()) == [310..<320], "what a fetch holds is not taken")
+        #expect(planner.adoptable(0..<0, present: ByteRangeSet()).isEmpty)
+    }
+
     @Test func whenTheOriginChangesEveryFetchStops() throws {
         var planner = Self.planner()
         let (_, first) = try Self.started(&planner, 0..<100)

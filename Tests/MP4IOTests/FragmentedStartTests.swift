@@ -134,6 +134,10 @@ import MP4TestSupport
         // as soon as that read ends, racing the walk's first steps (a head it reaches first is
         // a first piece of its own: 64 KiB, or the head's size at a start the walk knows).
         #expect(heads.count >= fragments.count - 3, "every fragment's head in a request of its own: \(origin.ranges.joined(separator: " "))")
+        // Once: the walk reads each head from the origin and holds it for the player, whose
+        // request at a head the walk is reading waits for that read (WalkHeads).
+        let twice = fragments.dropFirst().filter { fragment in asked.filter { $0.start == UInt64(fragment.offset) }.count > 1 }
+        #expect(twice.count <= 2, "\(twice.count) heads asked for twice: \(origin.ranges.joined(separator: " "))")
         // Heads sized from the fragments learned (FragmentWalkAhead.nextHeadSize): 4 KiB for
         // these `moof`s of under 1 KiB (16 KiB heads: 540-575 KB in all).
         #expect(origin.bodyBytesSent <= fragments.count * (6 << 10) + (256 << 10), "the origin sent \(origin.bodyBytesSent) B: \(origin.ranges.joined(separator: " "))")

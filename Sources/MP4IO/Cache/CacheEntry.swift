@@ -265,20 +265,23 @@ actor CacheEntry {
         return .absent
     }
 
-    /// Takes `range`, whose bytes the caller read from the origin itself and `starter`'s
+    /// Takes each range, whose bytes the caller read from the origin itself and its starter's
     /// origin holds (``HeldBytes``), as a fetch of the prefetch: the parts neither present nor
     /// being fetched are claimed and fetched from those bytes, written and committed as any
     /// fetch (no fetch is stopped, as a prefetch stops the last one's). Returns the parts taken.
     @discardableResult
-    func adopt(_ range: Range<UInt64>, starter: Starter) -> [Range<UInt64>] {
+    func adopt(_ held: [(range: Range<UInt64>, starter: Starter)]) -> [Range<UInt64>] {
         refreshProgress()
+        _ = try? store.refreshIfChanged()
         var taken: [Range<UInt64>] = []
-        for part in planner.adoptable(range, present: store.present) {
-            guard let claim = store.claim(part, othersAllowed: true) else { continue }
-            planner.claimedAhead(claim.0, for: FetchPlanner.prefetchReader, lockToken: claim.lockToken)
-            taken.append(claim.0)
+        for (range, starter) in held {
+            for part in planner.adoptable(range, present: store.present) {
+                guard let claim = store.claim(part, othersAllowed: true) else { continue }
+                planner.claimedAhead(claim.0, for: FetchPlanner.prefetchReader, lockToken: claim.lockToken)
+                taken.append(claim.0)
+            }
+            apply(starter)
         }
-        apply(starter)
         return taken
     }
 

@@ -339,7 +339,7 @@ public final class CachedByteSource: WrappingSource {
     /// waits in place on the caller's queue), for a fragment head the walk ahead reads next:
     /// a fetch of the cache costs a task, a reader and several calls on the entry's actor
     /// (about 150 µs a head on this machine, against 45 µs), and the walk's steps follow each
-    /// other. The bytes go to the cache with ``adopt(_:at:)``. Reported to the loader's origin
+    /// other. The bytes go to the cache with ``adopt(_:)``. Reported to the loader's origin
     /// activity as a fetch of the prefetch is.
     func readOrigin(_ range: Range<UInt64>, observe: ([UInt8]) -> Void = { _ in }) async throws -> [UInt8] {
         let upper = min(range.upperBound, totalLength)
@@ -357,19 +357,24 @@ public final class CachedByteSource: WrappingSource {
         return bytes
     }
 
-    /// Takes `bytes`, read from the origin at `offset` by ``readOrigin(_:observe:)``, into the
-    /// cache as a fetch of the prefetch whose origin holds them (``HeldBytes``): claimed,
-    /// written, committed and counted as any fetch, without a second request. Parts already
-    /// present or being fetched are left alone. The fetch runs on the caller's shared queue
-    /// when it has one (the walk's), when the caller next suspends.
+    /// Takes `pieces` (bytes and where they start), read from the origin by
+    /// ``readOrigin(_:observe:)``, into the cache as fetches of the prefetch whose origin
+    /// holds them (``HeldBytes``): claimed, written, committed and counted as any fetch,
+    /// without a second request, in one call on the entry's actor. Parts already present or
+    /// being fetched are left alone. The fetches run on the caller's shared queue when it has
+    /// one (the walk's), when the caller next suspends or ends. Returns the parts taken.
     @discardableResult
-    func adopt(_ bytes: [UInt8], at offset: UInt64) async -> [Range<UInt64>] {
-        let upper = min(offset + UInt64(bytes.count), totalLength)
-        guard offset < upper else { return [] }
-        var held = starter
-        held.origin = HeldBytes(base: fetchSource, bytes: Array(bytes.prefix(Int(upper - offset))), at: offset)
-        held.patientCommits = true
-        return await entry.adopt(offset..<upper, starter: held)
+    func adopt(_ pieces: [(offset: UInt64, bytes: [UInt8])]) async -> [Range<UInt64>] {
+        let held = pieces.compactMap { piece -> (range: Range<UInt64>, starter: CacheEntry.Starter)? in
+            let upper = min(piece.offset + UInt64(piece.bytes.count), totalLength)
+            guard piece.offset < upper else { return nil }
+            var held = starter
+            held.origin = HeldBytes(base: fetchSource, bytes: Array(piece.bytes.prefix(Int(upper - piece.offset))), at: piece.offset)
+            held.patientCommits = true
+            return (piece.offset..<upper, held)
+        }
+        guard !held.isEmpty else { return [] }
+        return await entry.adopt(held)
     }
 
     /// The driver of every read and fill: a reader of the entry's planner, whose steps it

@@ -2,7 +2,7 @@ import MP4Core
 
 /// The origin of a fetch whose bytes are already in hand: `range` comes from `bytes`, anything
 /// else from `base` (the entry's origin). The walk ahead reads a fragment's head from the
-/// origin itself and hands it to the cache this way (``CachedByteSource/adopt(_:at:)``), so it
+/// origin itself and hands it to the cache this way (``CachedByteSource/adopt(_:)``), so it
 /// is written, claimed and committed as every fetch is, without a second request.
 struct HeldBytes: WrappingSource {
     let base: any ByteSource

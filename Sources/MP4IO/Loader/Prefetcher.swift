@@ -98,17 +98,23 @@ actor Prefetcher {
         } else {
             var options = MP4File.Options(facts: .structure)
             options.stopsAtFirstFragment = true
-            // Its reads return once what they read is claimed: a player's media past the head
-            // waits for this load, and so goes out after the `moov` is in the cache's table
-            // (``MediaLoaderTests``), not only in its data file.
-            file = try? await MP4File.open(cache, options: options)
+            // Its reads return as their bytes are written, not claimed (a commit's flush took
+            // 2-3 ms of each fragmented start here); the `moov` is waited for below.
+            file = try? await CachedByteSource.$returnsBeforeCommit.withValue(true) { try? await MP4File.open(cache, options: options) }
         }
         if seconds > 0, view == nil, let file, file.isFragmented, let first = Preload.walkStart(file),
            !file.layout.boxes.contains(where: { $0.type == .sidx }) {
+            // A walked film's media past the head is its fragments, whose heads the walk
+            // reads from the origin itself: its players go on at once.
             var walk = FragmentWalkAhead(first: first, length: file.layout.fileSize)
             for offset in earlyReads.withLock({ reads in defer { reads = [] }; return reads }) { _ = walk.playerRead(at: offset) }
             walkState.withLock { $0.walk = walk }
             return
+        }
+        // A player's media past the head waits for this load, and so goes out after the `moov`
+        // is in the cache's table (``MediaLoaderTests``), not only in its data file.
+        if view == nil, let movie = file?.layout.movieBox {
+            try? await cache.fill(movie.offset..<(movie.offset + movie.availableSize))
         }
         guard seconds > 0, let file, !file.isFragmented, file.movie != nil else { return }
         let planner = SeekPlanner(file: file)
@@ -215,8 +221,8 @@ actor Prefetcher {
     ///
     /// A head neither cached nor being fetched is read from the origin on the walker's own
     /// task (``CachedByteSource/readOrigin(_:observe:)``), held for the player that reads it
-    /// next (``heads``) and handed to the cache (``CachedByteSource/adopt(_:at:)``), whose
-    /// fetch of it runs on this queue when the walker yields after each step. A head being
+    /// next (``heads``) and handed to the cache with others (``CachedByteSource/adopt(_:)``,
+    /// ``adoptionBatch``), whose fetches of them run on this queue when the walker yields. A head being
     /// fetched (a player's request got there first) is followed; a cached one is read. A
     /// read that fails (the origin is down) stops this walker, not the walk: the next player
     /// read starts another.
@@ -232,11 +238,30 @@ actor Prefetcher {
     /// The heads the walk read from the origin, held for the players that read them next.
     nonisolated let heads = WalkHeads()
 
+    /// How many heads read from the origin the walker hands to the cache at once
+    /// (``CachedByteSource/adopt(_:)``): one call on the entry's actor for them all, and their
+    /// fetches run when the walker yields after it, on its queue. The heads are held for
+    /// the players meanwhile (``WalkHeads/maxHeads`` is twice as many).
+    static let adoptionBatch = WalkHeads.maxHeads / 2
+    /// The most bytes read from the origin the walker keeps before it hands them to the cache.
+    static let adoptionBytes = 4 << 20
+
     nonisolated func runWalker() async {
         // The head this walker told `heads` it reads next (players wait for it).
         var expected: UInt64?
-        func stop() {
+        // What it read from the origin and has not handed to the cache yet.
+        var adopting: [(offset: UInt64, bytes: [UInt8])] = []
+        var adoptingBytes = 0
+        func handOver() async {
+            guard !adopting.isEmpty else { return }
+            await cache.adopt(adopting)
+            adopting = []
+            adoptingBytes = 0
+            await Task.yield()   // the cache's fetches of them run now, on this queue
+        }
+        func stop() async {
             if let expected { heads.cancel(expected) }
+            await handOver()
             walkState.withLock { $0.walking = false }
         }
         while true {
@@ -244,7 +269,7 @@ actor Prefetcher {
                 guard !Task.isCancelled, let walk = state.walk, let start = walk.wanted else { return nil }
                 return (start, walk.length, walk.nextHeadSize)
             }
-            guard let next else { return stop() }
+            guard let next else { return await stop() }
             if let previous = expected, previous != next.start { heads.cancel(previous) }
             expected = next.start
             var head = next.start..<min(next.length, next.start + next.size)
@@ -254,8 +279,12 @@ actor Prefetcher {
             // next box's header, within FragmentWalkAhead.maxHeadSpan).
             for _ in 0..<8 {
                 let part = (head.lowerBound + UInt64(bytes.count))..<head.upperBound
-                guard let more = await readHeadPart(part, atStart: bytes.isEmpty) else { return stop() }
-                bytes += more
+                guard let more = await readHeadPart(part, atStart: bytes.isEmpty) else { return await stop() }
+                if more.fromOrigin {
+                    adopting.append((part.lowerBound, more.bytes))
+                    adoptingBytes += more.bytes.count
+                }
+                bytes += more.bytes
                 found = FragmentWalkAhead.head(bytes[...], at: head.lowerBound, headEnd: head.upperBound, length: next.length)
                 guard case .longer(let through) = found, through > head.upperBound else { break }
                 head = head.lowerBound..<through
@@ -272,22 +301,20 @@ actor Prefetcher {
                 heads.expect(following)
                 expected = following
             }
-            // The cache's fetch of what this step read from the origin runs now, on this queue.
-            await Task.yield()
+            if adopting.count >= Self.adoptionBatch || adoptingBytes >= Self.adoptionBytes { await handOver() }
         }
     }
 
     /// One part of a head: read from the cache or the fetch that has it, or else from the
-    /// origin (held for players when it is the head's start, and handed to the cache). Nil
-    /// when the origin failed.
-    private nonisolated func readHeadPart(_ part: Range<UInt64>, atStart: Bool) async -> [UInt8]? {
+    /// origin (then held for players when it is the head's start). Nil when the origin failed.
+    private nonisolated func readHeadPart(_ part: Range<UInt64>, atStart: Bool) async -> (bytes: [UInt8], fromOrigin: Bool)? {
         switch await cache.headState(part) {
         case .cached(let bytes):
             if atStart { heads.cancel(part.lowerBound) }
-            return bytes
+            return (bytes, false)
         case .fetching(let progress):
             if atStart { heads.cancel(part.lowerBound) }
-            if let bytes = try? await cache.follow(progress, part), bytes.count >= part.count { return bytes }
+            if let bytes = try? await cache.follow(progress, part), bytes.count >= part.count { return (bytes, false) }
             // The fetch ended before (stopped or failed): the origin is asked below.
         case .absent:
             break
@@ -298,8 +325,7 @@ actor Prefetcher {
             return nil
         }
         if atStart { heads.landed(part.lowerBound, bytes) }
-        await cache.adopt(bytes, at: part.lowerBound)
-        return bytes
+        return (bytes, true)
     }
 
     private func prefetch(at time: Double, map: MediaMap) async {

@@ -2,7 +2,7 @@
 /// the player that reads them next, and the head it is reading now. A player's request at a
 /// head's start gets the held bytes at once, or waits for the walk's read of that head
 /// instead of asking the cache for it (which would fetch it a second time or follow a fetch
-/// that does not exist yet); the cache gets every head too (``CachedByteSource/adopt(_:at:)``),
+/// that does not exist yet); the cache gets every head too (``CachedByteSource/adopt(_:)``),
 /// for the next start.
 ///
 /// Measured before it existed (a 300-fragment film, ffmpeg's start through `serve`): heads
