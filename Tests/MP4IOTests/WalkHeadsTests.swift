@@ -32,18 +32,16 @@ import Testing
         #expect(await heads.bytes(from: 700) == nil, "no wait where the walk is not reading")
     }
 
-    /// A player that leaves while it waits returns at once; cancelling another start than the
-    /// one being read releases nobody.
-    @Test func aWaitEndsWhenThePlayerLeaves() async throws {
+    /// A player that leaves while it waits returns (nil) before the walk's read ends;
+    /// cancelling another start than the one being read releases nobody.
+    @Test(.timeLimit(.minutes(1))) func aWaitEndsWhenThePlayerLeaves() async throws {
         let heads = WalkHeads()
         heads.expect(10)
         let waiting = Task { await heads.bytes(from: 10) }
         try await Task.sleep(for: .milliseconds(50))
         heads.cancel(11)
         waiting.cancel()
-        let started = ContinuousClock.now
         #expect(await waiting.value == nil)
-        #expect(ContinuousClock.now - started < .seconds(1))
         heads.landed(10, [7])
         #expect(await heads.bytes(from: 10).map(Array.init) == [7])
     }

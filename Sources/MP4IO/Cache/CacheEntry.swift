@@ -262,6 +262,11 @@ actor CacheEntry {
         _ = try? store.refreshIfChanged()
         if store.present.contains(range), let bytes = try? store.readCached(range) { return .cached(bytes) }
         if let (id, _) = planner.runningFetch(covering: range.lowerBound), let progress = running[id]?.progress { return .fetching(progress) }
+        // A fetch being stopped (its reader left: a player that read a head and went) still
+        // holds what it wrote, and commits it.
+        if let progress = running.values.map(\.progress).first(where: { $0.part.contains(range.lowerBound) && $0.written > range.lowerBound }) {
+            return .fetching(progress)
+        }
         return .absent
     }
 
