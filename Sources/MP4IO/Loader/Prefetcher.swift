@@ -244,7 +244,7 @@ actor Prefetcher {
     /// the players meanwhile (``WalkHeads/maxHeads`` is twice as many).
     static let adoptionBatch = WalkHeads.maxHeads / 2
     /// The most bytes read from the origin the walker keeps before it hands them to the cache.
-    static let adoptionBytes = 4 << 20
+    static let adoptionBytes = 1 << 20
 
     nonisolated func runWalker() async {
         // The head this walker told `heads` it reads next (players wait for it).

@@ -11,9 +11,10 @@
 final class WalkHeads: Sendable {
     /// The most heads held (the walk's depth twice: those the player has not read yet and
     /// the ones it just read), and the most bytes (a head may be up to
-    /// ``FragmentWalkAhead/maxHeadSpan``).
+    /// ``FragmentWalkAhead/maxHeadSpan``; most are 4 KiB): a proxy holds up to 64 open
+    /// resources, so 128 MiB at most in all.
     static let maxHeads = 2 * FragmentWalkAhead.depth
-    static let maxBytes = 8 << 20
+    static let maxBytes = 2 << 20
 
     private struct Held {
         var start: UInt64
