@@ -164,7 +164,7 @@ actor CacheEntry {
         /// Told when a fetch above preload priority starts and ends.
         var activity: OriginActivity?
         /// Whether its fetches' commits may wait for ``maxCommitSpacing`` (the walk's heads,
-        /// which the walk holds for the players meanwhile: ``adopt(_:starter:)``).
+        /// which the walk holds for the players meanwhile: ``adopt(_:)``).
         var patientCommits = false
     }
 

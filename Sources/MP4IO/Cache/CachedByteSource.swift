@@ -315,9 +315,8 @@ public final class CachedByteSource: WrappingSource {
 
     /// The bytes of `range` a running fetch writes, read back as it writes them, without a
     /// reader of the planner (``headState(_:)`` found it); fewer than asked when the fetch
-    /// ended before (it was stopped, or failed). `observe` sees the bytes so far after each
-    /// piece.
-    func follow(_ progress: FetchProgress, _ range: Range<UInt64>, observe: ([UInt8]) -> Void = { _ in }) async throws -> [UInt8] {
+    /// ended before (it was stopped, or failed).
+    func follow(_ progress: FetchProgress, _ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, totalLength)
         var bytes: [UInt8] = []
         var position = range.lowerBound
@@ -327,7 +326,6 @@ public final class CachedByteSource: WrappingSource {
                 let end = min(written, upper)
                 bytes += try entry.readWritten(position..<end, by: progress)
                 position = end
-                observe(bytes)
             } else if finished || Task.isCancelled {
                 break
             }
@@ -341,7 +339,7 @@ public final class CachedByteSource: WrappingSource {
     /// (about 150 µs a head on this machine, against 45 µs), and the walk's steps follow each
     /// other. The bytes go to the cache with ``adopt(_:)``. Reported to the loader's origin
     /// activity as a fetch of the prefetch is.
-    func readOrigin(_ range: Range<UInt64>, observe: ([UInt8]) -> Void = { _ in }) async throws -> [UInt8] {
+    func readOrigin(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return [] }
         wiring.activity?.started()
@@ -349,16 +347,13 @@ public final class CachedByteSource: WrappingSource {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(clamping: min(upper - range.lowerBound, 1 << 20)))
         try await SocketConnection.$waitsInlineInTask.withValue(true) {
-            try await fetchSource.read(range.lowerBound..<upper) { piece in
-                bytes += piece
-                observe(bytes)
-            }
+            try await fetchSource.read(range.lowerBound..<upper) { bytes += $0 }
         }
         return bytes
     }
 
     /// Takes `pieces` (bytes and where they start), read from the origin by
-    /// ``readOrigin(_:observe:)``, into the cache as fetches of the prefetch whose origin
+    /// ``readOrigin(_:)``, into the cache as fetches of the prefetch whose origin
     /// holds them (``HeldBytes``): claimed, written, committed and counted as any fetch,
     /// without a second request, in one call on the entry's actor. Parts already present or
     /// being fetched are left alone. The fetches run on the caller's shared queue when it has

@@ -450,7 +450,7 @@ struct FetchPlanner: Sendable {
 
     /// The parts of `range` neither present nor being fetched, not bridged, and without
     /// stopping any fetch: bytes already read elsewhere that the cache takes as a fetch of
-    /// the ``prefetchReader`` (``CacheEntry/adopt(_:starter:)``).
+    /// the ``prefetchReader`` (``CacheEntry/adopt(_:)``).
     mutating func adoptable(_ range: Range<UInt64>, present: ByteRangeSet) -> [Range<UInt64>] {
         guard !range.isEmpty else { return [] }
         return missingParts(of: ByteRangeSet([range]), present: present, bridged: false, maxRequests: .max)

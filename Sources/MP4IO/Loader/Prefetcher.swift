@@ -100,7 +100,7 @@ actor Prefetcher {
             options.stopsAtFirstFragment = true
             // Its reads return as their bytes are written, not claimed (a commit's flush took
             // 2-3 ms of each fragmented start here); the `moov` is waited for below.
-            file = try? await CachedByteSource.$returnsBeforeCommit.withValue(true) { try? await MP4File.open(cache, options: options) }
+            file = await CachedByteSource.$returnsBeforeCommit.withValue(true) { try? await MP4File.open(cache, options: options) }
         }
         if seconds > 0, view == nil, let file, file.isFragmented, let first = Preload.walkStart(file),
            !file.layout.boxes.contains(where: { $0.type == .sidx }) {
@@ -220,7 +220,7 @@ actor Prefetcher {
     /// by whoever was told to (one at a time).
     ///
     /// A head neither cached nor being fetched is read from the origin on the walker's own
-    /// task (``CachedByteSource/readOrigin(_:observe:)``), held for the player that reads it
+    /// task (``CachedByteSource/readOrigin(_:)``), held for the player that reads it
     /// next (``heads``) and handed to the cache with others (``CachedByteSource/adopt(_:)``,
     /// ``adoptionBatch``), whose fetches of them run on this queue when the walker yields. A head being
     /// fetched (a player's request got there first) is followed; a cached one is read. A
