@@ -119,3 +119,42 @@ import MP4TestSupport
         #expect(refetched.isEmpty, "the window's bytes were asked of the origin again: \(refetched)")
     }
 }
+
+/// A player's request at a fragment head the walk holds reads on through the cache as a
+/// header read does: a first piece past the head, not a window (a player that read the
+/// header and lingers past the proxy's pause would otherwise cost the origin a whole window).
+@Suite struct HeldHeadReadTests {
+    @Test(.requires("ffmpeg")) func aRequestThatReadsOnPastAHeldHeadFetchesAFirstPiece() async throws {
+        let film = try await FragmentedStartTests.film(seconds: 30, bitrate: "1M", keyframes: 25)
+        let fragments = FragmentedStartTests.movieFragments(film)
+        #expect(fragments.count >= 10)
+        let origin = try #require(LoopbackHTTPServer(body: film, behavior: .normal))
+        defer { origin.stop() }
+        let (loader, directory) = MediaLoaderTests.loader()
+        defer { FileSystem.removeDirectory(directory) }
+        let resource = try await loader.resource(for: origin.url.absoluteString)
+        struct Enough: Error {}
+        // A player's first read (the file's start) starts the walk; the next heads are held
+        // before the player asks for them.
+        do { try await resource.load(offset: 0, length: nil) { _ in throw Enough() } } catch is Enough {}
+        let target = fragments[3]
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !origin.ranges.contains(where: { $0.hasPrefix("bytes=\(target.offset)-") }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let asked = origin.ranges.count
+        var received = 0
+        do {
+            try await resource.load(offset: UInt64(target.offset), length: nil) { piece in
+                received += piece.count
+                if received > target.size + 40_000 { throw Enough() }
+            }
+        } catch is Enough {}
+        let after = origin.ranges.dropFirst(asked).compactMap { range -> (start: Int, count: Int)? in
+            let parts = range.dropFirst("bytes=".count).split(separator: "-").compactMap { Int(String($0)) }
+            return parts.count == 2 ? (parts[0], parts[1] - parts[0] + 1) : nil
+        }.filter { $0.start > target.offset && $0.start < target.offset + 300_000 }
+        #expect(!after.isEmpty, "the read past the head asked nothing of the origin: \(origin.ranges.dropFirst(asked))")
+        #expect(after.allSatisfy { $0.count <= 64 << 10 }, "past the held head: \(after)")
+    }
+}

@@ -285,14 +285,17 @@ public struct MediaResource: WrappingSource {
                 let read = prefetcher.playerRead(at: range.lowerBound)
                 if read.startsWalker { prefetcher.startWalker() }
                 // A head the walk read from the origin (or is reading now) goes from memory;
-                // the rest of the request goes through the cache, as every read does.
+                // the rest of the request goes through the cache, as every read does, and
+                // starts short, as a read past a cached head does (a player that read the
+                // header may be about to go: its first fetch past the head is a first piece,
+                // not a window; ``HeldHeadReadTests``).
                 if let held = await prefetcher.heads.bytes(from: position) {
                     let piece = held.prefix(Int(clamping: range.upperBound - position))
                     ReadTally.current?.fromCache(piece.count)
                     try await consume(piece)
                     position += UInt64(piece.count)
                     if position == range.upperBound { return }
-                    return try await source.read(position..<range.upperBound, into: consume)
+                    return try await CachedByteSource.$readsStartShort.withValue(.max) { try await source.read(position..<range.upperBound, into: consume) }
                 }
                 return try await CachedByteSource.$readsStartShort.withValue(read.headSize ?? .max) { try await source.read(position..<range.upperBound, into: consume) }
             }
