@@ -264,8 +264,8 @@ actor CacheEntry {
         if let (id, _) = planner.runningFetch(covering: range.lowerBound), let progress = running[id]?.progress { return .fetching(progress) }
         // A fetch being stopped (its reader left: a player that read a head and went) still
         // holds what it wrote, and commits it.
-        if let progress = running.values.map(\.progress).first(where: { $0.part.contains(range.lowerBound) && $0.written > range.lowerBound }) {
-            return .fetching(progress)
+        if let fetch = running.values.first(where: { $0.progress.part.contains(range.lowerBound) && $0.progress.written > range.lowerBound }) {
+            return .fetching(fetch.progress)
         }
         return .absent
     }

@@ -277,32 +277,6 @@ public final class CachedByteSource: WrappingSource {
     /// of them arriving (30 s) before it fetches them itself.
     static let patienceForOthers = 600
 
-    /// Reads `range` at prefetch priority (below a player's reads), and returns its bytes as
-    /// soon as they are written, not once the table claims them (their commit goes on in
-    /// the background, batched with others): what the loader reads ahead of a player, where
-    /// each step needs the bytes of the one before (a fragment header gives the next one's
-    /// place).
-    /// With `enough`, the read ends as soon as it says the bytes so far are enough (a fetch
-    /// the prefetch owns goes on to its end meanwhile); the bytes so far are returned.
-    func readAhead(_ range: Range<UInt64>, until enough: (([UInt8]) -> Bool)? = nil) async throws -> [UInt8] {
-        let upper = min(range.upperBound, totalLength)
-        guard range.lowerBound < upper else { return [] }
-        if await entry.present.contains(range.lowerBound..<upper), let bytes = try await entry.readCached(range.lowerBound..<upper) {
-            return bytes
-        }
-        struct Enough: Error {}
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(clamping: min(upper - range.lowerBound, 1 << 20)))
-        do {
-            try await stream(range.lowerBound..<upper, as: .stream(windowed: false), priority: .prefetch, waitsForCommit: false) { piece in
-                bytes += piece
-                if let enough, enough(bytes) { throw Enough() }
-            }
-        } catch is Enough {
-        }
-        return bytes
-    }
-
     // MARK: The walk ahead's heads
 
     /// Where `range` (a fragment head the walk ahead reads next) is: cached, being fetched, or
@@ -374,15 +348,14 @@ public final class CachedByteSource: WrappingSource {
 
     /// The driver of every read and fill: a reader of the entry's planner, whose steps it
     /// carries out until the reader is at its end; the reader leaves however it ends.
-    private func stream(_ range: Range<UInt64>, as kind: FetchPlanner.ReaderKind, priority: FetchPlanner.Priority? = nil, waitsForCommit: Bool = true,
-                        into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    private func stream(_ range: Range<UInt64>, as kind: FetchPlanner.ReaderKind, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: priority ?? wiring.readPriority, startsShort: Self.readsStartShort != nil, firstPiece: Self.readsStartShort)
+        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: wiring.readPriority, startsShort: Self.readsStartShort != nil, firstPiece: Self.readsStartShort)
         do {
             // What a read returned is in the table when it returns: the fetches it read to
             // their ends have committed (most long before). A player's read does not wait.
-            let waits = waitsForCommit && !Self.returnsBeforeCommit
+            let waits = !Self.returnsBeforeCommit
             let followed = try await drive(reader, from: range.lowerBound, fills: kind == .fill, keepsFollowed: waits, into: consume)
             for task in followed { _ = try? await task.value }
             await entry.leave(reader)
