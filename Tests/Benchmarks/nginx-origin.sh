@@ -3,7 +3,8 @@
 #
 #   start_origin DIR ROOT [ACCESS_LOG]
 #
-# Serves ROOT on a free port with sendfile (and under /paced/ at 512 KB/s, a phone's pace); with ACCESS_LOG, logs "uri|range|status|body bytes"
+# Serves ROOT on a free port with sendfile (and under /paced/ at 512 KB/s, a phone's pace, and
+# /rate2m/ at 2 MB/s); with ACCESS_LOG, logs "uri|range|status|body bytes"
 # per request there. Sets origin (http://127.0.0.1:PORT) and origin_pid_file; stop_origin stops it.
 # With MP4PROBE_TLS_DIR (Tests/TLS/make-test-ca.sh DIR --trust), the same over HTTPS on a second
 # port: origin_tls (https://127.0.0.1:PORT2); otherwise origin_tls is empty.
@@ -34,7 +35,7 @@ http {
   client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
   uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
   sendfile on;
-  server { listen 127.0.0.1:$port; root $root; location /paced/ { alias $root/; limit_rate 512k; } }
+  server { listen 127.0.0.1:$port; root $root; location /paced/ { alias $root/; limit_rate 512k; } location /rate2m/ { alias $root/; limit_rate 2m; } }
   $tls_server
 }
 CONF

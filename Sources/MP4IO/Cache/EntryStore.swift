@@ -118,18 +118,23 @@ final class EntryStore {
         }
     }
 
-    /// The table on disk, or an empty one when it is missing, corrupt or for another
-    /// resource/version (then the data file is emptied too). Call with the lock held.
+    /// The table on disk, or an empty one in a new data file when it is missing, corrupt or
+    /// for another resource/version. Call with the lock held.
     /// `describe` adds what an open records (``prepare(length:validator:confirmedAt:attributes:)``)
     /// to a table started afresh before its one write: a fresh entry's open wrote the table
     /// twice, each write flushed (1.4 ms each on this machine, on a player's first request).
+    ///
+    /// A table on disk describes the data file at the entry's name: every process replaces
+    /// that file only under the lock, after removing the table and before writing the next
+    /// one. So when another process has replaced it (an eviction, a fresh start), this one
+    /// opens the new file and takes its table; it no longer starts the entry again (which
+    /// emptied the file the other process was serving from: zeros with a 206).
     private func loadTable(length: UInt64, validator: String?, describe: (inout CacheTable) -> Void = { _ in }) throws -> CacheTable {
         // Torn or corrupt: discarded, never trusted. The bytes this process last wrote or
         // read are not decoded again (``CacheTable/loadImage(_:known:)``).
         let image = try? CacheTable.loadImage(tablePath, known: lastImage)
         lastImage = image
         let onDisk = image?.table
-        // The data file must be the one the table describes (same inode, full length).
         let dataIsThere = (try? Platform.status(dataFD, path: dataPath)).map { open in
             CacheFiles.linkStatus(dataPath).map { UInt64(truncatingIfNeeded: $0.st_ino) == open.inode && UInt64(truncatingIfNeeded: $0.st_dev) == open.device } ?? false
         } ?? false
@@ -139,16 +144,22 @@ final class EntryStore {
             trapsRemoved += traps
             data.replace(with: reopened)
         }
+        // A data file made since the table was written (its own was deleted) is empty, and one
+        // cut short is damaged: only a file of the full length is the table's.
         if let onDisk, onDisk.resource == resource, onDisk.length == length, onDisk.validator == validator,
-           dataIsThere, Platform.usage(dataPath)?.size == length {
+           (try? Platform.status(dataFD, path: dataPath))?.size == length {
             noteTable()
             return onDisk
         }
-        // New, changed upstream, unreadable, or its data file is gone: start empty (a sparse
-        // file of the full length).
+        // New, changed upstream, unreadable, or its data file is gone or damaged: start empty,
+        // in a new data file (a sparse file of the full length). The table goes first, so a
+        // crash from here on leaves no table claiming a file it does not describe; the old
+        // file is never emptied in place: another process may still serve what its table
+        // claimed there (EntryStoreTests.aFreshStartLeavesTheOldFile).
         var fresh = CacheTable(resource: resource, length: length, validator: validator)
         describe(&fresh)
-        try Platform.truncate(dataFD, size: 0, path: dataPath)
+        Platform.removeFile(tablePath)
+        try startNewDataFile()
         try Platform.truncate(dataFD, size: length, path: dataPath)
         lastImage = try fresh.write(to: tablePath)
         noteTable()
@@ -157,6 +168,20 @@ final class EntryStore {
 
     /// The table file as this process last read or wrote it.
     private var lastImage: CacheTable.FileImage?
+
+    /// Replaces the data file with a new, empty one (the old name removed first, so a
+    /// process that still reads the old file keeps its bytes). Call with the lock held: no
+    /// table can claim the new file before this process writes one.
+    private func startNewDataFile() throws {
+        Platform.removeFile(dataPath)
+        var traps: [String] = []
+        let created = try Self.openEntryFile(dataPath, paths: (dataPath, tablePath, lockPath), traps: &traps)
+        trapsRemoved += traps
+        data.replace(with: created)
+        // Made by another process's open between the removal and this one (it claims nothing
+        // without the lock): empty it.
+        try Platform.truncate(created, size: 0, path: dataPath)
+    }
 
     /// Replaces the table with what is on disk now (under the lock); forgets verified blocks
     /// when the entry was started again.
@@ -243,10 +268,18 @@ final class EntryStore {
     /// The bytes of `range` (present in the table) from the data file, after checking the
     /// blocks it touches against their checksums; `nil` when some failed: they are dropped from
     /// the table (the caller fetches them again), corrupt bytes are never served.
+    /// Returns `nil` too when the table no longer claims `range` (it was reloaded since the
+    /// caller decided to read: another process evicted or started the entry again), and when
+    /// the data file was cut short behind the table (the entry starts again): a byte is served
+    /// only while the table that claims it is the one of the file it is read from.
     func readCached(_ range: Range<UInt64>) throws -> [UInt8]? {
+        guard table.rangeSet.contains(range) else { return nil }
         let bytes = try Platform.readFully(dataFD, offset: range.lowerBound, count: Int(range.count), path: dataPath)
         guard bytes.count == Int(range.count) else {
-            throw MP4Error(.io, "cache data file \(dataPath) is shorter than its table says")
+            // A data file shorter than the resource fails the reload's check: the entry
+            // starts again in a new file, and the caller fetches the bytes.
+            try locked { try reloadLocked() }
+            return nil
         }
         guard try verifyBlocks(range, bytes: bytes) else { return nil }
         cachedBytesServed += UInt64(range.count)
