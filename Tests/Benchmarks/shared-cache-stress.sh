@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Issue 61's shared cache, as an outside tester tries it: two `serve` processes on one cache
 # directory, three clients asking random ranges (up to 1 MiB) of a 20 s film through either,
-# and `mp4probe cache evict DIR --max-size 0|1M|4M` every 0-0.3 s, for SECONDS seconds (45 by
+# and `mp4probe cache evict DIR --max-size 0|1M|4M` every 0-0.3 s, for DURATION seconds (45 by
 # default); with KILL=1 one `serve` is killed and started again every 2-5 s. Every response
 # body is compared with the film: prints the responses, their statuses and how many carried
 # wrong bytes (exit 1 when any did). RATE=2m paces the origin at 2 MB/s per connection.
 #
-#   [SECONDS=45] [RATE=2m] [KILL=1] Tests/Benchmarks/shared-cache-stress.sh [MP4PROBE_BINARY]
+#   [DURATION=45] [RATE=2m] [KILL=1] Tests/Benchmarks/shared-cache-stress.sh [MP4PROBE_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . Tests/Benchmarks/nginx-origin.sh
@@ -31,7 +31,7 @@ serve() {
   for _ in $(seq 100); do [ -s "$dir/serve$1.out" ] && break; sleep 0.05; done
 }
 serve 0; serve 1
-python3 - "$dir" "$origin$path" "$dir/www/film20.mp4" "${SECONDS_TO_RUN:-${DURATION:-45}}" "$bin" "$cache" "${KILL:-0}" "${pids[0]}" "${pids[1]}" <<'PY'
+python3 - "$dir" "$origin$path" "$dir/www/film20.mp4" "${DURATION:-45}" "$bin" "$cache" "${KILL:-0}" "${pids[0]}" "${pids[1]}" <<'PY'
 import os, random, signal, subprocess, sys, threading, time, urllib.parse, http.client
 dir, origin, film, seconds, binary, cache, kill, *pids = sys.argv[1:]
 seconds, kill = float(seconds), kill == "1"
@@ -78,7 +78,6 @@ def killer():
         time.sleep(rnd.uniform(2, 5))
         n = rnd.randrange(2)
         os.kill(pids[n], signal.SIGKILL)
-        os.waitpid(pids[n], 0) if False else None
         open(f"{dir}/serve{n}.out", "w").close()
         p = subprocess.Popen([binary, "serve", "--cache", cache], stdout=open(f"{dir}/serve{n}.out", "w"), stderr=subprocess.DEVNULL)
         pids[n] = p.pid
