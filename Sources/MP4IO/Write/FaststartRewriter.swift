@@ -287,6 +287,12 @@ public enum FaststartRewriter {
             compared += ta.samples.sampleCount
         }
         pairs.sort { $0.a.lowerBound < $1.a.lowerBound }
+        // Samples past the input's end (a cut upload, copied unchanged: fragmented or already
+        // faststart) have no bytes to compare: the input is what is wrong, not the rewrite.
+        let inputLength = fileA.layout.fileSize
+        if let past = pairs.first(where: { $0.a.upperBound > inputLength }) {
+            throw MP4Error(.malformed, "track \(past.track): samples at [\(past.a.lowerBound), \(past.a.upperBound)) run past the end of the input (\(inputLength) bytes): the file is truncated, so its samples cannot be verified; repair or re-upload it", offset: past.a.lowerBound)
+        }
         let maximumRead: UInt64 = 4 << 20, maximumGap: UInt64 = 64 << 10
         var i = 0
         while i < pairs.count {
