@@ -251,6 +251,10 @@ void mp4probe_shutdown(int fd) {
     (void)shutdown(fd, SHUT_RDWR);
 }
 
+void mp4probe_shutdown_write(int fd) {
+    (void)shutdown(fd, SHUT_WR);
+}
+
 #include <signal.h>
 #include <stdatomic.h>
 

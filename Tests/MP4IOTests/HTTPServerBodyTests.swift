@@ -64,6 +64,46 @@ import MP4TestSupport
         #expect(put.headers["allow"] == "GET, HEAD, POST")
     }
 
+    /// A client that sends all of a body over the bound before it reads (as most HTTP
+    /// libraries do without `Expect: 100-continue`) gets the 413, and a method that takes no
+    /// body its 400: the server reads and drops what still comes before it closes. Closed with 10 MB
+    /// unread, the socket was reset and the client saw "connection reset" and no status.
+    @Test(arguments: ["POST", "PUT"])
+    func aRefusedBodySentWholeStillGetsItsStatus(_ method: String) async throws {
+        let server = try Self.server(maxBody: 64 << 10)
+        defer { server.stop() }
+        let port = server.port
+        let request = Array("\(method) /_/preload HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 10000000\r\n\r\n".utf8) + [UInt8](repeating: 120, count: 10_000_000)
+        // As such a client does: every byte sent (a failed send ends the exchange), then read.
+        let (sentAll, answer) = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Bool, [UInt8]), any Error>) in
+            Thread {
+                continuation.resume(with: Result {
+                    guard let fd = connectLoopback(port) else { throw MP4Error(.io, "connect failed") }
+                    defer { close(fd) }
+                    var timeout = timeval(tv_sec: 30, tv_usec: 0)
+                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    var offset = 0
+                    while offset < request.count {
+                        let n = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        guard n > 0 else { return (false, []) }
+                        offset += n
+                    }
+                    var received: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
+                    while true {
+                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                        if n <= 0 { break }
+                        received += buffer[0..<n]
+                    }
+                    return (true, received)
+                })
+            }.start()
+        }
+        #expect(sentAll, "the server reset the connection while the body was sent")
+        let status = method == "POST" ? "413" : "400"
+        #expect(String(decoding: answer.prefix(12), as: UTF8.self) == "HTTP/1.1 \(status)", "\(String(decoding: answer.prefix(40), as: UTF8.self))")
+    }
+
     /// A body that never completes holds its connection no longer than a head may.
     @Test func aBodyThatNeverCompletesIsCutAtTheHeadDeadline() async throws {
         let server = try Self.server(headTimeout: 1)

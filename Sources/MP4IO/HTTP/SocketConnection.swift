@@ -140,6 +140,22 @@ final class SocketConnection: @unchecked Sendable {
     /// Shuts the socket down (both directions) without closing it: wakes a task waiting on it.
     func shutdown() { mp4probe_shutdown(fd) }
 
+    /// Ends the sending direction and reads what the peer still sends, discarding it, until it
+    /// hangs up, `maxBytes` were read or `timeout` passed (nginx's lingering close). A socket
+    /// closed with unread bytes is reset, and a reset can throw away the answer the peer has
+    /// not read yet: a client that sends a 10 MB body before it reads got "connection reset",
+    /// never the 413 sent before it.
+    func drainBeforeClose(timeout: WaitLimit, maxBytes: Int = 64 << 20) async {
+        guard tls == nil else { return }
+        mp4probe_shutdown_write(fd)
+        var read = 0
+        while read < maxBytes {
+            consume(end - start)
+            guard let count = try? await fill(timeout: timeout), count > 0 else { return }
+            read += count
+        }
+    }
+
     /// Closes the socket (once).
     func close() {
         let wasOpen = closed.withLock { closed -> Bool in

@@ -212,6 +212,11 @@ public final class HTTPServer: Sendable {
         madeAllowedHosts.withLock { $0 = (port, hosts) }
         return hosts
     }
+    /// How long a refused client's further bytes are read and dropped before the connection
+    /// closes (``SocketConnection/drainBeforeClose(timeout:maxBytes:)``): 2 s in all, 1 s
+    /// without a byte.
+    static var lingering: WaitLimit { WaitLimit(idle: 1, deadline: .now + .seconds(2)) }
+
     /// ``allowedHosts`` as made for a port (not made again for each request).
     private let madeAllowedHosts = Locked<(port: Int, hosts: Set<String>)?>(nil)
 
@@ -237,6 +242,7 @@ public final class HTTPServer: Sendable {
             case .gone: return
             case .refused(let status, let text):
                 await send(.text(status, text), to: connection, head: false, keepAlive: false)
+                await connection.drainBeforeClose(timeout: Self.lingering)
                 return
             case .head(let parsed): head = parsed
             }
@@ -247,7 +253,11 @@ public final class HTTPServer: Sendable {
                 var refusal = HTTPServerResponse.text(status, text)
                 if let allow { refusal.headers.append(("Allow", allow)) }
                 await send(refusal, to: connection, head: false, keepAlive: keepAlive, request: logged ? seen : nil)
-                if !keepAlive { return }
+                if !keepAlive {
+                    // The refused request's body may still be coming (a 413).
+                    await connection.drainBeforeClose(timeout: Self.lingering)
+                    return
+                }
             case .handle(let keepAlive, let bodyLength):
                 var request = seen
                 if bodyLength > 0 {

@@ -91,6 +91,8 @@ ssize_t mp4probe_send(int fd, const void *buffer, size_t length);
 
 /// shutdown(fd, SHUT_RDWR): wakes anyone waiting on `fd` (cancellation) without closing it.
 void mp4probe_shutdown(int fd);
+/* Ends the sending direction only (a FIN after what was sent); the peer may still send. */
+void mp4probe_shutdown_write(int fd);
 
 /// A listening TCP socket on the numeric address `host` (`127.0.0.1`, `::1`) and `port` (0: the
 /// system picks one, written to `*bound_port`): non-blocking, close-on-exec, SO_REUSEADDR.
