@@ -20,7 +20,7 @@ enum ServeCommand: Command {
         """,
         options: [
             .value("port", "N", "port to listen on (default 0: a free port)"),
-            .value("host", "ADDRESS", "numeric address to bind (default 127.0.0.1; binding anything\nbut loopback exposes the proxy to the network)"),
+            .value("host", "ADDRESS", "numeric address or localhost to bind (default 127.0.0.1; binding\nanything but loopback exposes the proxy to the network: a warning)"),
             .value("origin", "URL", "print the proxy URL for this origin after the base URL (repeatable)"),
             .flag("faststart", "serve every resource as faststart (moov first); &faststart=0 on a URL\nasks for the original bytes"),
             .value("max-size", "SIZE", "keep the cache under SIZE on disk (default 10G; 64K, 256M, 1G...):\nleast-recently-used entries go first, as writes need room,\nnever one being served"),
@@ -50,7 +50,11 @@ enum ServeCommand: Command {
             guard port <= 65535 else { throw ArgumentScanner.UsageError(description: "--port must be at most 65535") }
             options.server.port = port
         }
-        if let host = scanner.value("host") { options.server.host = host }
+        if let value = scanner.value("host") {
+            let address = try bindAddress(value)
+            options.server.host = address.host
+            if let warning = address.warning { errors.write("mp4probe: warning: \(warning)\n") }
+        }
         options.faststartByDefault = scanner.flag("faststart")
         options.loader.cache.maxBytes = try scanner.size("max-size") ?? (10 << 30)
         if let seconds = try scanner.seconds("prefetch") {
@@ -93,6 +97,22 @@ enum ServeCommand: Command {
             for line in ServeStatistics.summary(statistics.current) { errors.write("mp4probe: \(line)\n") }
         }
         return ExitCode.success.rawValue
+    }
+
+    /// The address `--host VALUE` binds: a numeric IPv4 or IPv6 address, or `localhost`
+    /// (127.0.0.1: a name would be resolved to whatever the system says, and `bind` takes
+    /// numbers), with a warning when it is not loopback, saying what still protects the proxy.
+    static func bindAddress(_ value: String) throws -> (host: String, warning: String?) {
+        let host = value.lowercased() == "localhost" ? "127.0.0.1" : value
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        let isIPv4 = parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy { ("0"..."9").contains($0) } && Int($0).map { $0 <= 255 } == true }
+        let isIPv6 = host.contains(":") && host.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        guard isIPv4 || isIPv6 else {
+            throw ArgumentScanner.UsageError(description: "--host takes a numeric address (127.0.0.1, ::1) or localhost, not '\(value)'")
+        }
+        let loopback = (isIPv4 && parts[0] == "127") || host == "::1" || host == "0:0:0:0:0:0:0:1"
+        guard !loopback else { return (host, nil) }
+        return (host, "--host \(host) is not loopback: other machines can connect to the proxy. What still keeps them out: every path needs the secret in the base URL (404 without it, and the connection closed), and a Host header that names another address is refused (421); anyone who sees a URL it hands out can use it, and its traffic is plain HTTP")
     }
 
     /// Returns when the process receives SIGINT or SIGTERM.

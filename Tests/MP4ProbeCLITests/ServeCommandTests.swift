@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+@testable import MP4ProbeCLI
+@testable import MP4IO
+import MP4TestSupport
+
+/// `serve --host`: names a user types, and what binding beyond loopback means.
+@Suite struct ServeCommandTests {
+    /// `localhost` binds 127.0.0.1 (it was "cannot listen on localhost:0: Invalid argument");
+    /// loopback addresses bind without a word; anything else binds with a warning that says
+    /// what still protects the proxy (0.0.0.0 was taken silently); a host name is a usage error.
+    @Test func hostTakesLoopbackNamesAndWarnsBeyondThem() throws {
+        #expect(try ServeCommand.bindAddress("localhost") == ("127.0.0.1", nil))
+        #expect(try ServeCommand.bindAddress("LOCALHOST").host == "127.0.0.1")
+        #expect(try ServeCommand.bindAddress("127.0.0.2").warning == nil)
+        #expect(try ServeCommand.bindAddress("::1").warning == nil)
+        for exposed in ["0.0.0.0", "192.168.1.20", "::"] {
+            let warning = try #require(try ServeCommand.bindAddress(exposed).warning)
+            #expect(warning.contains("not loopback") && warning.contains("secret"), "\(exposed): \(warning)")
+        }
+        for wrong in ["example.com", "256.1.1.1", "1.2.3", ""] {
+            #expect(throws: ArgumentScanner.UsageError.self) { try ServeCommand.bindAddress(wrong) }
+        }
+        // What `localhost` gives is bound and answers.
+        var options = CachingProxy.Options(cacheDirectory: FileSystem.temporaryDirectory("mp4probe-serve-host"))
+        defer { FileSystem.removeDirectory(options.loader.cache.directory) }
+        options.server.host = try ServeCommand.bindAddress("localhost").host
+        let proxy = CachingProxy(options: options)
+        try proxy.start()
+        defer { proxy.stop() }
+        #expect(proxy.baseURL.hasPrefix("http://127.0.0.1:"))
+    }
+}
