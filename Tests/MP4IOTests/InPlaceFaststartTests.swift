@@ -121,6 +121,24 @@ import Glibc
         if Self.ffmpeg != nil { #expect(await Self.framemd5(path) == Self.framemd5(Fixtures.sample("moov-at-end.mp4"))) }
     }
 
+    /// A journal's temporary file left by a writer killed before its rename is removed by the
+    /// next in-place run, whose lock makes every such file a dead writer's, even when its
+    /// process id is in use again (here: this process's, and init's). Before, it stayed
+    /// beside the film for good.
+    @Test func aJournalsLeftoverTemporaryIsRemovedByTheNextRun() async throws {
+        guard Self.insertionWorks else { print("skipped: the temporary directory's filesystem cannot insert space"); return }
+        let (directory, path) = try Self.copy("moov-at-end.mp4")
+        defer { FileSystem.removeDirectory(directory) }
+        let (_, journalName) = Platform.split(InPlaceFaststart.journalPath(for: path))
+        let leftovers = ["\(Platform.processID)-a1b2", "1-c3d4"].map { directory + "/." + journalName + ".mp4probe-" + $0 + ".tmp" }
+        for leftover in leftovers { #expect(FileSystem.write(Array("{\"phase\":\"inser".utf8), to: leftover)) }
+        let unrelated = directory + "/.other.mp4.mp4probe-1-e5f6.tmp"
+        #expect(FileSystem.write([1], to: unrelated))
+        guard case .rewritten = try await InPlaceFaststart.run(path: path) else { Issue.record("not rewritten"); return }
+        for leftover in leftovers { #expect(!FileSystem.exists(leftover), "\(leftover) is still there") }
+        #expect(FileSystem.exists(unrelated), "a temporary of another file was removed")
+    }
+
     /// A step that fails (as on a full disk) is undone or finished before the error is
     /// thrown: no journal is left, and the file is the original (before `finishing`) or the
     /// result (after).

@@ -105,10 +105,19 @@ final class AtomicFileWriter {
         removeStaleTemporaries(in: directory, base: nil)
     }
 
-    private static func removeStaleTemporaries(in directory: String, base: String?) {
+    /// Removes every temporary of `destination`, whatever process wrote it: for a caller that
+    /// holds the lock every writer of `destination` takes (an in-place faststart's journal,
+    /// written under the film's ``FileOwnerLock``), so any such file is a dead writer's, even
+    /// one whose process id is in use again.
+    static func removeTemporaries(besideLocked destination: String) {
+        let (directory, base) = Platform.split(destination)
+        removeStaleTemporaries(in: directory, base: base, anyProcess: true)
+    }
+
+    private static func removeStaleTemporaries(in directory: String, base: String?, anyProcess: Bool = false) {
         for name in Platform.list(directory) where name.hasPrefix(".") && name.hasSuffix(".tmp") {
-            guard let pid = writerProcess(ofTemporary: name, base: base), pid != Platform.processID else { continue }
-            if !Platform.processExists(pid) { Platform.removeFile(Platform.path(in: directory, name)) }
+            guard let pid = writerProcess(ofTemporary: name, base: base) else { continue }
+            if anyProcess || (pid != Platform.processID && !Platform.processExists(pid)) { Platform.removeFile(Platform.path(in: directory, name)) }
         }
     }
 
