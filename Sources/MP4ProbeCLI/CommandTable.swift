@@ -54,6 +54,7 @@ enum CommandTable {
         .value("timeout", "S", "give up when nothing arrives for S seconds (default 30)"),
         .value("max-time", "S", "give up when the command's reading takes longer than S seconds\nin all (default: no limit; for serve, each read of an origin)"),
         .value("ca-file", "FILE", "trust https servers whose certificate chains to a CA in FILE\n(PEM) instead of the system's CAs (as curl's --cacert)"),
+        .flag("allow-insecure-redirect", "follow a redirect from https: to http: (refused by default: the\nbytes would travel unencrypted under the https URL's name)"),
         .value("cache", "DIR", "read through the on-disk cache in DIR (docs/cache.md)"),
         .value("cache-max-age", "S", "use a cached entry without asking the origin for S seconds\nafter it last confirmed it (default 86400; 0: ask every time;\nan unreachable origin is never needed for cached bytes)"),
         .flag("stats", "print the reads, HTTP requests and bytes the command cost"),

@@ -115,6 +115,8 @@ public enum MP4Probe {
         var maxTime: Double?
         /// `--ca-file FILE`: the CA certificates https servers are checked against.
         var caFile: String?
+        /// `--allow-insecure-redirect`: follow redirects from https: to http:.
+        var allowsInsecureRedirects = false
         /// `--cache DIR`: read through an on-disk cache.
         var cacheDirectory: String?
         /// `--cache-max-age S`: how long a cached entry is used without asking the origin.
@@ -147,6 +149,7 @@ public enum MP4Probe {
             }
             options.caFile = caFile
         }
+        options.allowsInsecureRedirects = scanner.flag("allow-insecure-redirect")
         options.cacheDirectory = scanner.value("cache")
         options.cacheMaxAge = try scanner.seconds("cache-max-age")
         return options
@@ -207,6 +210,7 @@ public enum MP4Probe {
         if let timeout = options.timeout { factory.http.timeout = timeout }
         factory.http.maxTime = options.maxTime
         factory.http.caFile = options.caFile
+        factory.http.allowsInsecureRedirects = options.allowsInsecureRedirects
         factory.cache = options.cacheDirectory.map(CacheConfiguration.init(directory:))
         factory.cache?.entries.warn = factory.http.warn
         return factory

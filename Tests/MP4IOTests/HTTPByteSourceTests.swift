@@ -210,6 +210,29 @@ import MP4TestSupport
         #expect(failing.statistics.requests == 1 + failing.options.maxRetries)
     }
 
+    /// A redirect from https to http is not followed unless asked, by either client: the read
+    /// fails naming the hop and the option. Before, `info`, `fetch`, `faststart` and `serve`
+    /// followed it silently, showed the https URL and cached the clear-text bytes under it.
+    @Test(.enabled(if: NginxServer.tlsDirectory != nil, "needs the test CA (MP4PROBE_TLS_DIR; .ci/run makes one): no https origin here"),
+          arguments: [HTTPByteSource.Options.Client.automatic, .urlSession])
+    func aRedirectOutOfTLSIsNotFollowedUnlessAsked(client: HTTPByteSource.Options.Client) async throws {
+        let plain = try #require(LoopbackHTTPServer(body: Self.body, behavior: .normal, certificates: nil))
+        defer { plain.stop() }
+        let secure = try #require(LoopbackHTTPServer(body: Self.body, behavior: .redirectsTo(location: plain.url.absoluteString), certificates: OriginScheme.https.certificates))
+        defer { secure.stop() }
+        var options = HTTPByteSource.Options()
+        options.client = client
+        options.retryDelay = 0.01
+        let refused = try HTTPByteSource(url: secure.url, options: options)
+        do { _ = try await refused.read(0..<100); Issue.record("followed a redirect from https to http") } catch let error as MP4Error {
+            #expect(error.message.contains("to plain http:") && error.message.contains("--allow-insecure-redirect"), "\(error.message)")
+        }
+        #expect(plain.requestHeads.isEmpty, "the plain origin was asked")
+        options.allowsInsecureRedirects = true
+        let allowed = try HTTPByteSource(url: secure.url, options: options)
+        #expect(try await allowed.read(0..<100) == Array(Self.body[0..<100]))
+    }
+
     /// Errors say what happened: a redirect loop says loop, a redirect to `file:` names the
     /// scheme (both said only "HTTP 302"), and a Retry-After past the time limit says so at
     /// once instead of "took longer than 25 s" after 0.04 s.

@@ -17,6 +17,8 @@ import FoundationNetworking
 /// acts on a cancel late, and reads only the system's CA store (docs/http.md).
 final class HTTP1Client: HTTPClient {
     let maxRedirects: Int
+    /// Whether a redirect from `https:` to `http:` is followed (``HTTPRequest/isDowngrade(from:to:)``).
+    let allowsInsecureRedirects: Bool
     /// For `https:` where TLS over sockets is not available.
     let fallback: any HTTPClient
     /// The CA certificates `https:` servers are checked against (PEM); nil: the system's.
@@ -30,8 +32,9 @@ final class HTTP1Client: HTTPClient {
     /// keep the connection) only up to this size; beyond it the connection is closed.
     static let maxDrain = 64 << 10
 
-    init(maxRedirects: Int, caFile: String? = nil, fallback: any HTTPClient, speaksTLS: Bool = SocketConnection.tlsAvailable) {
+    init(maxRedirects: Int, allowsInsecureRedirects: Bool = false, caFile: String? = nil, fallback: any HTTPClient, speaksTLS: Bool = SocketConnection.tlsAvailable) {
         self.maxRedirects = maxRedirects
+        self.allowsInsecureRedirects = allowsInsecureRedirects
         self.caFile = caFile
         self.fallback = fallback
         self.speaksTLS = speaksTLS
@@ -68,7 +71,8 @@ final class HTTP1Client: HTTPClient {
             let responseHead = HTTPResponseHead(status: response.status, headers: response.head.fields, url: request.url)
             if [301, 302, 303, 307, 308].contains(response.status), let location = responseHead.header("location"), redirects < maxRedirects,
                let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" {
+               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
+               allowsInsecureRedirects || !HTTPRequest.isDowngrade(from: request.url, to: target) {
                 redirects += 1
                 await discard(connection, framing: framing, keepsAlive: response.keepsAlive, timeout: request.waitLimit)
                 request.headers = request.headers(redirectedTo: target)

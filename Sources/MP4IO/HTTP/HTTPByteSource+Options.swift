@@ -28,6 +28,10 @@ extension HTTPByteSource {
         public var maxRetryAfter: Double = 30
         /// Redirects followed per request.
         public var maxRedirects: Int = 5
+        /// Whether a redirect from `https:` to `http:` is followed. Off: such a redirect fails
+        /// the read, naming the hop (the request and its answer would go in clear text, under
+        /// the https URL's name and cache entry). `--allow-insecure-redirect`.
+        public var allowsInsecureRedirects = false
         /// Names of the headers that carry credentials (any case): they are sent only to the
         /// origin of ``HTTPByteSource/url`` and dropped when a redirect goes to another scheme,
         /// host or port (as curl does). Add the names of your own secret headers.

@@ -8,10 +8,14 @@ import MP4Core
 /// `Content-Range`, codings, header values fit to pass on, and errors in words.
 extension HTTPByteSource {
     /// Why a redirect was not followed: no `Location`, a scheme other than `http:`/`https:`
-    /// (say `file:`), or more redirects than allowed (a loop, most likely).
-    static func unfollowedRedirect(location: String?, maxRedirects: Int) -> String {
+    /// (say `file:`), from `https:` to `http:` (`from`: the URL that answered), or more
+    /// redirects than allowed (a loop, most likely).
+    static func unfollowedRedirect(location: String?, from: URL? = nil, maxRedirects: Int) -> String {
         guard let location, !location.isEmpty else { return "a redirect without a Location header" }
         let shown = location.count > 200 ? String(location.prefix(200)) + "…" : location
+        if let from, let target = URL(string: location, relativeTo: from)?.absoluteURL, HTTPRequest.isDowngrade(from: from, to: target) {
+            return "a redirect from \(from.absoluteString) to plain http: (\(shown)), which is not followed: the request and the bytes would travel unencrypted under the https URL's name (--allow-insecure-redirect follows it)"
+        }
         if let scheme = URL(string: location)?.scheme?.lowercased(), scheme != "http" && scheme != "https" {
             return "a redirect to a \(scheme): URL (\(shown)), which is not followed: only http: and https: are"
         }

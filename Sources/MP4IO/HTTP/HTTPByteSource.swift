@@ -80,9 +80,10 @@ public final class HTTPByteSource: ByteSource {
         }
         self.baseHeaders = HTTPFields(options.headers.filter { !["range", "accept-encoding", "if-range"].contains($0.key.lowercased()) }
             .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) })
-        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, credentialHeaders: options.credentialHeaders, caFile: options.caFile)
+        let tls = URLSessionClient(timeout: options.timeout, maxRedirects: options.maxRedirects, allowsInsecureRedirects: options.allowsInsecureRedirects,
+                                   credentialHeaders: options.credentialHeaders, caFile: options.caFile)
         if Self.usesOwnClient(options.client, proxyConfigured: Self.proxyConfigured()) {
-            let own = HTTP1Client(maxRedirects: options.maxRedirects, caFile: options.caFile, fallback: tls)
+            let own = HTTP1Client(maxRedirects: options.maxRedirects, allowsInsecureRedirects: options.allowsInsecureRedirects, caFile: options.caFile, fallback: tls)
             self.client = own
             self.ownClient = own
         } else {
@@ -345,7 +346,7 @@ public final class HTTPByteSource: ByteSource {
             state.withLock { $0.statistics.bytesReceived += UInt64(outcome.received) }
             let response = RangeFetch.Response(status: outcome.status, given: given, expected: expected, skipped: outcome.skipped, paused: outcome.paused,
                                                complete: outcome.error == nil && !outcome.stoppedAtLimit, contentRange: outcome.header("content-range"),
-                                               retryAfter: outcome.header("retry-after"), location: outcome.header("location"))
+                                               retryAfter: outcome.header("retry-after"), location: outcome.header("location"), url: outcome.head.url)
             switch RangeFetch.after(response, wanted: wanted, learning: learning, knownLength: state.withLock { $0.length }, name: name, maxRedirects: options.maxRedirects) {
             case .done: return
             case .next(let rest): wanted = rest

@@ -36,6 +36,12 @@ struct HTTPRequest: Sendable {
     /// the origin (scheme, host or port), as curl does.
     var credentialHeaders: Set<String>
 
+    /// Whether a redirect from `from` to `to` leaves TLS (`https:` to `http:`): not followed
+    /// unless asked (``HTTPByteSource/Options/allowsInsecureRedirects``), by either client.
+    static func isDowngrade(from: URL, to: URL) -> Bool {
+        from.scheme?.lowercased() == "https" && to.scheme?.lowercased() == "http"
+    }
+
     /// The headers a redirect to `target` keeps: all of them on the same origin, all but the
     /// credentials on another.
     func headers(redirectedTo target: URL) -> HTTPFields {

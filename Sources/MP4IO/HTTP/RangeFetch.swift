@@ -24,6 +24,8 @@ enum RangeFetch {
         var contentRange: String?
         var retryAfter: String?
         var location: String?
+        /// The URL that answered (after the redirects followed).
+        var url: URL?
     }
 
     /// What the fetch does next.
@@ -81,7 +83,7 @@ enum RangeFetch {
         case 429, 500...599:
             return .retry(wanted, why: "HTTP \(status)", retryAfter: response.retryAfter.flatMap { Double($0.trimmingSpaces()) })
         case 300...399:
-            return .fail(MP4Error(.io, "\(name): HTTP \(status), \(HTTPByteSource.unfollowedRedirect(location: response.location, maxRedirects: maxRedirects))", offset: wanted.lowerBound)
+            return .fail(MP4Error(.io, "\(name): HTTP \(status), \(HTTPByteSource.unfollowedRedirect(location: response.location, from: response.url, maxRedirects: maxRedirects))", offset: wanted.lowerBound)
                 .caused(by: .refused(status: status)))
         default:
             let hint = status == 404 ? " (not found)" : status == 401 || status == 403 ? " (not allowed: --header \"Authorization: ...\"?)" : ""

@@ -159,6 +159,8 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     private let pipes = Locked<[Int: BodyPipe]>([:])
     private let redirects = Locked<[Int: Int]>([:])
     let maxRedirects: Int
+    /// Whether a redirect from `https:` to `http:` is followed (``HTTPRequest/isDowngrade(from:to:)``).
+    let allowsInsecureRedirects: Bool
     /// Lower-cased names of the headers dropped on a redirect to another origin.
     let credentialHeaders: Set<String>
     /// The CA file (PEM) a server's certificate must chain to instead of the system's CAs
@@ -176,8 +178,9 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
     private enum Session { case unused, open(URLSession), ended }
     private let sessionBox = Locked<Session>(.unused)
 
-    init(timeout: TimeInterval, maxRedirects: Int, credentialHeaders: Set<String>, caFile: String? = nil) {
+    init(timeout: TimeInterval, maxRedirects: Int, allowsInsecureRedirects: Bool = false, credentialHeaders: Set<String>, caFile: String? = nil) {
         self.maxRedirects = maxRedirects
+        self.allowsInsecureRedirects = allowsInsecureRedirects
         self.credentialHeaders = credentialHeaders
         self.caFile = caFile
         self.timeout = timeout
@@ -229,6 +232,10 @@ final class URLSessionClient: NSObject, URLSessionDataDelegate, HTTPClient {
         }
         // Beyond the bound, the redirect response itself is returned (and reported).
         guard count <= maxRedirects else { return completionHandler(nil) }
+        // Never out of TLS unless asked: the redirect response itself is returned (and reported).
+        if !allowsInsecureRedirects, let from = response.url, let to = request.url, HTTPRequest.isDowngrade(from: from, to: to) {
+            return completionHandler(nil)
+        }
         // Credentials stay with their origin (what curl does).
         var request = request
         if let from = response.url, let to = request.url, !HTTPRequest.sameOrigin(from, to) {
