@@ -79,6 +79,48 @@ import Glibc
         }
     }
 
+    /// A source whose reads wait 120 s before their first byte unless cancelled (an origin
+    /// that accepts and never answers, or drips its head); records the cancellation.
+    final class SilentSource: ByteSource, @unchecked Sendable {
+        let cancelled = Locked(false)
+        var name: String { "silent" }
+        func length() async throws -> UInt64 { 1 << 20 }
+        func read(_ range: Range<UInt64>) async throws -> [UInt8] { try await wait(); return [] }
+        func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws { try await wait() }
+        private func wait() async throws {
+            do { try await Task.sleep(for: .seconds(120)) } catch { cancelled.withLock { $0 = true }; throw error }
+        }
+    }
+
+    /// A player always gets a status line: an answer that has not started within
+    /// `responseStartTimeout` (a handler waiting on a silent origin, or a body whose first
+    /// byte never comes) is replaced by a 504 that says so, and the work is cancelled. Before,
+    /// a player waited 100 s and more with nothing. Fails with the deadline removed (the
+    /// exchange waits 120 s).
+    @Test(arguments: ["handler", "body"])
+    func anAnswerThatNeverStartsIsA504(_ where_: String) async throws {
+        var options = HTTPServer.Options()
+        options.responseStartTimeout = 0.3
+        let source = SilentSource()
+        let server = HTTPServer(options: options) { request in
+            if where_ == "handler" {
+                _ = try? await source.read(0..<1)
+                return .text(200, "late")
+            }
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "video/mp4")], body: .source(source, 0..<1000))
+        }
+        try server.start()
+        defer { server.stop() }
+        let clock = ContinuousClock(), begun = clock.now
+        let answer = try await Self.get(server.port)
+        #expect(answer.status == 504, "\(answer.status)")
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("no answer within 0.3 s"))
+        #expect(clock.now - begun < .seconds(30))
+        // The work was stopped, not left waiting for the origin.
+        for _ in 0..<200 where !source.cancelled.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(source.cancelled.withLock { $0 })
+    }
+
     /// A client that goes away while the body waits for its source (a player that leaves
     /// while the origin is quiet) cancels the read at once, not at the origin's next piece:
     /// what is fetched only for it stops then (issue 32 item 7; nginx paced with `limit_rate`

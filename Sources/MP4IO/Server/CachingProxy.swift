@@ -71,6 +71,9 @@ public final class CachingProxy: @unchecked Sendable {
         var serverOptions = options.server
         serverOptions.requiresTrust = true
         serverOptions.methodsWithBodies = ["POST"]   // _/preload
+        // A read waits up to originWait for an origin that is gone before it fails (502): the
+        // 504 for an answer that never starts comes after that.
+        serverOptions.responseStartTimeout = max(serverOptions.responseStartTimeout, options.loader.originWait + 10)
         let secret = self.secret, accessLog = options.accessLog, refusalLog = options.refusalLog, statistics = options.statistics
         if accessLog != nil || refusalLog != nil || statistics != nil {
             serverOptions.accessLog = { exchange in

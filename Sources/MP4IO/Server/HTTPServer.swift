@@ -52,6 +52,12 @@ public final class HTTPServer: Sendable {
         /// each had the origin send a fetch's first burst. A client that reads on loses the
         /// pause once per response.
         public var firstPiecePause: Duration = .milliseconds(5)
+        /// Seconds a request may wait for its answer to start (the status line goes with the
+        /// body's first bytes) before the server answers 504 in its place and stops the work:
+        /// an origin that accepts and never answers, or drips its head, left players without a
+        /// status line for 100 s and more. Longer than ``MediaLoader/Options/originWait``
+        /// (the proxy makes it so).
+        public var responseStartTimeout: TimeInterval = 40
         /// Told of every answered request when its answer has ended (an access log); called on
         /// the connection's task, so it must not wait.
         public var accessLog: (@Sendable (Exchange) -> Void)?
@@ -269,7 +275,19 @@ public final class HTTPServer: Sendable {
                     connection.consume(bodyLength)
                 }
                 readingHead.withLock { $0 = false }
-                let started = Date()
+                guard await answer(request, on: connection, keepAlive: keepAlive) else { return }
+            }
+        }
+    }
+
+    /// Sends the handler's answer to `request`; or, when it has not started within
+    /// ``Options/responseStartTimeout``, a 504 in its place, and the handler's work is
+    /// cancelled. Returns whether the connection goes on.
+    private func answer(_ request: HTTPServerRequest, on connection: SocketConnection, keepAlive: Bool) async -> Bool {
+        let started = Date(), start = ResponseStart(), id = ObjectIdentifier(connection)
+        let timeout = options.responseStartTimeout
+        return await withTaskGroup(of: Bool?.self) { group in
+            group.addTask { [self] in
                 let response = await handler(request)
                 // An untrusted connection is closed after its answer (Options.requiresTrust).
                 let trusted = state.withLock { state -> Bool in
@@ -277,8 +295,21 @@ public final class HTTPServer: Sendable {
                     return state.trusted.contains(id)
                 }
                 let keep = keepAlive && (trusted || !options.requiresTrust)
-                guard await send(response, to: connection, head: method == "HEAD", keepAlive: keep, request: request, started: started), keep else { return }
+                return await send(response, to: connection, head: request.method == "HEAD", keepAlive: keep, request: request, started: started, start: start) && keep
             }
+            group.addTask { [self] in
+                try? await ServingClock.shared.sleep(for: .milliseconds(Int64(timeout * 1000)))
+                guard !Task.isCancelled, start.expire() else { return nil }
+                let text = "no answer within \(HTTPByteSource.secondsText(timeout)) s: the origin (or the cache) did not respond in time"
+                await send(.text(504, text), to: connection, head: false, keepAlive: false, request: request, started: started)
+                return false
+            }
+            while let next = await group.next() {
+                guard let goesOn = next else { continue }   // the deadline passed an answer under way
+                group.cancelAll()
+                return goesOn
+            }
+            return false
         }
     }
 
@@ -408,10 +439,10 @@ public final class HTTPServer: Sendable {
     /// answered 502 with the reason instead of a 206 that never delivers.
     @discardableResult
     private func send(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool,
-                      request: HTTPServerRequest? = nil, started: Date = Date()) async -> Bool {
+                      request: HTTPServerRequest? = nil, started: Date = Date(), start: ResponseStart? = nil) async -> Bool {
         let tally = ReadTally()
-        let outcome = await deliver(response, to: connection, head: head, keepAlive: keepAlive, tally: tally)
-        if let log = options.accessLog {
+        let outcome = await deliver(response, to: connection, head: head, keepAlive: keepAlive, tally: tally, start: start)
+        if let log = options.accessLog, !outcome.answeredInstead {
             var failure = outcome.failure
             if failure == nil, response.status >= 400, case .bytes(let bytes) = response.body {
                 failure = String(decoding: bytes.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -426,7 +457,12 @@ public final class HTTPServer: Sendable {
     /// What ``deliver(_:to:head:keepAlive:)`` did: whether the connection can go on, the
     /// status sent (a 502 replaces a source that failed before its first byte), body bytes
     /// written, and why it ended early.
-    private struct Delivery { var ok: Bool; var status: Int; var sent: UInt64; var failure: String?; var streamed = false }
+    private struct Delivery {
+        var ok: Bool; var status: Int; var sent: UInt64; var failure: String?; var streamed = false
+        /// The server answered 504 in its place (``ResponseStart``): nothing was written.
+        var answeredInstead = false
+        static let late = Delivery(ok: false, status: 504, sent: 0, failure: nil, answeredInstead: true)
+    }
 
     /// How a body's stream ended (or that the watch beside it ended).
     private struct Streamed: Sendable {
@@ -439,11 +475,15 @@ public final class HTTPServer: Sendable {
 
     /// The client went away while its body streamed (the body stops; nothing is reported).
     private struct ClientWentAway: Error {}
+    /// The server answered 504 before the body's first piece (``ResponseStart``).
+    private struct ResponseStartedElsewhere: Error {}
 
-    private func deliver(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool, tally: ReadTally = ReadTally()) async -> Delivery {
+    private func deliver(_ response: HTTPServerResponse, to connection: SocketConnection, head: Bool, keepAlive: Bool, tally: ReadTally = ReadTally(),
+                         start: ResponseStart? = nil) async -> Delivery {
         let timeout = WaitLimit(idle: options.idleTimeout, deadline: nil)
         do {
             guard !head, case .source(let source, let range) = response.body, !range.isEmpty else {
+                guard start?.begin() ?? true else { return .late }
                 try await connection.send(headBytes(of: response, keepAlive: keepAlive), timeout: timeout)
                 guard !head else { return Delivery(ok: true, status: response.status, sent: 0, failure: nil) }
                 if case .bytes(let bytes) = response.body {
@@ -468,6 +508,7 @@ public final class HTTPServer: Sendable {
                     do {
                         try await ReadTally.$current.withValue(tally) {
                             try await source.read(range) { piece in
+                                if !result.headSent, !(start?.begin() ?? true) { throw ResponseStartedElsewhere() }
                                 do {
                                     if result.headSent {
                                         try await connection.send(piece, timeout: timeout)
@@ -529,9 +570,11 @@ public final class HTTPServer: Sendable {
             }
             do {
                 if let failure { throw failure }
+            } catch is ResponseStartedElsewhere {
+                return .late
             } catch let error where !headSent && !Task.isCancelled {
                 let refusal = ServingFailure.response(for: error)
-                let delivered = await deliver(refusal, to: connection, head: false, keepAlive: false)
+                let delivered = await deliver(refusal, to: connection, head: false, keepAlive: false, start: start)
                 return Delivery(ok: false, status: refusal.status, sent: delivered.sent, failure: Self.reason(of: error))
             } catch {
                 return Delivery(ok: false, status: response.status, sent: sent, failure: "cut short after \(sent) of \(range.count) bytes: \(Self.reason(of: error))", streamed: true)
@@ -539,7 +582,7 @@ public final class HTTPServer: Sendable {
             guard headSent else {
                 // Ended without a byte and without an error (a source shorter than it said).
                 let refusal = HTTPServerResponse.text(502, "the origin ended before byte \(range.lowerBound)")
-                let delivered = await deliver(refusal, to: connection, head: false, keepAlive: false)
+                let delivered = await deliver(refusal, to: connection, head: false, keepAlive: false, start: start)
                 return Delivery(ok: false, status: 502, sent: delivered.sent, failure: "the origin ended before byte \(range.lowerBound)")
             }
             let complete = sent == UInt64(range.count)
