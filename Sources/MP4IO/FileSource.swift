@@ -1,4 +1,10 @@
 import MP4Core
+import MP4ProbeSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A ``ByteSource`` over a local file, read with positional reads (`pread`): no seeking
 /// state, safe for concurrent reads, and the file is never loaded whole.
@@ -8,12 +14,17 @@ public final class FileSource: ByteSource {
     private let descriptor: Int32
     private let size: UInt64
 
-    /// Opens `path` for reading.
+    /// Opens `path` for reading. With `sharedLockWait`, a shared lock is taken over the whole
+    /// file and held while the source is open: an in-place rewrite (whose owner's lock,
+    /// ``FileOwnerLock``, is exclusive) is waited for up to that many seconds, and cannot begin
+    /// while the source is open (it waits for the readers), so what is read is the film before
+    /// the rewrite or after it, never a mix (``SourceFactory/openFile(_:recovered:)``).
     /// - Throws: ``MP4Error`` of kind ``MP4Error/Kind/io`` when the file cannot be opened or is
-    ///   not a regular file.
-    public init(path: String) throws {
+    ///   not a regular file, or is held by a rewrite for all of `sharedLockWait`.
+    public init(path: String, sharedLockWait: Double? = nil) throws {
         let fd = try Platform.openForReading(path)
         do {
+            if let wait = sharedLockWait { try Self.share(fd, path: path, waitingUpTo: wait) }
             size = try Platform.regularFileSize(fd, path: path)
         } catch {
             Platform.closeFile(fd)
@@ -24,6 +35,18 @@ public final class FileSource: ByteSource {
     }
 
     deinit { Platform.closeFile(descriptor) }
+
+    /// Takes the shared lock over the whole file, trying again every 20 ms for up to `wait`
+    /// seconds while a writer holds it. A filesystem without record locks is read unlocked.
+    private static func share(_ fd: Int32, path: String, waitingUpTo wait: Double) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, wait) * 1000))
+        while mp4probe_range_tryshare(fd, 0, 0) == 1 {
+            guard ContinuousClock.now < deadline else {
+                throw MP4Error(.io, "\(path) is being rewritten in place by another process (it held the file for \(HTTPByteSource.secondsText(wait)) s); nothing was read: try again when it has ended")
+            }
+            usleep(20_000)
+        }
+    }
 
     public var name: String { path }
 

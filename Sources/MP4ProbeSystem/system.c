@@ -360,6 +360,10 @@ int mp4probe_range_trylock(int fd, int64_t start, int64_t length) {
     return range_lock(fd, F_WRLCK, start, length, 0);
 }
 
+int mp4probe_range_tryshare(int fd, int64_t start, int64_t length) {
+    return range_lock(fd, F_RDLCK, start, length, 0);
+}
+
 int mp4probe_range_lock_wait(int fd, int64_t start, int64_t length) {
     return range_lock(fd, F_WRLCK, start, length, 1);
 }

@@ -61,7 +61,9 @@ public enum FaststartRewriter {
     /// `input` opened and planned: its source and file are kept for a clone, which plans its
     /// own layout from the same parse.
     static func opened(input: String, options: Options) async throws -> (source: FileSource, file: MP4File, plan: FaststartPlan) {
-        let source = try FileSource(path: input)
+        // A copy reads its input under a shared lock as any reader (no in-place rewrite of it
+        // begins meanwhile); an in-place one holds the owner's lock already.
+        let source = try FileSource(path: input, sharedLockWait: options.inPlace ? nil : InPlaceFaststart.readerWait)
         let file = try await MP4File.open(source, options: MP4File.Options(limits: options.limits, facts: .structure))
         return (source, file, try await FaststartPlan.make(file, source: source, options: FaststartPlan.Options(dropsPadding: options.dropsPadding)))
     }
@@ -132,7 +134,7 @@ public enum FaststartRewriter {
         var owner: FileOwnerLock?
         do {
             guard let taken = try FileOwnerLock.take(input, waitingUpTo: InPlaceFaststart.ownerWait) else {
-                throw MP4Error(.io, "another process is rewriting \(input) in place; nothing was changed: try again when it has ended")
+                throw MP4Error(.io, "another process is reading or rewriting \(input) (it held the file for \(Int(InPlaceFaststart.ownerWait)) s); nothing was changed: try again when it has ended")
             }
             owner = taken
         } catch let error as MP4Error where error.kind != .io || !error.message.hasPrefix("cannot open") {

@@ -180,7 +180,7 @@ public enum InPlaceFaststart {
         // One owner: another in-place faststart or recovery of this file is waited for (they
         // take well under a second), and then this one finds the file as it left it.
         guard let owner = try FileOwnerLock.take(path, waitingUpTo: ownerWait) else {
-            return .unavailable("another process is rewriting \(path) in place")
+            return .unavailable("another process is reading or rewriting \(path) (it held the file for \(Int(ownerWait)) s)")
         }
         defer { owner.release() }
         let fd = owner.fd

@@ -26,6 +26,9 @@ int64_t mp4probe_seek_hole(int fd, int64_t offset);
 /// Byte-range write lock on [start, start + length) of fd's file, without waiting: 0 taken,
 /// 1 held by another descriptor (another process), -1 unsupported or failed.
 int mp4probe_range_trylock(int fd, int64_t start, int64_t length);
+/// A shared (read) lock on the same range, without waiting: it conflicts only with write
+/// locks. 0 taken, 1 a write lock is held by another descriptor, -1 unsupported or failed.
+int mp4probe_range_tryshare(int fd, int64_t start, int64_t length);
 /// The same lock, waiting while another open file description holds part of it: 0 taken, -1
 /// error (errno).
 int mp4probe_range_lock_wait(int fd, int64_t start, int64_t length);
