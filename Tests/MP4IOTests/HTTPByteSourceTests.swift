@@ -210,6 +210,66 @@ import MP4TestSupport
         #expect(failing.statistics.requests == 1 + failing.options.maxRetries)
     }
 
+    /// Each TLS fault says what failed, and the `--ca-file` advice comes only for a certificate
+    /// that is not trusted and no CA file given. Before, a TLS 1.0-only server and a reset
+    /// handshake were both "its certificate is not trusted here ... --ca-file", also when
+    /// `--ca-file` was given.
+    @Test func tlsFailuresSayWhatFailed() {
+        func said(_ code: URLError.Code, _ reason: String, caFile: String? = nil) -> String {
+            HTTPByteSource.tlsFailure(URLError(code, userInfo: [NSLocalizedDescriptionKey: reason]), host: "cdn.example", caFile: caFile)
+        }
+        let reset = said(.secureConnectionFailed, "TLS: Connection reset by peer")
+        #expect(reset.contains("ended the connection during the handshake") && !reset.contains("--ca-file"), "\(reset)")
+        let closed = said(.secureConnectionFailed, "TLS: the server closed the connection during the handshake")
+        #expect(closed.contains("ended the connection during the handshake"), "\(closed)")
+        let old = said(.secureConnectionFailed, "TLS: error:0A000102:SSL routines::unsupported protocol")
+        #expect(old.contains("TLS version") && !old.contains("--ca-file"), "\(old)")
+        let untrusted = said(.serverCertificateUntrusted, "TLS: certificate: unable to get local issuer certificate")
+        #expect(untrusted.contains("not trusted here") && untrusted.contains("--ca-file FILE"), "\(untrusted)")
+        let withFile = said(.serverCertificateUntrusted, "TLS: certificate: unable to get local issuer certificate", caFile: "/etc/ca.pem")
+        #expect(withFile.contains("does not chain to a CA in /etc/ca.pem") && !withFile.contains("--ca-file FILE"), "\(withFile)")
+        #expect(said(.serverCertificateUntrusted, "TLS: certificate: certificate has expired").contains("has expired"))
+        #expect(said(.serverCertificateUntrusted, "TLS: certificate: Hostname mismatch").contains("another host name"))
+        let other = said(.secureConnectionFailed, "TLS: error:0A000410:SSL routines::sslv3 alert handshake failure")
+        #expect(other.hasSuffix(": the handshake failed") && !other.contains("--ca-file"), "\(other)")
+    }
+
+    /// As a reader meets it: a server that resets the connection on the ClientHello is said to
+    /// have ended the handshake, not to have an untrusted certificate (our own client; the
+    /// URLSession path's words are libcurl's).
+    @Test func aResetHandshakeIsSaidAsSuch() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        listen(listener, 4)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        Thread {
+            for _ in 0..<8 {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }
+                var hello = [UInt8](repeating: 0, count: 4096)
+                _ = recv(client, &hello, hello.count, 0)
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)   // close with a reset
+                setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                close(client)
+            }
+        }.start()
+        var options = HTTPByteSource.Options()
+        options.retryDelay = 0.01
+        options.client = .automatic
+        let source = try HTTPByteSource(url: try #require(URL(string: "https://127.0.0.1:\(port)/v.mp4")), options: options)
+        do { _ = try await source.length(); Issue.record("read from a server that resets its handshakes") } catch let error as MP4Error {
+            #expect(error.message.contains("ended the connection during the handshake") && !error.message.contains("--ca-file"), "\(error.message)")
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+    }
+
     /// A redirect from https to http is not followed unless asked, by either client: the read
     /// fails naming the hop and the option. Before, `info`, `fetch`, `faststart` and `serve`
     /// followed it silently, showed the https URL and cached the clear-text bytes under it.

@@ -76,7 +76,7 @@ extension HTTPByteSource {
 
     /// What went wrong, in words (Foundation on Linux describes every URLError as "The
     /// operation could not be completed").
-    static func describe(_ error: URLError, timeout: Double, host: String? = nil) -> String {
+    static func describe(_ error: URLError, timeout: Double, host: String? = nil, caFile: String? = nil) -> String {
         switch error.code {
         case .cannotConnectToHost: return "cannot connect to the server (connection refused or unreachable)"
         case .cannotFindHost, .dnsLookupFailed: return "the server's host name could not be resolved"
@@ -85,12 +85,12 @@ extension HTTPByteSource {
         case .notConnectedToInternet: return "no network connection"
         case .badServerResponse: return "the server's answer is not valid HTTP"
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-            return tlsFailure(error, host: host)
+            return tlsFailure(error, host: host, caFile: caFile)
         case .userAuthenticationRequired: return "the server asks for credentials (--header \"Authorization: ...\")"
         case .unsupportedURL: return "the URL is not supported (only http:// and https://)"
         default:
             // FoundationNetworking reports libcurl's TLS failures as error -1 with curl's words.
-            if isTLSFailure(error) { return tlsFailure(error, host: host) }
+            if isTLSFailure(error) { return tlsFailure(error, host: host, caFile: caFile) }
             return "network error \(error.code.rawValue): \(error.localizedDescription)"
         }
     }
@@ -103,16 +103,33 @@ extension HTTPByteSource {
         return text.contains("SSL") || text.contains("certificate") || text.contains("TLS")
     }
 
-    /// A TLS failure, naming the host and the reason, and what to do about it.
-    static func tlsFailure(_ error: URLError, host: String?) -> String {
+    /// A TLS failure, naming the host, what failed (the protocol version, the connection
+    /// during the handshake, the certificate) and what to do about it: the `--ca-file` advice
+    /// only for a certificate that is not trusted, and not when a CA file was given (then its
+    /// CA is not the one). Before, a server that speaks only TLS 1.0 and one that resets the
+    /// handshake were both said to have an untrusted certificate.
+    static func tlsFailure(_ error: URLError, host: String?, caFile: String? = nil) -> String {
         let reason = error.localizedDescription
-        let said = reason.contains("SSL") || reason.contains("certificate") || reason.contains("TLS") ? " (\(reason))" : ""
+        let lower = reason.lowercased()
+        let said = lower.contains("ssl") || lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") || lower.contains("reset") ? " (\(reason))" : ""
         let start = "the TLS (https) connection to \(host ?? "the server") failed\(said)"
-        if reason.contains("wrong version number") || reason.contains("packet length too long") {
+        if lower.contains("wrong version number") || lower.contains("packet length too long") {
             return start + ": the server does not speak TLS on this port (http:// instead?)"
         }
-        if reason.contains("--ca-file") { return start }
-        return start + ": its certificate is not trusted here, or the handshake failed; for a certificate from a private CA, --ca-file FILE names the CA's certificate (PEM), or add the CA to the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
+        if lower.contains("unsupported protocol") || lower.contains("protocol version") || lower.contains("no protocols available") || lower.contains("version too low") {
+            return start + ": the server offers only a TLS version this client refuses (older than TLS 1.2)"
+        }
+        if lower.contains("reset") || lower.contains("closed the connection during the handshake") || lower.contains("unexpected eof") || lower.contains("broken pipe") {
+            return start + ": the server ended the connection during the handshake (a TLS version or cipher it refuses, a firewall, or a server that is not up)"
+        }
+        let certificate = [.serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot].contains(error.code) || lower.contains("certificate")
+        guard certificate else { return start + ": the handshake failed" }
+        if lower.contains("expired") || error.code == .serverCertificateHasBadDate { return start + ": its certificate has expired (or the clock here is wrong)" }
+        if lower.contains("not yet valid") || error.code == .serverCertificateNotYetValid { return start + ": its certificate is not valid yet (or the clock here is wrong)" }
+        if lower.contains("hostname mismatch") || lower.contains("does not match") { return start + ": its certificate is for another host name" }
+        if let caFile { return start + ": its certificate does not chain to a CA in \(caFile) (--ca-file)" }
+        if lower.contains("--ca-file") { return start }
+        return start + ": its certificate is not trusted here; for a certificate from a private CA, --ca-file FILE names the CA's certificate (PEM), or add the CA to the system's trust store (Linux: /usr/local/share/ca-certificates/, then update-ca-certificates)"
     }
 
     /// What a transport error means for a fetch: the words to retry with (a transient failure),
@@ -124,11 +141,11 @@ extension HTTPByteSource {
             throw MP4Error(.io, "\(name): request failed: \(error.localizedDescription)", offset: offset)
         }
         if error.code == .timedOut && pastDeadline { throw tooSlow() }
-        if Self.isTransient(error) { return Self.describe(error, timeout: options.timeout, host: url.host) }
+        if Self.isTransient(error) { return Self.describe(error, timeout: options.timeout, host: url.host, caFile: options.caFile) }
         switch error.code {
         case .badURL: throw MP4Error(.invalidRequest, "\(name): the request cannot be sent (invalid URL or header)")
         case .cancelled: throw CancellationError()
-        default: throw MP4Error(.io, "\(name): request failed: \(Self.describe(error, timeout: options.timeout, host: url.host))", offset: offset)
+        default: throw MP4Error(.io, "\(name): request failed: \(Self.describe(error, timeout: options.timeout, host: url.host, caFile: options.caFile))", offset: offset)
         }
     }
 
