@@ -153,13 +153,13 @@ final class HTTP1Client: HTTPClient {
             if let pooled {
                 connection = pooled
             } else if secure {
-                connection = try await SocketConnection.connectTLS(host: host, port: port, caFile: caFile, timeout: request.waitLimit)
+                connection = try await SocketConnection.connectTLS(host: host, port: port, caFile: caFile, timeout: request.headWaitLimit)
             } else {
-                connection = try await SocketConnection.connect(host: host, port: port, timeout: request.waitLimit)
+                connection = try await SocketConnection.connect(host: host, port: port, timeout: request.headWaitLimit)
             }
             do {
-                try await connection.send(bytes, timeout: request.waitLimit)
-                let response = try await readHead(connection, timeout: request.waitLimit)
+                try await connection.send(bytes, timeout: request.headWaitLimit)
+                let response = try await readHead(connection, timeout: request.headWaitLimit)
                 return (connection, response, try framing(response))
             } catch let error as URLError where pooled != nil && error.code != .cancelled && error.code != .timedOut {
                 connection.close()
@@ -276,7 +276,11 @@ struct BodyReader {
             while true {
                 let sizeLine = try await line(connection, timeout: timeout)
                 let size: UInt64
-                do { size = try HTTPMessage.chunkSize(sizeLine) } catch { throw URLError(.badServerResponse) }
+                do { size = try HTTPMessage.chunkSize(sizeLine) } catch { throw URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "\(error)"]) }
+                // A 2^62-byte chunk read as "the response ended after 0 of 65536 bytes".
+                guard size <= HTTPMessage.maxChunkSize else {
+                    throw URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "a chunk of \(size) bytes, which cannot be real (over 1 TiB)"])
+                }
                 if size == 0 {
                     // Trailer fields, then the empty line.
                     for _ in 0..<HTTPMessage.maxFieldCount {

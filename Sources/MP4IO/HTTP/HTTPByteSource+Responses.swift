@@ -83,7 +83,9 @@ extension HTTPByteSource {
         case .timedOut: return "timed out (nothing arrived for \(timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)) s; --timeout S waits longer)"
         case .networkConnectionLost: return "the connection was lost"
         case .notConnectedToInternet: return "no network connection"
-        case .badServerResponse: return "the server's answer is not valid HTTP"
+        case .badServerResponse:
+            let why = error.userInfo[NSLocalizedDescriptionKey] as? String
+            return "the server's answer is not valid HTTP" + (why.map { ": \($0)" } ?? "")
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
             return tlsFailure(error, host: host, caFile: caFile)
         case .userAuthenticationRequired: return "the server asks for credentials (--header \"Authorization: ...\")"

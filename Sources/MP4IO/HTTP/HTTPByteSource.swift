@@ -294,6 +294,8 @@ public final class HTTPByteSource: ByteSource {
         var attempt = 0
         let perRead = options.maxTime.map { ContinuousClock.now + Self.duration($0) }
         let deadline = [perRead, totalDeadline].compactMap { $0 }.min()
+        // Until a response head has come, its waits are bounded in all (no head: nothing to retry for).
+        var headDeadline: ContinuousClock.Instant? = ContinuousClock.now + Self.duration(options.maxHeadTime)
         let pastDeadline = { deadline.map { ContinuousClock.now >= $0 } ?? false }
         let tooSlow = {
             let total = self.totalDeadline.map { $0 == deadline } ?? false
@@ -324,7 +326,9 @@ public final class HTTPByteSource: ByteSource {
                 // they arrive, so memory stays bounded by the range.
                 var request = request(wanted)
                 request.deadline = deadline
+                request.headDeadline = headDeadline
                 outcome = try await client.get(request, limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
+                    headDeadline = nil
                     (wanted, expected) = try checkHead(head, wanted: wanted, learning: learning)
                 }, body: { bytes in
                     let take = bytes.prefix(max(0, expected - given))
@@ -340,13 +344,17 @@ public final class HTTPByteSource: ByteSource {
                 // The reader's own error (it stopped taking bytes): passed on as it is.
                 throw failure.error
             } catch {
+                if let headDeadline, ContinuousClock.now >= headDeadline, !pastDeadline() {
+                    throw MP4Error(.io, "\(name): no response within \(Self.secondsText(options.maxHeadTime)) s (connecting, the TLS handshake and the response head, retries included): the server is too slow or holds the connection open without answering", offset: wanted.lowerBound)
+                }
                 try await retry(after: nil, try retryReason(for: error, pastDeadline: pastDeadline(), tooSlow: tooSlow, at: wanted.lowerBound))
                 continue
             }
             state.withLock { $0.statistics.bytesReceived += UInt64(outcome.received) }
             let response = RangeFetch.Response(status: outcome.status, given: given, expected: expected, skipped: outcome.skipped, paused: outcome.paused,
                                                complete: outcome.error == nil && !outcome.stoppedAtLimit, contentRange: outcome.header("content-range"),
-                                               retryAfter: outcome.header("retry-after"), location: outcome.header("location"), url: outcome.head.url)
+                                               retryAfter: outcome.header("retry-after"), location: outcome.header("location"), url: outcome.head.url,
+                                               bodyFailure: outcome.error.flatMap { $0.userInfo[NSLocalizedDescriptionKey] as? String })
             switch RangeFetch.after(response, wanted: wanted, learning: learning, knownLength: state.withLock { $0.length }, name: name, maxRedirects: options.maxRedirects) {
             case .done: return
             case .next(let rest): wanted = rest

@@ -30,8 +30,14 @@ struct HTTPRequest: Sendable {
     /// When the request fails however steadily bytes arrive (`--max-time`), if ever.
     var deadline: ContinuousClock.Instant? = nil
 
+    /// When a response head must have arrived (connect, TLS and head), if ever: a server that
+    /// drips its handshake or head is never idle long enough for `timeout`.
+    var headDeadline: ContinuousClock.Instant? = nil
+
     /// What bounds each wait of this request.
     var waitLimit: WaitLimit { WaitLimit(idle: timeout, deadline: deadline) }
+    /// What bounds each wait until the response head has arrived.
+    var headWaitLimit: WaitLimit { WaitLimit(idle: timeout, deadline: [deadline, headDeadline].compactMap { $0 }.min()) }
     /// Lower-cased names of the headers that carry credentials: dropped when a redirect leaves
     /// the origin (scheme, host or port), as curl does.
     var credentialHeaders: Set<String>

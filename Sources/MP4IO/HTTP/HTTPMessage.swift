@@ -129,11 +129,15 @@ enum HTTPMessage {
         return .length(length)
     }
 
+    /// The largest chunk taken as real (1 TiB): a larger size is an error of the response.
+    static let maxChunkSize: UInt64 = 1 << 40
+
     /// Parses a chunk-size line (`1a3f;ext=1`): the size, or an error when it is not hex or
-    /// does not fit 62 bits.
+    /// has more than 15 digits (sizes over ``maxChunkSize`` are refused by the reader).
     static func chunkSize(_ line: ArraySlice<UInt8>) throws -> UInt64 {
         let digits = line.prefix { $0 != 0x3B && $0 != 0x20 && $0 != 0x09 }
-        guard !digits.isEmpty, digits.count <= 15 else { throw Malformed(description: "invalid chunk size") }
+        guard !digits.isEmpty else { throw Malformed(description: "invalid chunk size") }
+        guard digits.count <= 15 else { throw Malformed(description: "a chunk size of \(digits.count) hex digits, which cannot be real") }
         // After the digits: optional whitespace, then nothing or a `;` extension.
         let rest = line[digits.endIndex...].drop { $0 == 0x20 || $0 == 0x09 }
         guard rest.isEmpty || rest.first == 0x3B else { throw Malformed(description: "invalid chunk size") }

@@ -26,6 +26,9 @@ enum RangeFetch {
         var location: String?
         /// The URL that answered (after the redirects followed).
         var url: URL?
+        /// Why the body ended early, when the transport said more than that it ended (a chunk
+        /// size no body can have).
+        var bodyFailure: String?
     }
 
     /// What the fetch does next.
@@ -56,7 +59,7 @@ enum RangeFetch {
             if response.paused && response.given > 0 && !rest.isEmpty { return .next(rest) }
             if response.given < response.expected || !rest.isEmpty {
                 // Cut short (dropped connection, short body): only the missing part again.
-                return .retry(rest, why: "the response ended after \(response.given) of \(response.expected) bytes", retryAfter: nil)
+                return .retry(rest, why: "the response ended after \(response.given) of \(response.expected) bytes" + (response.bodyFailure.map { ": \($0)" } ?? ""), retryAfter: nil)
             }
             return .done
         case 200:
