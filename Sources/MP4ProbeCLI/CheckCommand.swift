@@ -87,9 +87,17 @@ enum CheckCommand: Command {
                 group.addTask { (index, await checkOne(path, policy: policy, limits: fixedLimits, fix: fix, source: sourceOptions)) }
             }
             for _ in 0..<min(jobs, inputs.count) { start() }
+            // Each directory is listed once for the leftovers beside its films (a kill before a
+            // rename leaves a temporary): 1,000 films in one directory, one listing.
+            var listings: [String: [String]] = [:]
             while let (index, entry) = await group.next() {
                 entries[index] = entry
                 done += 1
+                if !MP4Probe.isURL(inputs[index]) {
+                    let directory = Platform.split(inputs[index]).directory
+                    if listings[directory] == nil { listings[directory] = Platform.list(directory).filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") } }
+                    MP4Probe.mentionLeftovers(of: inputs[index], names: listings[directory], errors: errors)
+                }
                 // Files, rate and time left, redrawn at most every 100 ms (a fast run checks
                 // thousands of files a second).
                 if showsProgress, drawnAt.map({ clock.now - $0 >= .milliseconds(100) }) ?? true {

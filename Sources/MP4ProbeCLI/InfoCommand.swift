@@ -30,6 +30,7 @@ enum InfoCommand: Command {
             output.write(InfoReport.text(file))
         }
         await MP4Probe.reportStatistics(source, file, scanner, errors: errors)
+        if !MP4Probe.isURL(location) { MP4Probe.mentionLeftovers(of: location, errors: errors) }
         return ExitCode.success.rawValue
     }
 }

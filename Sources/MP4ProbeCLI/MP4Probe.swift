@@ -155,6 +155,16 @@ public enum MP4Probe {
         return options
     }
 
+    /// Removes the temporaries of processes that are gone beside the film at `path` (an
+    /// output's, an in-place journal's: a kill before their rename leaves them) and says on
+    /// `errors` which it left: those of a running process (a write under way, or an id in
+    /// use again).
+    static func mentionLeftovers(of path: String, names: [String]? = nil, errors: some TextOutput) {
+        for leftover in Leftovers.sweep(beside: path, names: names) {
+            errors.write("note: \(leftover.path) is a temporary file of mp4probe process \(leftover.process), which is running (a write under way, or a leftover whose process id is in use again): left alone; remove it when no mp4probe is at work on \(path)\n")
+        }
+    }
+
     /// Finishes or undoes an in-place faststart of `path` that a crash interrupted, and says so
     /// on standard error.
     static func recoverInterruptedFaststart(_ path: String) throws {

@@ -114,4 +114,33 @@ import MP4Core
             #expect(FileSystem.read(input) == bytes, "\(name): the input changed")
         }
     }
+
+    /// A reader of a film removes the temporaries beside it that processes which are gone
+    /// left (an output's, an in-place journal's: a kill before their rename), and mentions
+    /// those of a running process, which it leaves. `info` and `check` (which lists each
+    /// directory once). Before, a killed rewrite's journal temporary stayed for good, unseen.
+    @Test(arguments: ["info", "check"])
+    func readersSweepAndMentionLeftovers(_ command: String) async throws {
+        let directory = FileSystem.temporaryDirectory()
+        defer { FileSystem.removeDirectory(directory) }
+        let film = directory + "/film.mp4"
+        #expect(FileSystem.write(try #require(FileSystem.read(Fixtures.sample("faststart.mp4"))), to: film))
+        // A process that is gone: one started and waited for.
+        let gone = try #require(Executables.find("true").map { tool -> Int32 in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            try? process.run()
+            process.waitUntilExit()
+            return process.processIdentifier
+        })
+        let dead = [directory + "/.film.mp4.mp4probe-\(gone)-a1.tmp", directory + "/..film.mp4.mp4probe-journal.mp4probe-\(gone)-b2.tmp"]
+        let alive = directory + "/..film.mp4.mp4probe-journal.mp4probe-1-c3.tmp"
+        let other = directory + "/.other.mp4.mp4probe-\(gone)-d4.tmp"
+        for path in dead + [alive, other] { #expect(FileSystem.write([1, 2, 3], to: path)) }
+        let result = await CommandTests.run([command, film])
+        #expect(result.code == 0, "\(result)")
+        for path in dead { #expect(!FileSystem.exists(path), "\(path) is still there") }
+        #expect(FileSystem.exists(alive) && result.err.contains(alive) && result.err.contains("process 1, which is running"), "\(result.err)")
+        #expect(FileSystem.exists(other), "a temporary of another file was removed")
+    }
 }
