@@ -24,7 +24,7 @@ let package = Package(
         // dependency graph, and apple/swift-system has a target named CSystem.
         .target(name: "MP4ProbeSystem"),
         // Byte sources (local files, HTTP, the sparse cache) and the file writers.
-        .target(name: "MP4IO", dependencies: ["MP4Core", "MP4Report", "MP4ProbeSystem"]),
+        .target(name: "MP4IO", dependencies: ["MP4Core", "MP4ProbeSystem"]),
         // CachingResourceLoader: AVFoundation's shell over MP4IO's ResourceLoading; its one
         // file is `#if canImport(AVFoundation)`, an empty module elsewhere.
         .target(name: "MP4ProbeAVFoundation", dependencies: ["MP4IO"]),

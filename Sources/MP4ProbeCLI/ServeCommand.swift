@@ -1,6 +1,7 @@
 import Foundation
 import MP4Core
 import MP4IO
+import MP4Report
 
 /// `mp4probe serve`: the loopback caching proxy (docs/serving.md).
 enum ServeCommand: Command {
@@ -84,6 +85,7 @@ enum ServeCommand: Command {
         }
         let statistics = scanner.flag("stats") ? ServeStatistics() : nil
         options.statistics = statistics
+        options.inspectorPage = InspectorPage.live
         let proxy = CachingProxy(options: options)
         try proxy.start()
         output.write(proxy.baseURL + "\n")
@@ -94,9 +96,22 @@ enum ServeCommand: Command {
         await waitForTermination()
         proxy.stop()
         if let statistics {
-            for line in ServeStatistics.summary(statistics.current) { errors.write("mp4probe: \(line)\n") }
+            for line in summary(statistics.current) { errors.write("mp4probe: \(line)\n") }
         }
         return ExitCode.success.rawValue
+    }
+
+    /// The summary, one line each: "served 12 requests (10 2xx, 2 4xx), 3.2 MiB to players:
+    /// 2.9 MiB from the cache, 256.0 KiB fetched from origins, 64.0 KiB made here; 3 left by
+    /// their client before the end, 0 cut short".
+    static func summary(_ totals: ServeStatistics.Totals) -> [String] {
+        let classes = (1...5).compactMap { index in totals.byClass[index] > 0 ? "\(totals.byClass[index]) \(index)xx" : nil }
+        let made = totals.bytesSent - min(totals.bytesSent, totals.fromCache + totals.fromOrigin)
+        var lines = ["served \(Format.count(totals.requests, "request"))" + (classes.isEmpty ? "" : " (\(classes.joined(separator: ", ")))")
+                     + ", \(Format.bytes(totals.bytesSent)) to players: \(Format.bytes(totals.fromCache)) from the cache, "
+                     + "\(Format.bytes(totals.fromOrigin)) fetched from origins, \(Format.bytes(made)) made here (faststart moov, pages)"]
+        lines.append("\(Format.count(totals.clientsLeft, "answer")) left by the client before the end, \(totals.cutShort) cut short by a failing origin")
+        return lines
     }
 
     /// The address `--host VALUE` binds: a numeric IPv4 or IPv6 address, or `localhost`

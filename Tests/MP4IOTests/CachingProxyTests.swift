@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import MP4Core
 @testable import MP4IO
+import MP4Report
 import MP4TestSupport
 
 /// The caching proxy with nginx as the origin and real clients: mp4probe's HTTP source (random
@@ -15,6 +16,7 @@ import MP4TestSupport
         var options = CachingProxy.Options(cacheDirectory: directory)
         options.loader.cache.entries.readAhead.prefetchSeconds = prefetchSeconds
         options.loader.originWait = originWait
+        options.inspectorPage = InspectorPage.live   // as `serve` has it
         let proxy = CachingProxy(options: options)
         try proxy.start()
         return (proxy, directory)

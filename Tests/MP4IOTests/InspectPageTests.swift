@@ -19,6 +19,7 @@ import MP4TestSupport
         var options = CachingProxy.Options(cacheDirectory: directory + "/cache")
         let log = Locked<[String]>([])
         options.accessLog = { line in log.withLock { $0.append(line) } }
+        options.inspectorPage = InspectorPage.live   // as `serve` has it
         let proxy = CachingProxy(options: options)
         try proxy.start()
         defer { proxy.stop() }

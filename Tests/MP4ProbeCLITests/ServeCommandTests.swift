@@ -30,4 +30,14 @@ import MP4TestSupport
         defer { proxy.stop() }
         #expect(proxy.baseURL.hasPrefix("http://127.0.0.1:"))
     }
+
+    /// `serve --stats`: the summary of the exchanges summed (ServeStatistics, MP4IO), in words.
+    @Test func theStatisticsSummaryInWords() {
+        var totals = ServeStatistics.Totals()
+        totals.requests = 3; totals.byClass[2] = 2; totals.byClass[4] = 1; totals.clientsLeft = 1
+        totals.fromCache = 1000; totals.fromOrigin = 34; totals.bytesSent = 3072
+        let lines = ServeCommand.summary(totals)
+        #expect(lines.first == "served 3 requests (2 2xx, 1 4xx), 3.0 KiB to players: 1000 B from the cache, 34 B fetched from origins, 2.0 KiB made here (faststart moov, pages)", "\(lines)")
+        #expect(lines.last == "1 answer left by the client before the end, 0 cut short by a failing origin", "\(lines)")
+    }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import MP4Core
-import MP4Report
 
 /// A loopback caching proxy for players (`mp4probe serve`): a resource is asked for as
 /// `BASE + NAME + "?url=" + percent-encoded origin URL`, answered from the on-disk cache and
@@ -34,6 +33,10 @@ public final class CachingProxy: @unchecked Sendable {
         public var refusalLog: (@Sendable (String) -> Void)?
         /// Sums every exchange (`serve --stats`), when set.
         public var statistics: ServeStatistics?
+        /// Renders `_/inspect?url=` (the CLI gives `InspectorPage.live` of MP4Report, which
+        /// MP4IO does not import): the page of `file` read from `source`, its cached ranges,
+        /// and the paths of its status and video. Without it, `_/inspect` is a 404.
+        public var inspectorPage: (@Sendable (_ file: MP4File, _ source: any ByteSource, _ cachedRanges: [Range<UInt64>]?, _ statusPath: String, _ videoPath: String) async -> String)?
 
         public init(loader: MediaLoader.Options) { self.loader = loader }
         /// A cache in `cacheDirectory` with the default rules.
@@ -172,6 +175,7 @@ public final class CachingProxy: @unchecked Sendable {
             // The page of what a player gets: the origin read through the loader (its moov is
             // cached by this), the cached ranges, and this proxy's URLs for the video and the
             // status the page polls (paths: the page works under any host name of the server).
+            guard let render = options.inspectorPage else { return .text(404, "this proxy has no inspector page") }
             do {
                 let resource = try await loader.resource(for: url)
                 var opening = MP4File.Options()
@@ -184,9 +188,8 @@ public final class CachingProxy: @unchecked Sendable {
                 // The origin's file name without its query, so a player sees the extension.
                 let name = URL(string: url).map(\.lastPathComponent).flatMap { $0.isEmpty || $0 == "/" ? nil : $0 } ?? "media.mp4"
                 let video = self.url(for: url, name: name)
-                let live = InspectorData.Live(statusURL: "/\(secret)/_/status?url=" + Self.encoded(url), videoURL: Self.path(of: video))
-                let data = await InspectorData.gather(file, from: resource, cachedRanges: cache?.cachedRanges, live: live)
-                return ProxyControl.page(InspectorPage.html(data))
+                let page = await render(file, resource, cache?.cachedRanges, "/\(secret)/_/status?url=" + Self.encoded(url), Self.path(of: video))
+                return ProxyControl.page(page)
             } catch {
                 return ServingFailure.response(for: error, subject: url)
             }

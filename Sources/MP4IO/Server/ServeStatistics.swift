@@ -1,5 +1,4 @@
 import MP4Core
-import MP4Report
 
 /// What a proxy served, summed over its exchanges (`serve --stats` prints it on exit): how
 /// many answers of each status class, the body bytes sent to players and where they came from
@@ -37,18 +36,5 @@ public final class ServeStatistics: Sendable {
                 if failure.hasPrefix("the client went away") { totals.clientsLeft += 1 } else { totals.cutShort += 1 }
             }
         }
-    }
-
-    /// The summary, one line each: "served 12 requests (10 2xx, 2 4xx), 3.2 MiB to players:
-    /// 2.9 MiB from the cache, 256.0 KiB fetched from origins, 64.0 KiB made here; 3 left by
-    /// their client before the end, 0 cut short".
-    public static func summary(_ totals: Totals) -> [String] {
-        let classes = (1...5).compactMap { index in totals.byClass[index] > 0 ? "\(totals.byClass[index]) \(index)xx" : nil }
-        let made = totals.bytesSent - min(totals.bytesSent, totals.fromCache + totals.fromOrigin)
-        var lines = ["served \(Format.count(totals.requests, "request"))" + (classes.isEmpty ? "" : " (\(classes.joined(separator: ", ")))")
-                     + ", \(Format.bytes(totals.bytesSent)) to players: \(Format.bytes(totals.fromCache)) from the cache, "
-                     + "\(Format.bytes(totals.fromOrigin)) fetched from origins, \(Format.bytes(made)) made here (faststart moov, pages)"]
-        lines.append("\(Format.count(totals.clientsLeft, "answer")) left by the client before the end, \(totals.cutShort) cut short by a failing origin")
-        return lines
     }
 }

@@ -7,6 +7,12 @@ import MP4Core
 /// video URLs.
 public enum InspectorPage {
     /// The page for `data`.
+    /// The live page `serve` answers at `_/inspect?url=` (`CachingProxy.Options.inspectorPage`):
+    /// `file` read from `source`, its cached ranges, the paths of its status and video.
+    public static func live(_ file: MP4File, _ source: any ByteSource, _ cachedRanges: [Range<UInt64>]?, _ statusPath: String, _ videoPath: String) async -> String {
+        html(await InspectorData.gather(file, from: source, cachedRanges: cachedRanges, live: InspectorData.Live(statusURL: statusPath, videoURL: videoPath)))
+    }
+
     public static func html(_ data: InspectorData) -> String {
         // A live page talks to the server that sent it; a file page to nothing at all.
         let connect = data.live == nil ? "'none'" : "'self'"
