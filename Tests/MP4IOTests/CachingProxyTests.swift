@@ -22,6 +22,21 @@ import MP4TestSupport
         return (proxy, directory)
     }
 
+    /// An origin's refusal reaches the player as such (its 404, 403, 410), with the reason: a
+    /// 502 made apps retry what will never work (SJMediaCacheServer #77). A 500 stays a 502.
+    @Test(arguments: [(404, 404), (403, 403), (410, 410), (500, 502)])
+    func anOriginsRefusalIsPassedOn(_ origin: Int, _ expected: Int) async throws {
+        let server = try #require(LoopbackHTTPServer(body: HTTPServerTests.body, behavior: .failsFirst(status: origin, times: 1000, retryAfter: nil)))
+        defer { server.stop() }
+        let (proxy, directory) = try Self.proxy(originWait: 0)
+        defer { proxy.stop(); FileSystem.removeDirectory(directory) }
+        let url = try #require(URL(string: proxy.url(for: server.url.absoluteString)))
+        let port = try #require(url.port)
+        let answer = try await HTTPServerTests.exchange(port, "GET \(url.path + "?" + (url.query ?? "")) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nRange: bytes=0-99\r\nConnection: close\r\n\r\n")
+        #expect(answer.status == expected, "origin \(origin): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("HTTP \(origin)"))
+    }
+
     /// A crowd of connections without the secret cannot keep a player out. Every slot (8
     /// here) is taken: half by keep-alive connections that ask without the secret (each is
     /// closed after its 404), half by connections that never send a head. A player's request
