@@ -164,4 +164,37 @@ import MP4TestSupport
         #expect(check.findings.first { $0.id == "interleave" }?.message.contains("frag_duration") == true)
         #expect(try await Self.check("fragmented.mp4", CheckPolicy(maxKeyframeInterval: 2, maxDuration: 3)).status == .pass)
     }
+
+    /// What mp4probe knows is wrong reaches `check` (issue 63): the three single edits players
+    /// choke on fail plain `check` (an stsc from chunk 2: ffmpeg logged 407 decode errors;
+    /// moofs without mvex: read as a film of no samples; a fragment of a track with no trex:
+    /// ffmpeg fails), and an stss out of order is a warning that `--conformance` fails. Before,
+    /// `check` passed all four.
+    @Test func whatTheTablesSayReachesCheck() async throws {
+        func edited(_ name: String, _ type: String, at offset: Int, _ value: [UInt8], occurrence: Int = 1) throws -> [UInt8] {
+            var bytes = try #require(FileSystem.read(Fixtures.sample(name)))
+            let start = try ConformanceTests.box(type, in: bytes, occurrence: occurrence) + offset
+            bytes.replaceSubrange(start..<(start + value.count), with: value)
+            return bytes
+        }
+        func check(_ bytes: [UInt8], _ policy: CheckPolicy = CheckPolicy()) async -> FileCheck {
+            await FileCheck.check(MemorySource(bytes, name: "edited.mp4"), policy: policy)
+        }
+        // The first stsc entry's first_chunk (after size, type, version and flags, entry count).
+        let stsc = await check(try edited("faststart.mp4", "stsc", at: 16, B.u32(2)))
+        #expect(stsc.status == .fail && Self.ids(stsc).contains("bad-stsc-entry"), "\(stsc.findings)")
+        let noMvex = await check(try edited("fragmented.mp4", "mvex", at: 4, Array("free".utf8)))
+        #expect(noMvex.status == .fail && Self.ids(noMvex).contains("fragments-undeclared"), "\(noMvex.findings)")
+        // trex's track_ID (after size, type, version and flags) names a track that is not there.
+        let noTrex = await check(try edited("fragmented.mp4", "trex", at: 12, B.u32(99)))
+        #expect(noTrex.status == .fail && Self.ids(noTrex).contains("missing-trex"), "\(noTrex.findings)")
+        // The video track's two stss entries swapped (1, 26 -> 26, 1).
+        let unsorted = try edited("faststart.mp4", "stss", at: 16, B.u32(26) + B.u32(1))
+        let plain = await check(unsorted)
+        #expect(plain.status == .pass && plain.findings.contains { $0.id == "unsorted-stss" && $0.severity == .warning }, "\(plain.findings)")
+        let strict = await check(unsorted, CheckPolicy(conformance: true))
+        #expect(strict.status == .fail && Self.ids(strict).contains("unsorted-stss"), "\(strict.findings)")
+        // The films as written pass.
+        for name in ["faststart.mp4", "fragmented.mp4"] { #expect(try await Self.check(name).status == .pass, "\(name)") }
+    }
 }

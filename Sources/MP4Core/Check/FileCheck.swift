@@ -126,6 +126,11 @@ public struct FileCheck: Sendable {
                 findings.append(Finding(.startupBytes, message: "a progressive player needs \(startup) bytes before playback, more than the \(limit) allowed; move moov to the front (a faststart rewrite, no re-encoding)", path: .top(.moov)))
             }
         }
+        // Movie fragments its moov does not declare (no mvex): players read a film of no samples
+        // or fail (ffmpeg does); `info` reads it as progressive and ignores them.
+        if !isFragmented, file.movie != nil, case let moofs = layout.boxes.filter({ $0.type == .moof }).count, moofs > 0 {
+            findings.append(Finding(.fragmentsUndeclared, message: "the file has \(moofs) moof box(es), but its moov declares no movie fragments (no mvex): players see no samples in them or fail; remux it (e.g. `ffmpeg -i IN -c copy -movflags +frag_keyframe OUT`)", path: .top(.moov)))
+        }
         if isFragmented && !policy.allowFragmented {
             findings.append(Finding(.fragmented, message: "the file is fragmented (\(file.kind.rawValue)), which this policy does not allow; remux it as a progressive file (e.g. `ffmpeg -i IN -c copy -movflags +faststart OUT`)"))
         }
@@ -168,7 +173,8 @@ public struct FileCheck: Sendable {
         case .success(let index)?:
             for finding in index.findings where finding.severity != .info {
                 var raised = finding
-                if finding.id == "trun-past-end" || finding.severity == .error { raised.severity = .error }
+                // A fragment of a track mvex has no defaults for (no trex): ffmpeg fails on it.
+                if finding.id == "trun-past-end" || finding.id == "missing-trex" || finding.severity == .error { raised.severity = .error }
                 findings.append(raised)
             }
             let payloads = SampleLayoutAnalysis.payloads(layout)
@@ -219,6 +225,17 @@ public struct FileCheck: Sendable {
                     raised.message += suffix
                     findings.append(raised)
                 }
+            }
+            // What the tables say is wrong short of disagreeing. An stsc that does not start at
+            // chunk 1 or go up misplaces samples (ffmpeg logged 407 decode errors): an error. An
+            // stss out of order (a warning) and chunks no sample fills (a note) break 14496-12's
+            // "shall" (8.6.2, 8.7.4, 8.7.5): errors under --conformance.
+            for finding in planner.findings {
+                guard let kind = finding.kind, [.badStscEntry, .unsortedStss, .unusedChunks].contains(kind),
+                      !findings.contains(where: { $0.id == finding.id && $0.path == finding.path }) else { continue }
+                var shown = finding
+                if kind == .badStscEntry || policy.conformance { shown.severity = .error }
+                findings.append(shown)
             }
             let analysis = SampleLayoutAnalysis(planner: planner, layout: layout, limits: limits)
             metrics.samplesChecked = analysis.samplesChecked

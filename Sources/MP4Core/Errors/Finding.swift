@@ -95,6 +95,7 @@ extension Finding {
         case fragmentDurationMismatch = "fragment-duration-mismatch: info, fragments"
         case fragmented = "fragmented: error, layout"
         case fragmentsUnreadable = "fragments-unreadable: error, fragments"
+        case fragmentsUndeclared = "fragments-undeclared: error, fragments"
         case freeSpace = "free-space: info, layout"
         case ftypNotFirst = "ftyp-not-first: info, layout"
         case garbageBoxType = "garbage-box-type: warning, structure"
