@@ -70,6 +70,10 @@ import MP4TestSupport
         let hdlr = try Self.box("hdlr", in: film)
         let hdlrSize = Int(film[hdlr + 3])
         #expect(try await Self.ids(try Self.patched(film, "hdlr", at: hdlrSize - 1, Array("x".utf8))) == ["iso-handler-fields"])
+        // A name terminated early with a byte after it (an Apple-made .m4a's iTunes handler:
+        // an empty name, then one byte) is terminated: no finding (it was one).
+        let early = try Self.patched(try Self.patched(film, "hdlr", at: 8 + Conformance.handlerNameOffset, [0]), "hdlr", at: hdlrSize - 1, Array("x".utf8))
+        #expect(try await Self.ids(early) == [])
         // A nested box of size 0 (stco, the last box of stbl: it still ends where it did).
         #expect(try await Self.ids(try Self.patched(film, "stco", at: 0, B.u32(0))) == ["iso-size-zero"])
         // A sample entry pointing at data reference 2 of 1.

@@ -178,6 +178,10 @@ public enum Conformance {
         }
     }
 
+    /// Where an 'hdlr' payload's name begins: version and flags, pre_defined, handler_type and
+    /// three reserved words.
+    static let handlerNameOffset = 4 + 4 + 4 + 12
+
     private static func handlers(_ movie: BoxNode, path: BoxPath, into findings: inout [Finding]) {
         walk(movie, path: path) { node, path in
             guard node.type == .hdlr, path.components.dropLast().last?.type == .mdia || path.components.dropLast().last?.type == .meta,
@@ -189,7 +193,10 @@ public enum Conformance {
             // Apple file): not counted.
             let itunes = handler.handlerType == .mdir && handler.reserved.prefix(4).elementsEqual("appl".utf8)
             if handler.reserved.dropFirst(itunes ? 4 : 0).contains(where: { $0 != 0 }) { wrong.append("the reserved words are not 0") }
-            if handler.nameForm != .cString || node.payload.last != 0 { wrong.append("the name is not a null-terminated string") }
+            // Terminated anywhere: bytes after the terminator are padding (an Apple-made .m4a's
+            // iTunes handler has an empty name and one byte after it).
+            let name = node.payload.dropFirst(Self.handlerNameOffset)
+            if handler.nameForm != .cString || !name.contains(0) { wrong.append("the name is not a null-terminated string") }
             if !wrong.isEmpty {
                 findings.append(finding(.isoHandlerFields, "'hdlr' (\(handler.handlerType)): " + wrong.joined(separator: "; "), offset: node.header.offset, path: path))
             }
