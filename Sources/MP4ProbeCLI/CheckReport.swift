@@ -139,10 +139,13 @@ enum CheckReport {
             text += "    <testcase classname=\"mp4probe.check\" name=\"\(xml(c.name, attribute: true))\">\n"
             let problems = c.findings.filter { $0.severity == .error }
             if c.status == .fail {
-                let first = problems.first
-                text += "      <failure type=\"\(xml(first?.id ?? "fail", attribute: true))\" message=\"\(xml(first?.message ?? "failed", attribute: true))\">"
-                text += xml(problems.map { "\($0.id): \($0.message)" }.joined(separator: "\n"))
-                text += "</failure>\n"
+                // One <failure> per error finding, as CI dashboards list them (they were folded
+                // into one, which showed the first).
+                for problem in problems.isEmpty ? [Finding(id: "fail", severity: .error, message: "failed")] : problems {
+                    text += "      <failure type=\"\(xml(problem.id, attribute: true))\" message=\"\(xml(problem.message, attribute: true))\">"
+                    text += xml(problem.description)
+                    text += "</failure>\n"
+                }
             } else if c.status == .ioError {
                 text += "      <error type=\"io-error\" message=\"\(xml(problems.first?.message ?? "unreadable", attribute: true))\"/>\n"
             }

@@ -113,6 +113,13 @@ import MP4TestSupport
         // A line break in a file name survives an attribute (a literal one reads back as a space).
         let newline = await CommandTests.run(["check", "--format", "junit", "/nonexistent/a\nb.mp4"]).out
         #expect(newline.contains("name=\"/nonexistent/a&#10;b.mp4\""), "\(newline)")
+        // A file with two errors is one testcase with a <failure> for each (they were one).
+        let two = await CommandTests.run(["check", "--format", "junit", Self.slow, "--max-keyframe-interval", "0.5"]).out
+        let twoCounter = JUnitCounter()
+        let twoParser = XMLParser(data: Data(two.utf8))
+        twoParser.delegate = twoCounter
+        #expect(twoParser.parse() && twoCounter.testcases == 1 && twoCounter.failures == 2, "\(two)")
+        #expect(two.contains("<failure type=\"not-faststart\"") && two.contains("<failure type=\"keyframe-interval\""), "\(two)")
     }
 
     @Test func githubAnnotations() async throws {
