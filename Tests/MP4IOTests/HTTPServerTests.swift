@@ -111,11 +111,11 @@ import Glibc
         }
         try server.start()
         defer { server.stop() }
-        let clock = ContinuousClock(), begun = clock.now
+        // No clock: without the deadline the client's own 60 s receive timeout ends the
+        // exchange with no status at all.
         let answer = try await Self.get(server.port)
         #expect(answer.status == 504, "\(answer.status)")
         #expect(String(decoding: answer.body, as: UTF8.self).contains("no answer within 0.3 s"))
-        #expect(clock.now - begun < .seconds(30))
         // The work was stopped, not left waiting for the origin.
         for _ in 0..<6000 where !source.cancelled.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
         #expect(source.cancelled.withLock { $0 })
