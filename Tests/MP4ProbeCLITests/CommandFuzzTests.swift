@@ -40,7 +40,9 @@ import MP4TestSupport
     @Test func noInputMakesAnInternalError() async throws {
         let directory = FileSystem.temporaryDirectory("mp4probe-command-fuzz")
         defer { FileSystem.removeDirectory(directory) }
-        let names = Fixtures.sampleFiles
+        // Under AddressSanitizer a third of the samples, as the robustness sweeps run a third
+        // of their mutants there (the plain suite runs them all).
+        let names = Fixtures.sampleFiles.enumerated().filter { !Executables.underSanitizer || $0.offset % 3 == 0 }.map(\.element)
         var runs = 0, failures: [String] = []
         for (n, name) in names.enumerated() {
             let bytes = try #require(FileSystem.read(Fixtures.sample(name)))
@@ -58,7 +60,7 @@ import MP4TestSupport
                 }
             }
         }
-        #expect(runs > 1500, "\(runs) runs")
+        #expect(runs > (Executables.underSanitizer ? 500 : 1500), "\(runs) runs")
         #expect(failures.isEmpty, "\(failures.count) of \(runs) runs:\n\(failures.prefix(20).joined(separator: "\n"))")
     }
 }
