@@ -77,13 +77,13 @@ fragmented_bench() {
   fragmented_film "$dir/www"
 }
 
-# Starts `serve` with a fresh cache in CACHE_DIR, waits for its base URL and sets serve_pid and
+# Starts `serve` (with SERVE_ARGS) with a fresh cache in CACHE_DIR, waits for its base URL and sets serve_pid and
 # serve_url (the proxy's URL of ORIGIN_URL).
 #
 #   start_serve CACHE_DIR ORIGIN_URL
 start_serve() {
   rm -rf "$1"; rm -f "$1.out"
-  "$bin" serve --cache "$1" > "$1.out" 2> /dev/null &
+  "$bin" serve --cache "$1" ${SERVE_ARGS:-} > "$1.out" 2> /dev/null &
   serve_pid=$!
   for _ in $(seq 100); do [ -s "$1.out" ] && break; sleep 0.05; done
   serve_url=$(python3 -c 'import sys, urllib.parse; print(sys.argv[1] + "v.mp4?url=" + urllib.parse.quote(sys.argv[2], safe=""))' "$(head -n 1 "$1.out")" "$2")
