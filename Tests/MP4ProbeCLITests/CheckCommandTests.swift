@@ -48,6 +48,17 @@ import MP4TestSupport
         #expect(await CommandTests.run(["check", "--preset", "mux", Self.fast]).code == 0)
         #expect(await CommandTests.run(["check", "--preset", "mux", "--max-duration", "1", Self.fast]).code == 1)
         #expect(await CommandTests.run(["check", "--preset", "tiktok", Self.fast]).code == 2)
+        // No platform requires moov at the front (YouTube and Cloudflare recommend it, Mux does
+        // not say): a moov-at-end film passes their presets with a warning (it failed three),
+        // and still fails the default check.
+        for preset in ["youtube", "mux", "cloudflare"] {
+            let slow = await CommandTests.run(["check", "--preset", preset, "--format", "jsonl", Self.slow])
+            let findings = try #require(try CommandTests.json(slow.out.split(separator: "\n").first.map(String.init) ?? "")["findings"] as? [[String: Any]])
+            let faststart = findings.filter { $0["id"] as? String == "not-faststart" }.compactMap { $0["severity"] as? String }
+            #expect(faststart == ["warning"], "\(preset): \(slow.out)")
+        }
+        #expect(await CommandTests.run(["check", "--preset", "mux", Self.slow]).code == 0)
+        #expect(await CommandTests.run(["check", Self.slow]).code == 1)
         let docs = String(decoding: try #require(FileSystem.read(Fixtures.packageRoot + "/docs/check.md")), as: UTF8.self)
         for preset in CheckPreset.allCases {
             for rule in preset.rules {

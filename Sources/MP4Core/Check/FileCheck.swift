@@ -119,8 +119,9 @@ public struct FileCheck: Sendable {
         if !isFragmented, layout.movieBox != nil {
             metrics.faststart = layout.moviePlacement != .afterMediaData
             metrics.startupBytes = layout.startupByteCount
-            if policy.requireFaststart && layout.moviePlacement == .afterMediaData, let moov = layout.movieBox, let mdat = layout.firstMediaDataBox {
-                findings.append(Finding(.notFaststart, severity: .error, message: "moov at \(moov.offset) comes after mdat at \(mdat.offset): a progressive player must download \(moov.availableEnd) of \(layout.fileSize) bytes before playback; move moov to the front (a faststart rewrite, no re-encoding)", offset: moov.offset, path: .top(.moov)))
+            if layout.moviePlacement == .afterMediaData, let moov = layout.movieBox, let mdat = layout.firstMediaDataBox {
+                // Required: an error; otherwise still said, as the warning it is in `info`.
+                findings.append(Finding(.notFaststart, severity: policy.requireFaststart ? .error : .warning, message: "moov at \(moov.offset) comes after mdat at \(mdat.offset): a progressive player must download \(moov.availableEnd) of \(layout.fileSize) bytes before playback; move moov to the front (a faststart rewrite, no re-encoding)", offset: moov.offset, path: .top(.moov)))
             }
             if let limit = policy.maxStartupBytes, let startup = layout.startupByteCount, startup > limit {
                 findings.append(Finding(.startupBytes, message: "a progressive player needs \(startup) bytes before playback, more than the \(limit) allowed; move moov to the front (a faststart rewrite, no re-encoding)", path: .top(.moov)))
