@@ -251,6 +251,15 @@ void mp4probe_shutdown(int fd) {
     (void)shutdown(fd, SHUT_RDWR);
 }
 
+void mp4probe_no_sigpipe(int fd) {
+#if defined(SO_NOSIGPIPE)
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#else
+    (void)fd;
+#endif
+}
+
 void mp4probe_shutdown_write(int fd) {
     (void)shutdown(fd, SHUT_WR);
 }

@@ -210,28 +210,6 @@ import MP4TestSupport
         #expect(failing.statistics.requests == 1 + failing.options.maxRetries)
     }
 
-    /// A loopback listener whose first `connections` connections are each handed to `handle`
-    /// on a thread of their own (a server scripted byte by byte); the caller closes the
-    /// listener.
-    static func rawServer(connections: Int, _ handle: @escaping @Sendable (Int32) -> Void) -> (port: Int, listener: Int32) {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        listen(listener, 8)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        for _ in 0..<connections {
-            Thread {
-                let client = accept(listener, nil, nil)
-                guard client >= 0 else { return }
-                handle(client)
-            }.start()
-        }
-        return (Int(UInt16(bigEndian: address.sin_port)), listener)
-    }
-
     /// Each TLS fault says what failed, and the `--ca-file` advice comes only for a certificate
     /// that is not trusted and no CA file given. Before, a TLS 1.0-only server and a reset
     /// handshake were both "its certificate is not trusted here ... --ca-file", also when
@@ -260,12 +238,10 @@ import MP4TestSupport
     /// have ended the handshake, not to have an untrusted certificate (our own client; the
     /// URLSession path's words are libcurl's).
     @Test func aResetHandshakeIsSaidAsSuch() async throws {
-        let (port, listener) = Self.rawServer(connections: 8) { client in
+        let (port, listener) = scriptedLoopbackServer(connections: 8) { client in
             var hello = [UInt8](repeating: 0, count: 4096)
             _ = recv(client, &hello, hello.count, 0)
-            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)   // close with a reset
-            setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-            close(client)
+            closeWithReset(client)
         }
         defer { close(listener) }
         var options = HTTPByteSource.Options()
@@ -287,14 +263,14 @@ import MP4TestSupport
     @Test func aDrippedHeadMeetsTheHeadDeadline() async throws {
         let stop = Locked(false), ended = Locked<String?>(nil)
         defer { stop.withLock { $0 = true } }
-        let (port, listener) = Self.rawServer(connections: 4) { client in
+        let (port, listener) = scriptedLoopbackServer(connections: 4) { client in
             defer { close(client) }
             var request = [UInt8](repeating: 0, count: 4096)
             _ = recv(client, &request, request.count, 0)
             let head = Array("HTTP/1.1 206 Partial Content\r\nX-Slow: ".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 1200)
             for byte in head {
                 if stop.withLock({ $0 }) { return }
-                guard send(client, [byte], 1, Int32(MSG_NOSIGNAL)) == 1 else {
+                guard sendWithoutSignal(client, [byte]) == 1 else {
                     ended.withLock { $0 = $0 ?? "client" }
                     return
                 }
@@ -320,14 +296,14 @@ import MP4TestSupport
     /// until the server closes ("the response ended after 0 of 65536 bytes").
     @Test(arguments: ["3fffffffffffffff", "fffffffffffffff"])
     func aChunkSizeThatCannotBeRealIsNamed(_ chunk: String) async throws {
-        let (port, listener) = Self.rawServer(connections: 16) { client in
+        let (port, listener) = scriptedLoopbackServer(connections: 16) { client in
             defer { close(client) }
             var request = [UInt8](repeating: 0, count: 4096)
             _ = recv(client, &request, request.count, 0)
             let asked = String(decoding: request, as: UTF8.self).components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("range: bytes=") }
             let range = asked.map { String($0.dropFirst("range: bytes=".count)) } ?? "0-65535"
             let answer = Array("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes \(range)/1000000\r\nTransfer-Encoding: chunked\r\n\r\n\(chunk)\r\nabc".utf8)
-            _ = send(client, answer, answer.count, Int32(MSG_NOSIGNAL))
+            sendWithoutSignal(client, answer)
         }
         defer { close(listener) }
         var options = HTTPByteSource.Options()

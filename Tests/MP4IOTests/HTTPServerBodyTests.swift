@@ -85,7 +85,7 @@ import MP4TestSupport
                     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                     var offset = 0
                     while offset < request.count {
-                        let n = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        let n = sendWithoutSignal(fd, request[offset...])
                         guard n > 0 else { return (false, []) }
                         offset += n
                     }

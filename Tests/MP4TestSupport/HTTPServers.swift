@@ -28,6 +28,46 @@ public func connectLoopback(_ port: Int) -> Int32? {
     return fd
 }
 
+/// A loopback listener whose first `connections` connections are each handed to `handle` on a
+/// thread of their own (a server scripted byte by byte, for faults no real server makes); the
+/// caller closes the listener. Sockets it accepts raise no SIGPIPE on either system.
+public func scriptedLoopbackServer(connections: Int, _ handle: @escaping @Sendable (Int32) -> Void) -> (port: Int, listener: Int32) {
+    let listener = socket(AF_INET, streamSocket, 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+    listen(listener, 8)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+    for _ in 0..<connections {
+        Thread {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            mp4probe_no_sigpipe(client)
+            handle(client)
+        }.start()
+    }
+    return (Int(UInt16(bigEndian: address.sin_port)), listener)
+}
+
+/// Sends `bytes` on a blocking socket without raising SIGPIPE when the peer has gone; the
+/// bytes sent (fewer, or -1, when it has).
+@discardableResult
+public func sendWithoutSignal(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Int {
+    bytes.withUnsafeBytes { sendNoSignal(fd, $0.baseAddress, $0.count) }
+}
+
+@discardableResult
+public func sendWithoutSignal(_ fd: Int32, _ bytes: [UInt8]) -> Int { sendWithoutSignal(fd, bytes[...]) }
+
+/// Closes `fd` with a reset (SO_LINGER 0), as a server that drops a connection does.
+public func closeWithReset(_ fd: Int32) {
+    var option = linger(l_onoff: 1, l_linger: 0)
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    closeSocket(fd)
+}
+
 /// A free TCP port on 127.0.0.1 (bound to port 0, read back, released).
 public func freeLoopbackPort() -> Int {
     let fd = socket(AF_INET, streamSocket, 0)
@@ -365,6 +405,7 @@ public final class LoopbackHTTPServer: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 { return }
+            mp4probe_no_sigpipe(client)   // Darwin: its sends pass no MSG_NOSIGNAL
             log.accept()
             let thread = Thread { [self] in
                 guard let peer = Peer.accepted(client, certificates: certificates) else { close(client); return }

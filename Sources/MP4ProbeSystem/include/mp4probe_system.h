@@ -94,6 +94,10 @@ ssize_t mp4probe_send(int fd, const void *buffer, size_t length);
 
 /// shutdown(fd, SHUT_RDWR): wakes anyone waiting on `fd` (cancellation) without closing it.
 void mp4probe_shutdown(int fd);
+/* A write to this socket after the peer left fails (EPIPE) instead of raising SIGPIPE, where
+   the system has a socket option for it (SO_NOSIGPIPE: Darwin; Linux passes MSG_NOSIGNAL to
+   each send instead): for sockets made or accepted outside mp4probe_tcp_connect/accept. */
+void mp4probe_no_sigpipe(int fd);
 /* Ends the sending direction only (a FIN after what was sent); the peer may still send. */
 void mp4probe_shutdown_write(int fd);
 
