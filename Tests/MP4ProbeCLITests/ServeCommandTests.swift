@@ -40,4 +40,11 @@ import MP4TestSupport
         #expect(lines.first == "served 3 requests (2 2xx, 1 4xx), 3.0 KiB to players: 1000 B from the cache, 34 B fetched from origins, 2.0 KiB made here (faststart moov, pages)", "\(lines)")
         #expect(lines.last == "1 answer left by the client before the end, 0 cut short by a failing origin", "\(lines)")
     }
+
+    /// The CLI's end-to-end tests skip without the built executable; where the run says it must
+    /// be there (`.ci/run`, the Apple workflow: `MP4PROBE_REQUIRE_EXECUTABLE`), its absence
+    /// fails instead of passing as skips (macOS's test runner is not beside it).
+    @Test func theExecutableUnderTestIsFoundWhereRequired() {
+        #expect(!Executables.requiredButMissing, "MP4PROBE_REQUIRE_EXECUTABLE is set and no mp4probe was found (MP4PROBE_BINARY, beside the tests, .build/debug, .build/release)")
+    }
 }

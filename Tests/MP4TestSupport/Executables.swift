@@ -3,12 +3,27 @@ import Testing
 
 /// Finding and running the external tools the end-to-end tests use.
 public enum Executables {
-    /// The `mp4probe` executable built beside the test bundle, when it was built (`swift test`
-    /// builds it; a filtered build may not).
+    /// The `mp4probe` executable under test, when it was built: `MP4PROBE_BINARY` when set;
+    /// else beside the test bundle (Linux's layout: `swift test` builds it there; a filtered
+    /// build may not); else the package's `.build/debug` or `.build/release` (macOS, where the
+    /// runner is xctest or swiftpm-testing-helper, elsewhere). With
+    /// `MP4PROBE_REQUIRE_EXECUTABLE` set (CI), ``requiredButMissing`` makes a test fail where
+    /// the tests that need it would skip.
     public static let mp4probe: String? = {
-        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mp4probe").path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        let environment = ProcessInfo.processInfo.environment
+        if let given = environment["MP4PROBE_BINARY"], !given.isEmpty {
+            return FileManager.default.isExecutableFile(atPath: given) ? given : nil
+        }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mp4probe").path
+        let candidates = [beside] + ["debug", "release"].map { Fixtures.packageRoot + "/.build/\($0)/mp4probe" }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
+
+    /// The run asks for the executable (`MP4PROBE_REQUIRE_EXECUTABLE`, set by `.ci/run` and the
+    /// Apple workflow) and it was not found: the tests that need it would skip unseen.
+    public static var requiredButMissing: Bool {
+        ProcessInfo.processInfo.environment["MP4PROBE_REQUIRE_EXECUTABLE"] != nil && mp4probe == nil
+    }
 
     /// The path of executable `name` on `PATH` (or /usr/bin, /usr/local/bin), or `nil`.
     public static func find(_ name: String) -> String? {
@@ -37,8 +52,10 @@ public enum Executables {
         }
     }
 
-    /// Runs `tool` and returns its standard output (and standard error, when asked).
+    /// Runs `tool` and returns its standard output (and standard error, when asked). Where no
+    /// process can be started (iOS, tvOS: `Process` is unavailable), nothing runs: "".
     public static func run(_ tool: String, _ arguments: [String], stderrToStdout: Bool = false) -> String {
+        #if os(macOS) || os(Linux)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
@@ -50,6 +67,9 @@ public enum Executables {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
+        #else
+        return ""
+        #endif
     }
 }
 
