@@ -28,10 +28,12 @@ extension HTTPByteSource {
         public var maxRetryAfter: Double = 30
         /// Redirects followed per request.
         public var maxRedirects: Int = 5
-        /// Seconds a read may wait for its first response head, retries included (connect,
-        /// TLS handshake, head): a server that drips its handshake kept `info` running past
-        /// 200 s, never idle for ``timeout``. `--max-time` bounds the whole read instead when
-        /// it is shorter. Our own client (URLSession keeps its own timeouts).
+        /// Seconds a read may wait on the server for its first response head, retries included
+        /// (connect, TLS handshake, head): a server that drips its handshake kept `info` running
+        /// past 200 s, never idle for ``timeout``. Time spent in socket waits (``WaitBudget``),
+        /// not wall-clock time: a loaded machine that runs the read late does not spend it.
+        /// `--max-time` bounds the whole read by the clock. Our own client (URLSession keeps its
+        /// own timeouts).
         public var maxHeadTime: TimeInterval = 45
         /// Whether a redirect from `https:` to `http:` is followed. Off: such a redirect fails
         /// the read, naming the hop (the request and its answer would go in clear text, under

@@ -294,8 +294,8 @@ public final class HTTPByteSource: ByteSource {
         var attempt = 0
         let perRead = options.maxTime.map { ContinuousClock.now + Self.duration($0) }
         let deadline = [perRead, totalDeadline].compactMap { $0 }.min()
-        // Until a response head has come, its waits are bounded in all (no head: nothing to retry for).
-        var headDeadline: ContinuousClock.Instant? = ContinuousClock.now + Self.duration(options.maxHeadTime)
+        // Until a response head has come, the waiting for it is bounded in all, retries included.
+        var headBudget: WaitBudget? = WaitBudget(seconds: options.maxHeadTime)
         let pastDeadline = { deadline.map { ContinuousClock.now >= $0 } ?? false }
         let tooSlow = {
             let total = self.totalDeadline.map { $0 == deadline } ?? false
@@ -326,9 +326,9 @@ public final class HTTPByteSource: ByteSource {
                 // they arrive, so memory stays bounded by the range.
                 var request = request(wanted)
                 request.deadline = deadline
-                request.headDeadline = headDeadline
+                request.headBudget = headBudget
                 outcome = try await client.get(request, limit: Int(clamping: wanted.count), skipWhole: Int(clamping: wanted.lowerBound), head: { head in
-                    headDeadline = nil
+                    headBudget = nil
                     (wanted, expected) = try checkHead(head, wanted: wanted, learning: learning)
                 }, body: { bytes in
                     let take = bytes.prefix(max(0, expected - given))
@@ -344,7 +344,7 @@ public final class HTTPByteSource: ByteSource {
                 // The reader's own error (it stopped taking bytes): passed on as it is.
                 throw failure.error
             } catch {
-                if let headDeadline, ContinuousClock.now >= headDeadline, !pastDeadline() {
+                if let headBudget, headBudget.isSpent, !pastDeadline() {
                     throw MP4Error(.io, "\(name): no response within \(Self.secondsText(options.maxHeadTime)) s (connecting, the TLS handshake and the response head, retries included): the server is too slow or holds the connection open without answering", offset: wanted.lowerBound)
                 }
                 try await retry(after: nil, try retryReason(for: error, pastDeadline: pastDeadline(), tooSlow: tooSlow, at: wanted.lowerBound))

@@ -9,13 +9,45 @@ import FoundationNetworking
 struct WaitLimit: Sendable {
     var idle: TimeInterval
     var deadline: ContinuousClock.Instant?
+    /// Seconds of waiting on the peer allowed in all, shared by every wait that carries it.
+    var budget: WaitBudget? = nil
 
     /// Seconds the next wait may last (at least a millisecond).
     var seconds: TimeInterval {
-        guard let deadline else { return idle }
-        let left = ContinuousClock.now.duration(to: deadline)
-        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-        return max(0.001, min(idle, seconds))
+        var seconds = idle
+        if let deadline {
+            let left = ContinuousClock.now.duration(to: deadline)
+            seconds = min(seconds, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+        }
+        if let budget { seconds = min(seconds, budget.remaining) }
+        return max(0.001, seconds)
+    }
+}
+
+/// Seconds a peer may keep us waiting in all, over several waits and requests (a response
+/// head's, retries included: ``HTTPByteSource/Options/maxHeadTime``). Spent only while a
+/// socket wait is under way, not while the task waits for a thread: a loaded machine that
+/// runs a task late does not spend it (a wall-clock deadline of 45 s expired in a loaded
+/// test suite whose server answered at once).
+final class WaitBudget: Sendable {
+    private let left: Locked<Double>
+
+    init(seconds: Double) { left = Locked(seconds) }
+
+    var remaining: Double { left.withLock { max(0, $0) } }
+    var isSpent: Bool { remaining <= 0 }
+
+    /// Takes off the seconds a wait lasted.
+    func spend(_ seconds: Double) { left.withLock { $0 -= seconds } }
+
+    /// Runs `wait` (a blocking socket wait) and takes off what it lasted.
+    func measuring<T>(_ wait: () -> T) -> T {
+        let start = ContinuousClock.now
+        defer {
+            let spent = ContinuousClock.now - start
+            spend(Double(spent.components.seconds) + Double(spent.components.attoseconds) / 1e18)
+        }
+        return wait()
     }
 }
 
@@ -30,14 +62,15 @@ struct HTTPRequest: Sendable {
     /// When the request fails however steadily bytes arrive (`--max-time`), if ever.
     var deadline: ContinuousClock.Instant? = nil
 
-    /// When a response head must have arrived (connect, TLS and head), if ever: a server that
-    /// drips its handshake or head is never idle long enough for `timeout`.
-    var headDeadline: ContinuousClock.Instant? = nil
+    /// The waiting allowed until a response head has arrived (connect, TLS and head), if
+    /// bounded: a server that drips its handshake or head is never idle long enough for
+    /// `timeout`.
+    var headBudget: WaitBudget? = nil
 
     /// What bounds each wait of this request.
     var waitLimit: WaitLimit { WaitLimit(idle: timeout, deadline: deadline) }
     /// What bounds each wait until the response head has arrived.
-    var headWaitLimit: WaitLimit { WaitLimit(idle: timeout, deadline: [deadline, headDeadline].compactMap { $0 }.min()) }
+    var headWaitLimit: WaitLimit { WaitLimit(idle: timeout, deadline: deadline, budget: headBudget) }
     /// Lower-cased names of the headers that carry credentials: dropped when a redirect leaves
     /// the origin (scheme, host or port), as curl does.
     var credentialHeaders: Set<String>

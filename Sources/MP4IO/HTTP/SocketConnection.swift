@@ -79,7 +79,8 @@ final class SocketConnection: @unchecked Sendable {
         let (fd, failure): (Int32, Int32) = await withCheckedContinuation { continuation in
             DispatchQueue(label: "mp4probe.connect").async {
                 var failure: Int32 = 0
-                let fd = mp4probe_tcp_connect(host, Int32(port), milliseconds, &failure)
+                let connect = { mp4probe_tcp_connect(host, Int32(port), milliseconds, &failure) }
+                let fd = timeout.budget.map { $0.measuring(connect) } ?? connect()
                 continuation.resume(returning: (fd, failure))
             }
         }
@@ -209,15 +210,20 @@ final class SocketConnection: @unchecked Sendable {
         // A task on its caller's queue waits there briefly, then off it (``ServingTask/briefInlineWaits``).
         let shared = inline ? ServingTask.mayWaitBrieflyInline : nil
         let brief = shared == true ? min(ServingTask.briefInlineWait, milliseconds) : nil
+        // The poll itself, with what it lasted taken off the limit's budget when it has one.
+        let budget = timeout.budget
+        let poll: @Sendable (Int32) -> Int32 = { limit in
+            budget.map { $0.measuring { mp4probe_wait(fd, forWrite ? 1 : 0, limit) } } ?? mp4probe_wait(fd, forWrite ? 1 : 0, limit)
+        }
         let ready: Int32 = await withTaskCancellationHandler {
-            if inline && shared == nil { return mp4probe_wait(fd, forWrite ? 1 : 0, milliseconds) }
+            if inline && shared == nil { return poll(milliseconds) }
             if let brief {
-                let ready = mp4probe_wait(fd, forWrite ? 1 : 0, brief)
+                let ready = poll(brief)
                 if ready != 0 || brief == milliseconds { return ready }
             }
             let rest = milliseconds - (brief ?? 0)
             return await withCheckedContinuation { continuation in
-                waiter.async { continuation.resume(returning: mp4probe_wait(fd, forWrite ? 1 : 0, rest)) }
+                waiter.async { continuation.resume(returning: poll(rest)) }
             }
         } onCancel: {
             mp4probe_shutdown(fd)
