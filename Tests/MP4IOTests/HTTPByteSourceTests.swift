@@ -261,7 +261,7 @@ import MP4TestSupport
     /// the connection, not by a clock a loaded machine stretches (16.9 s for 0.5 s under the
     /// AddressSanitizer suite); without the deadline the drip runs out first.
     @Test func aDrippedHeadMeetsTheHeadDeadline() async throws {
-        let stop = Locked(false), ended = Locked<String?>(nil)
+        let stop = Locked(false), ended = Locked<String?>(nil), endedSignal = DispatchSemaphore(value: 0)
         defer { stop.withLock { $0 = true } }
         let (port, listener) = scriptedLoopbackServer(connections: 4) { client in
             defer { close(client) }
@@ -272,11 +272,13 @@ import MP4TestSupport
                 if stop.withLock({ $0 }) { return }
                 guard sendWithoutSignal(client, [byte]) == 1 else {
                     ended.withLock { $0 = $0 ?? "client" }
+                    endedSignal.signal()
                     return
                 }
                 usleep(50_000)
             }
             ended.withLock { $0 = $0 ?? "drip" }
+            endedSignal.signal()
         }
         defer { close(listener) }
         var options = HTTPByteSource.Options()
@@ -288,7 +290,7 @@ import MP4TestSupport
             #expect(error.message.contains("no response within 0.5 s"), "\(error.message)")
         }
         // The drip notices a hang-up at its next byte.
-        while ended.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await Executables.offPool { endedSignal.wait(timeout: .now() + 120) }
         #expect(ended.withLock { $0 } == "client", "the drip ran out before the client gave up")
     }
 
