@@ -22,6 +22,8 @@ mkdir -p "$dir/www"
 log="$dir/access.log"
 start_origin "$dir" "$dir/www" "$log"
 trap 'stop_origin; [ -n "${serve_pid:-}" ] && kill "$serve_pid" 2>/dev/null || true' EXIT
+# With KEEP_LOGS=1, each run's origin log is kept as $dir/log-FILM-CASE-RUN-{direct,serve}.
+keep() { [ -z "${KEEP_LOGS:-}" ] || cp "$log" "$dir/log-$film-$case-$run-$1"; }
 sent() { awk -F'|' '{s += $4} END {print s + 0}' "$log"; }
 # play URL CASE: the player's requests for CASE from URL (through the proxy or not).
 play() {
@@ -37,9 +39,9 @@ for film in fast end; do
   for case in ${CASES:-watch seek jump}; do
     worst=0
     for run in $(seq "${N:-5}"); do
-      : > "$log"; play "$origin/paced/$film.mp4" "$case"; sleep 4; direct=$(sent)
+      : > "$log"; play "$origin/paced/$film.mp4" "$case"; sleep 4; direct=$(sent); keep direct
       start_serve "$dir/cache" "$origin/paced/$film.mp4"
-      : > "$log"; play "$serve_url" "$case"; sleep 4; proxied=$(sent)
+      : > "$log"; play "$serve_url" "$case"; sleep 4; proxied=$(sent); keep serve
       kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
       verdict=$(python3 -c "
 d, s, size = $direct, $proxied, $size

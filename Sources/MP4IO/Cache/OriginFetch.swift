@@ -104,10 +104,11 @@ final class FetchProgress: Sendable {
         for continuation in ready { continuation.resume() }
     }
 
-    /// Makes the fetch stop at `offset`, unless it has already written past it.
+    /// Makes the fetch stop at `offset`, unless it has already written past it. At its own
+    /// progress too: a stalled fetch is cut where a reader stands, and another fetch has the rest.
     func shrink(to offset: UInt64) {
         state.withLock { state in
-            if state.written < offset && offset < state.end { state.end = offset }
+            if state.written <= offset && offset < state.end { state.end = offset }
         }
     }
 
