@@ -50,7 +50,7 @@ import MP4TestSupport
         let seconds = try await ServingTask.startThrowing { () -> Double in
             let started = ContinuousClock.now
             for head in heads {
-                _ = try await CachedByteSource.$returnsBeforeCommit.withValue(true) { try await source.read(head) }
+                _ = try await source.read(whole: CachedByteSource.Request(head, returnsBeforeCommit: true))
                 try await Task.sleep(for: .milliseconds(10))
             }
             await source.fetchesEnded()
@@ -66,7 +66,7 @@ import MP4TestSupport
 
     /// A read that reaches the end of a fetch whose commit is under way goes on to the bytes
     /// past it at once; it returns once what it read is claimed. A player's read (the loader's,
-    /// ``CachedByteSource/returnsBeforeCommit``) returns without waiting for the claim. Before,
+    /// ``CachedByteSource/Request/returnsBeforeCommit``) returns without waiting for the claim. Before,
     /// every fetch end a read crossed waited for that fetch's commit (a group commit every
     /// 10 ms or more): 2 to 17 ms for a player's `moov` in each fragmented start through `serve`.
     /// Flushes of the data file are made slow here (1.5 s).
@@ -90,14 +90,12 @@ import MP4TestSupport
             try await ServingTask.startThrowing { () -> (Double, Double, Bool) in
                 let first = range.lowerBound..<(range.lowerBound + (64 << 10))
                 #expect(await source.prefetch([first]) == [first])   // a fetch of these bytes alone
-                _ = try await CachedByteSource.$returnsBeforeCommit.withValue(true) { try await source.read(first) }
+                _ = try await source.read(whole: CachedByteSource.Request(first, returnsBeforeCommit: true))
                 let started = ContinuousClock.now
                 var got: [UInt8] = [], past: Double = .infinity
-                try await CachedByteSource.$returnsBeforeCommit.withValue(player) {
-                    try await source.read(range) { piece in
-                        got += piece
-                        if past == .infinity && got.count > first.count { past = seconds(since: started) }
-                    }
+                try await source.read(CachedByteSource.Request(range, returnsBeforeCommit: player)) { piece in
+                    got += piece
+                    if past == .infinity && got.count > first.count { past = seconds(since: started) }
                 }
                 return (past, seconds(since: started), got[...] == body[Int(range.lowerBound)..<Int(range.upperBound)])
             }.value

@@ -211,6 +211,12 @@ public final class CachedByteSource: WrappingSource {
     func markPlayed() async { CacheDirectory.markPlayed(directory, resource: await entry.resource) }
 
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        try await read(whole: Request(range))
+    }
+
+    /// ``read(_:)`` as `request` says (a player's: it returns before the commit).
+    func read(whole request: Request) async throws -> [UInt8] {
+        let range = request.range
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return [] }
         // Wholly cached (the common case once a file has been played): one read, one check.
@@ -221,21 +227,31 @@ public final class CachedByteSource: WrappingSource {
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(min(upper - range.lowerBound, 64 << 20)))  // the length is the server's word
-        try await stream(range.lowerBound..<upper, as: .stream(windowed: false)) { bytes += $0 }
+        var whole = request
+        whole.range = range.lowerBound..<upper
+        try await stream(whole, as: .stream(windowed: false)) { bytes += $0 }
         return bytes
     }
 
-    /// Set by the loader around a player's read of a film walked ahead (``FragmentWalkAhead``):
-    /// the read fetches a first piece before windows, as a header read
-    /// (``FetchPlanner/addReader(_:_:priority:startsShort:firstPiece:)``): the planner's first
-    /// piece, and no more than this (a fragment's head, for a read at a fragment's start;
-    /// `.max` elsewhere).
-    @TaskLocal static var readsStartShort: UInt64? = nil
+    /// One read of the entry, and how it is carried out: what a player's read asks beyond its
+    /// range is said here, by the caller, not set around it.
+    struct Request: Sendable {
+        var range: Range<UInt64>
+        /// Returns once its bytes are handed on, not once the table claims them (their commits
+        /// go on, batched with others): a player's next request on the same connection does not
+        /// wait for a flush.
+        var returnsBeforeCommit = false
+        /// Fetches a first piece before windows, as a header read of a film walked ahead
+        /// (``FetchPlanner/addReader(_:_:priority:startsShort:firstPiece:)``): the planner's
+        /// first piece, and no more than this (a fragment's head; `.max` elsewhere). Nil: windows.
+        var firstPiece: UInt64? = nil
+        /// Where its bytes came from (the cache's data file, the origin) is counted here.
+        var tally: ReadTally? = nil
 
-    /// Set by the loader around a player's read: the read returns once its bytes are handed
-    /// on, not once the table claims them (their commits go on, batched with others), so a
-    /// player's next request on the same connection does not wait for a flush.
-    @TaskLocal static var returnsBeforeCommit = false
+        init(_ range: Range<UInt64>, returnsBeforeCommit: Bool = false, firstPiece: UInt64? = nil, tally: ReadTally? = nil) {
+            (self.range, self.returnsBeforeCommit, self.firstPiece, self.tally) = (range, returnsBeforeCommit, firstPiece, tally)
+        }
+    }
 
     /// Streams `range` to `consume` as it becomes available: cached runs from the data file,
     /// missing runs as they arrive from upstream (written to the cache and handed on at once,
@@ -245,7 +261,12 @@ public final class CachedByteSource: WrappingSource {
     /// (``ReadAheadPolicy/window``); when the reader leaves (the player closed the
     /// connection), the fetches that were only for it stop, keeping what arrived.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
-        try await stream(range, as: .stream(windowed: true), into: consume)
+        try await read(Request(range), into: consume)
+    }
+
+    /// ``read(_:into:)`` as `request` says.
+    func read(_ request: Request, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await stream(request, as: .stream(windowed: true), into: consume)
     }
 
     /// Makes `range` present in the cache without reading it back: missing parts stream from
@@ -255,7 +276,7 @@ public final class CachedByteSource: WrappingSource {
     /// running over its range (another reader's, a prefetch) instead of waiting for them to
     /// end, and a fill ahead of one that is far behind starts at its own position.
     public func fill(_ range: Range<UInt64>) async throws {
-        try await stream(range, as: .fill) { _ in }
+        try await stream(Request(range), as: .fill) { _ in }
     }
 
     /// Starts fetching the missing parts of `ranges` (a prefetch: what a player will ask for
@@ -348,15 +369,16 @@ public final class CachedByteSource: WrappingSource {
 
     /// The driver of every read and fill: a reader of the entry's planner, whose steps it
     /// carries out until the reader is at its end; the reader leaves however it ends.
-    private func stream(_ range: Range<UInt64>, as kind: FetchPlanner.ReaderKind, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    private func stream(_ request: Request, as kind: FetchPlanner.ReaderKind, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        let range = request.range
         let upper = min(range.upperBound, totalLength)
         guard range.lowerBound < upper else { return }
-        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: wiring.readPriority, startsShort: Self.readsStartShort != nil, firstPiece: Self.readsStartShort)
+        let reader = await entry.addReader(kind, range.lowerBound..<upper, priority: wiring.readPriority, startsShort: request.firstPiece != nil, firstPiece: request.firstPiece)
         do {
             // What a read returned is in the table when it returns: the fetches it read to
             // their ends have committed (most long before). A player's read does not wait.
-            let waits = !Self.returnsBeforeCommit
-            let followed = try await drive(reader, from: range.lowerBound, fills: kind == .fill, keepsFollowed: waits, into: consume)
+            let waits = !request.returnsBeforeCommit
+            let followed = try await drive(reader, from: range.lowerBound, fills: kind == .fill, keepsFollowed: waits, tally: request.tally, into: consume)
             for task in followed { _ = try? await task.value }
             await entry.leave(reader)
         } catch let error as MP4Error where error.cause == .sourceChanged {
@@ -382,7 +404,7 @@ public final class CachedByteSource: WrappingSource {
     /// fetch, and the bytes it wrote are in the data file. Waiting there for its commit (a
     /// group commit every 10 ms or more, ``CacheEntry/commitSpacing``) held a player's
     /// `moov` 2 to 17 ms in each fragmented start, at every fetch it crossed.
-    private func drive(_ reader: FetchPlanner.ReaderID, from start: UInt64, fills: Bool, keepsFollowed: Bool,
+    private func drive(_ reader: FetchPlanner.ReaderID, from start: UInt64, fills: Bool, keepsFollowed: Bool, tally: ReadTally?,
                        into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> [Task<Bool, any Error>] {
         let starter = starter
         var followed: [Task<Bool, any Error>] = []
@@ -410,7 +432,7 @@ public final class CachedByteSource: WrappingSource {
                 // The disk cannot take more: the bytes go from the origin to the reader only.
                 DiskFullNotice.full(directory, because: await entry.fullReason, warn: options.warn)
                 try await fetchSource.read(range) { piece in
-                    ReadTally.current?.fromOrigin(piece.count)
+                    tally?.fromOrigin(piece.count)
                     try await consume(piece)
                     position += UInt64(piece.count)
                 }
@@ -419,7 +441,7 @@ public final class CachedByteSource: WrappingSource {
                 if !fills {
                     // nil: corrupt blocks were dropped from the table; the next step fetches them.
                     guard let bytes = try await entry.readCached(run) else { checksumsFailed = true; continue }
-                    ReadTally.current?.fromCache(bytes.count)
+                    tally?.fromCache(bytes.count)
                     try await consume(bytes[...])
                 }
                 position = run.upperBound
@@ -434,7 +456,7 @@ public final class CachedByteSource: WrappingSource {
                     if finished && committed < through { try await Self.failure(of: task) }
                 } else {
                     position = try await follow(reader, fetch, progress, task, from: position, through: through, aheadAt: aheadAt, patience: patience,
-                                               starter: starter, into: consume)
+                                               starter: starter, tally: tally, into: consume)
                     if keepsFollowed && position == progress.part.upperBound {
                         followed.append(task)
                         if followed.count > Self.maxFollowedKept { _ = try? await followed.removeFirst().value }
@@ -447,7 +469,7 @@ public final class CachedByteSource: WrappingSource {
     /// Hands on the bytes of a running fetch from `start` up to `through`, as it writes them
     /// (read back from the data file, where they are in the page cache); returns where it got.
     private func follow(_ reader: FetchPlanner.ReaderID, _ fetch: FetchPlanner.FetchID, _ progress: FetchProgress, _ task: Task<Bool, any Error>,
-                        from start: UInt64, through: UInt64, aheadAt: UInt64?, patience: Duration, starter: CacheEntry.Starter,
+                        from start: UInt64, through: UInt64, aheadAt: UInt64?, patience: Duration, starter: CacheEntry.Starter, tally: ReadTally?,
                         into consume: (ArraySlice<UInt8>) async throws -> Void) async throws -> UInt64 {
         var position = start
         var askedAhead = false
@@ -461,7 +483,7 @@ public final class CachedByteSource: WrappingSource {
             if written > position {
                 let end = min(written, through, position + streamPieceSize)
                 let bytes = try entry.readWritten(position..<end, by: progress)
-                ReadTally.current?.fromOrigin(bytes.count)
+                tally?.fromOrigin(bytes.count)
                 try await consume(bytes[...])
                 position = end
                 if let aheadAt, !askedAhead, position >= aheadAt {

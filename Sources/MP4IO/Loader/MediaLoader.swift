@@ -166,12 +166,14 @@ public final class MediaLoader: Sendable {
 
 /// One resource of a ``MediaLoader``: a ``ByteSource`` whose reads come from the cache and
 /// the origin, and which moves `moov` first and prefetches ahead of them.
-public struct MediaResource: WrappingSource {
+public struct MediaResource: WrappingSource, TallyingSource {
     /// The origin URL.
     public let origin: String
     /// Whether this is the faststart view of the origin.
     public let faststart: Bool
-    let source: any ByteSource
+    let source: WatchedSource
+    /// The faststart view the resource serves, over the cache (nil: the origin as it is).
+    let view: FaststartView?
     let prefetcher: Prefetcher?
     let movieWait: Double
     /// The origins the loader's players have read (a preloaded entry is unmarked at its
@@ -223,22 +225,26 @@ public struct MediaResource: WrappingSource {
         try await read(range, streamed: true, into: consume)
     }
 
+    /// A player's read whose bytes are counted by where they came from (a server's answer).
+    func read(_ range: Range<UInt64>, tally: ReadTally, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await read(range, streamed: true, tally: tally, into: consume)
+    }
+
     /// `streamed`: a player's request (a server's response, a resource loader's), which moves
-    /// a fragmented film's walk ahead; a parser's whole read (the inspector's) does not.
-    private func read(_ range: Range<UInt64>, streamed: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    /// a fragmented film's walk ahead, and returns as its last byte is handed on, not after the
+    /// commit of what it fetched (a keep-alive player's next request would wait for it); a
+    /// parser's whole read (the inspector's) does neither.
+    private func read(_ range: Range<UInt64>, streamed: Bool, tally: ReadTally? = nil, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         var position = range.lowerBound
         var outage = OriginOutage(patience: originWait)
         var playerFailed = false, failedBefore = false
+        let request = CachedByteSource.Request(range, returnsBeforeCommit: streamed, tally: tally)
         while true {
             do {
                 let wasCached = await cache?.cachedRanges.contains(position..<range.upperBound) ?? true
-                // A player's read returns as its last byte is handed on, not after the commit
-                // of what it fetched (a keep-alive player's next request would wait for it).
-                try await CachedByteSource.$returnsBeforeCommit.withValue(streamed) {
-                    try await readOnce(position..<range.upperBound, streamed: streamed) { piece in
-                        do { try await consume(piece) } catch { playerFailed = true; throw error }
-                        position += UInt64(piece.count)
-                    }
+                try await readOnce(position..<range.upperBound, streamed: streamed, request) { piece in
+                    do { try await consume(piece) } catch { playerFailed = true; throw error }
+                    position += UInt64(piece.count)
                 }
                 // The origin answered (this read needed it, or a try after a failure).
                 if failedBefore || !wasCached { reachability?.reached(origin) }
@@ -252,6 +258,30 @@ public struct MediaResource: WrappingSource {
         }
     }
 
+    /// Reads `range` of what the resource serves (through its faststart view when it has one),
+    /// the cache's reads carried out as `request` says (its range aside). The one road of a
+    /// read's bytes: cache or origin, view or not.
+    private func readServed(_ range: Range<UInt64>, _ request: CachedByteSource.Request, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        guard let cache else { return try await source.read(range, into: consume) }
+        let segments: [FaststartView.Segment] = view?.segments(of: range) ?? [.input(range)]
+        try await source.watching {
+            for segment in segments {
+                switch segment {
+                case .bytes(let bytes):
+                    try await consume(bytes)
+                case .input(let part):
+                    var shaped = request, delivered: UInt64 = 0
+                    shaped.range = part
+                    try await cache.read(shaped) { piece in
+                        delivered += UInt64(piece.count)
+                        try await consume(piece)
+                    }
+                    if view != nil { try FaststartView.checkInput(part, delivered: delivered, name: cache.name) }
+                }
+            }
+        }
+    }
+
     /// While the origin is unreachable, the cached runs (what a response may promise:
     /// ``OriginOutage/deliverable(_:cached:)``); `nil` when it is reachable, or for the
     /// faststart view and uncached resources (their ranges are promised whole).
@@ -260,9 +290,9 @@ public struct MediaResource: WrappingSource {
         return await cache.cachedRanges.ranges
     }
 
-    private func readOnce(_ range: Range<UInt64>, streamed: Bool, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+    private func readOnce(_ range: Range<UInt64>, streamed: Bool, _ request: CachedByteSource.Request, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         if played?.firstRead(origin) == true, let cache { await cache.markPlayed() }
-        guard let prefetcher, !range.isEmpty else { return try await source.read(range, into: consume) }
+        guard let prefetcher, !range.isEmpty else { return try await readServed(range, request, into: consume) }
         var position = range.lowerBound
         if streamed && !prefetcher.isSettled { prefetcher.noteEarlyRead(range.lowerBound) }
         if !prefetcher.isSettled {
@@ -270,7 +300,7 @@ public struct MediaResource: WrappingSource {
             // media past it waits until `moov` is in (bounded).
             if position < Prefetcher.headBytes {
                 let head = position..<min(range.upperBound, Prefetcher.headBytes)
-                try await source.read(head, into: consume)
+                try await readServed(head, request, into: consume)
                 position = head.upperBound
                 if position == range.upperBound { return }
             }
@@ -291,19 +321,23 @@ public struct MediaResource: WrappingSource {
                 // not a window; ``HeldHeadReadTests``).
                 if let held = await prefetcher.heads.bytes(from: position) {
                     let piece = held.prefix(Int(clamping: range.upperBound - position))
-                    ReadTally.current?.fromCache(piece.count)
+                    request.tally?.fromCache(piece.count)
                     try await consume(piece)
                     position += UInt64(piece.count)
                     if position == range.upperBound { return }
-                    return try await CachedByteSource.$readsStartShort.withValue(.max) { try await source.read(position..<range.upperBound, into: consume) }
+                    var startsShort = request
+                    startsShort.firstPiece = .max
+                    return try await readServed(position..<range.upperBound, startsShort, into: consume)
                 }
-                return try await CachedByteSource.$readsStartShort.withValue(read.headSize ?? .max) { try await source.read(position..<range.upperBound, into: consume) }
+                var startsShort = request
+                startsShort.firstPiece = read.headSize ?? .max
+                return try await readServed(position..<range.upperBound, startsShort, into: consume)
             }
         } else if prefetcher.mapsReads {
             let start = position, ticket = prefetcher.ticket()
             ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
         }
-        try await source.read(position..<range.upperBound, into: consume)
+        try await readServed(position..<range.upperBound, request, into: consume)
     }
 
     /// The ranges prefetches started (of the origin, in order).
@@ -421,7 +455,7 @@ actor ResourceTable {
         }
         let prefetcher = cache.map { Prefetcher(cache: $0, view: view, policy: options.cache.entries.readAhead) }
         if let prefetcher { ServingTask.start { await prefetcher.load() } }
-        return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed),
+        return MediaResource(origin: origin, faststart: faststart, source: WatchedSource(base: served, changed: changed), view: view,
                              prefetcher: prefetcher, movieWait: options.movieWait, played: played, cache: cache,
                              reachability: reachability, originWait: options.originWait)
     }
@@ -442,7 +476,7 @@ struct WatchedSource: WrappingSource {
         try await watching { try await base.read(range, into: consume) }
     }
 
-    private func watching<T>(_ body: () async throws -> T) async throws -> T {
+    func watching<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as MP4Error where error.cause == .sourceChanged {

@@ -100,7 +100,7 @@ actor Prefetcher {
             options.stopsAtFirstFragment = true
             // Its reads return as their bytes are written, not claimed (a commit's flush took
             // 2-3 ms of each fragmented start here); the `moov` is waited for below.
-            file = await CachedByteSource.$returnsBeforeCommit.withValue(true) { try? await MP4File.open(cache, options: options) }
+            file = try? await MP4File.open(ReadsBeforeCommit(cache: cache), options: options)
         }
         if seconds > 0, view == nil, let file, file.isFragmented, let first = Preload.walkStart(file),
            !file.layout.boxes.contains(where: { $0.type == .sidx }) {
@@ -352,5 +352,19 @@ actor Prefetcher {
         lastIssued = handing
         started += await handing.value
         if started.count > 256 { started.removeFirst(started.count - 256) }
+    }
+}
+
+/// The cache read as a player reads it: each read returns once its bytes are handed on, not
+/// once the table claims them (``CachedByteSource/Request/returnsBeforeCommit``).
+private struct ReadsBeforeCommit: WrappingSource {
+    let cache: CachedByteSource
+    var base: any ByteSource { cache }
+    func length() async throws -> UInt64 { try await cache.length() }
+    func read(_ range: Range<UInt64>) async throws -> [UInt8] {
+        try await cache.read(whole: CachedByteSource.Request(range, returnsBeforeCommit: true))
+    }
+    func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
+        try await cache.read(CachedByteSource.Request(range, returnsBeforeCommit: true), into: consume)
     }
 }

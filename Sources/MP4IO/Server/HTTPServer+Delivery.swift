@@ -85,32 +85,35 @@ extension HTTPServer {
                 group.addTask {
                     var result = Streamed()
                     do {
-                        try await ReadTally.$current.withValue(tally) {
-                            try await source.read(range) { piece in
-                                if !result.headSent, !(start?.begin() ?? true) { throw ResponseStartedElsewhere() }
-                                do {
-                                    if result.headSent {
-                                        try await connection.send(piece, timeout: timeout)
-                                    } else if piece.count <= 64 << 10 {
-                                        try await connection.send(head + piece, timeout: timeout)   // one segment
-                                    } else {
-                                        try await connection.send(head, timeout: timeout)
-                                        try await connection.send(piece, timeout: timeout)
-                                    }
-                                } catch {
-                                    result.clientGone = true   // a write to the client failed: it went away
-                                    throw error
+                        let body: (ArraySlice<UInt8>) async throws -> Void = { piece in
+                            if !result.headSent, !(start?.begin() ?? true) { throw ResponseStartedElsewhere() }
+                            do {
+                                if result.headSent {
+                                    try await connection.send(piece, timeout: timeout)
+                                } else if piece.count <= 64 << 10 {
+                                    try await connection.send(head + piece, timeout: timeout)   // one segment
+                                } else {
+                                    try await connection.send(head, timeout: timeout)
+                                    try await connection.send(piece, timeout: timeout)
                                 }
-                                let first = !result.headSent
-                                result.headSent = true
-                                result.sent += UInt64(piece.count)
-                                if first, pause > .zero, result.sent < UInt64(range.count) {
-                                    if await connection.hasGone(within: pause) {
-                                        result.clientGone = true
-                                        throw ClientWentAway()   // not a URLError: its NSError cost each such request 4 µs
-                                    }
+                            } catch {
+                                result.clientGone = true   // a write to the client failed: it went away
+                                throw error
+                            }
+                            let first = !result.headSent
+                            result.headSent = true
+                            result.sent += UInt64(piece.count)
+                            if first, pause > .zero, result.sent < UInt64(range.count) {
+                                if await connection.hasGone(within: pause) {
+                                    result.clientGone = true
+                                    throw ClientWentAway()   // not a URLError: its NSError cost each such request 4 µs
                                 }
                             }
+                        }
+                        if let counted = source as? any TallyingSource {
+                            try await counted.read(range, tally: tally, into: body)
+                        } else {
+                            try await source.read(range, into: body)
                         }
                     } catch {
                         result.failure = error

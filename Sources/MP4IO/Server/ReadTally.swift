@@ -1,14 +1,11 @@
 import MP4Core
 
 /// Where the bytes of one answer came from: the cache's data file, or the origin during the
-/// answer (a fetch the reader followed, or bytes passed through). The server sets one for the
-/// task that streams an answer's body (``current``); the cache's driver adds to it as it hands
-/// bytes on. What neither counts (a faststart view's rewritten `moov`) was made by the proxy.
+/// answer (a fetch the reader followed, or bytes passed through). The server hands one to a
+/// body that counts (``TallyingSource``); the cache's driver adds to it as it hands bytes on.
+/// What neither counts (a faststart view's rewritten `moov`) was made by the proxy.
 public final class ReadTally: Sendable {
     private let counts = Locked((cache: UInt64(0), origin: UInt64(0)))
-
-    /// The tally of the answer the current task streams, if any.
-    @TaskLocal static var current: ReadTally?
 
     public init() {}
 
@@ -17,4 +14,10 @@ public final class ReadTally: Sendable {
 
     func fromCache(_ count: Int) { counts.withLock { $0.cache += UInt64(count) } }
     func fromOrigin(_ count: Int) { counts.withLock { $0.origin += UInt64(count) } }
+}
+
+/// A source whose reads count where their bytes came from (``MediaResource``): the server
+/// reads an answer's body so, and logs the split.
+protocol TallyingSource: ByteSource {
+    func read(_ range: Range<UInt64>, tally: ReadTally, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws
 }
