@@ -1,52 +1,5 @@
 import MP4Core
 
-/// How far ahead of a reader the cache fetches, and when it stops: the one read-ahead policy of
-/// serving. The cache's windows and the loader's seek-aware prefetch take their numbers from
-/// here, and ``FetchPlanner`` applies them. (The HTTP source's first request,
-/// ``HTTPByteSource/Options/headWindow``, is not read-ahead: it is how the source learns the
-/// length, and its bytes are what the first read asks for.)
-public struct ReadAheadPolicy: Sendable, Equatable {
-    /// How far one fetch for a streaming reader (a player's request) runs ahead of it: a
-    /// missing run is fetched in requests of at most this many bytes, the next one started
-    /// when the reader is half-way through the current one. When the reader leaves, both
-    /// stop: what a player that leaves costs the origin is what was in flight. 2 MiB, the
-    /// cache's window before this policy existed: at most one request per 2 MiB, and at
-    /// most 2 MiB in flight for a reader.
-    public var window: UInt64 = 2 << 20
-    /// The furthest ahead of a running fetch's progress a reader may wait for it rather than
-    /// start a fetch of its own (a seek further ahead never waits for a sequential fetch).
-    /// Within it, a reader waits only when the fetch, at the rate it is measured to deliver,
-    /// reaches the reader's position before a new request's first byte would arrive (the
-    /// origin's measured latency); within ``followAlways`` it always waits. A fixed 256 KiB
-    /// made a player that reads every fragment's header (ffmpeg, Chromium and mpv open a
-    /// fragmented film so) follow one sequential fetch through the whole film: its first frame
-    /// came after 70 to 106 s from a 512 KB/s origin, 0.9 s direct.
-    public var followDistance: UInt64 = 256 << 10
-    /// How far ahead of a fetch's progress a reader always waits for it (a new request for so
-    /// few bytes is not worth its round trip), unless the fetch stalls.
-    public var followAlways: UInt64 = 16 << 10
-    /// The shortest time a reader waits for a fetch that delivers nothing at all before it
-    /// starts a request of its own at its position (it waits four times the origin's measured
-    /// latency when that is longer). A server that paces in bursts (nginx's `limit_rate` with
-    /// `sendfile` sends a second's worth at once, then nothing for a second) kept a player
-    /// that read every fragment's header through the proxy waiting a second at each pause:
-    /// 1.5 to 6.5 s to its first frame against 0.15 s direct.
-    public var stallPatience: Double = 0.05
-    /// Missing parts separated by less than this many cached bytes are fetched in one request
-    /// (fetching the small cached gap again costs less than a second round trip).
-    public var bridgeGap: UInt64 = 64 << 10
-    /// Seconds of every track fetched ahead of where a player reads (the seek plan of the
-    /// next seconds, by ``MediaLoader``); 0 turns that prefetch off. It is asked for: it
-    /// finishes its window even when the player leaves, unless a later seek supersedes it.
-    public var prefetchSeconds: Double = 10
-    /// The most one prefetch fetches.
-    public var maxPrefetchBytes: UInt64 = 64 << 20
-    /// Requests one prefetch starts at most.
-    public var maxPrefetchRequests = 8
-
-    public init() {}
-}
-
 /// The decisions of one cache entry's fetches, with no I/O of its own (the model is
 /// ``FragmentSeekSearch``): given what is cached, the fetches running, the readers (position,
 /// end, priority) and the ``ReadAheadPolicy``, it answers what a reader does next (serve a run
@@ -423,58 +376,9 @@ struct FetchPlanner: Sendable {
 
     /// `reader` no longer wants `fetch`: the fetch stops when nobody does and it has bytes
     /// left (before `doneThrough`, what the reader read of it, else its progress).
-    private mutating func disown(_ fetch: FetchID, by reader: ReaderID, doneThrough: UInt64?) {
+    mutating func disown(_ fetch: FetchID, by reader: ReaderID, doneThrough: UInt64?) {
         guard fetches[fetch]?.owners.remove(reader) != nil, let running = fetches[fetch] else { return }
         if running.owners.isEmpty && !running.isStopping && (doneThrough ?? running.written) < running.end { stop(fetch) }
-    }
-
-    // MARK: Prefetch
-
-    /// The parts of `wanted` to fetch for the prefetch (neither present nor being fetched,
-    /// bridged, at most `maxRequests`); first the previous prefetch's fetches that no reader
-    /// follows and `wanted` no longer wants stop. The driver claims each part and reports with
-    /// ``claimedAhead(_:for:lockToken:)`` for ``prefetchReader``.
-    mutating func prefetch(_ wanted: [Range<UInt64>], present: ByteRangeSet, maxRequests: Int) -> [Range<UInt64>] {
-        var wantedSet = ByteRangeSet()
-        for range in wanted where !range.isEmpty { wantedSet.insert(range) }
-        // (The walk ahead asks again for its last 16 heads at each step, with a few dozen
-        // fetches running: only the fetches and ranges that meet are compared.)
-        let unwanted = fetches.filter { _, running in
-            guard running.owners.contains(Self.prefetchReader), !running.isStopping else { return false }
-            let rest = running.written..<max(running.written, running.end)
-            return !wantedSet.ranges.contains { $0.overlaps(rest) }
-        }
-        for id in unwanted.keys.sorted() { disown(id, by: Self.prefetchReader, doneThrough: nil) }
-        return missingParts(of: wantedSet, present: present, bridged: true, maxRequests: maxRequests)
-    }
-
-    /// The parts of `range` neither present nor being fetched, not bridged, and without
-    /// stopping any fetch: bytes already read elsewhere that the cache takes as a fetch of
-    /// the ``prefetchReader`` (``CacheEntry/adopt(_:)``).
-    mutating func adoptable(_ range: Range<UInt64>, present: ByteRangeSet) -> [Range<UInt64>] {
-        guard !range.isEmpty else { return [] }
-        return missingParts(of: ByteRangeSet([range]), present: present, bridged: false, maxRequests: .max)
-    }
-
-    private func missingParts(of wantedSet: ByteRangeSet, present: ByteRangeSet, bridged: Bool, maxRequests: Int) -> [Range<UInt64>] {
-        guard !diskIsFull else { return [] }
-        var parts: [Range<UInt64>] = []
-        for range in wantedSet.ranges {
-            let absent = present.missing(in: range)
-            guard !absent.isEmpty else { continue }
-            var missing = ByteRangeSet()
-            for part in absent { missing.insert(part) }
-            for running in fetches.values where !running.isStopping && running.held.overlaps(range) { missing.remove(running.held) }
-            for part in missing.ranges {
-                if bridged, let last = parts.last, part.lowerBound - last.upperBound < policy.bridgeGap,
-                   runningFetch(overlapping: last.upperBound..<part.lowerBound) == nil {
-                    parts[parts.count - 1] = last.lowerBound..<part.upperBound
-                } else {
-                    parts.append(part)
-                }
-            }
-        }
-        return Array(parts.prefix(max(maxRequests, 0)))
     }
 
     // MARK: Fetches
@@ -505,7 +409,7 @@ struct FetchPlanner: Sendable {
         fetches.first { !$0.value.isStopping && $0.value.range.lowerBound <= offset && offset < $0.value.end }.map { ($0.key, $0.value) }
     }
 
-    private func runningFetch(overlapping range: Range<UInt64>) -> FetchID? {
+    func runningFetch(overlapping range: Range<UInt64>) -> FetchID? {
         fetches.first { !$0.value.isStopping && $0.value.held.overlaps(range) }?.key
     }
 

@@ -284,6 +284,13 @@ public final class HTTPByteSource: ByteSource {
         }
     }
 
+    /// The error of a read past `deadline` (the read's own, or the total one).
+    private func tooSlow(_ deadline: ContinuousClock.Instant?, at offset: UInt64) -> MP4Error {
+        let total = totalDeadline.map { $0 == deadline } ?? false
+        let seconds = (total ? options.maxTotalTime : options.maxTime) ?? 0
+        return MP4Error(.io, "\(name): \(total ? "reading" : "the read") took longer than \(seconds) s in all (--max-time)", offset: offset)
+    }
+
     /// Fetches `range` and hands its bytes to `deliver` in order, with retries and resumption
     /// from the first byte not delivered. Every response is checked (status, `Content-Range`,
     /// validators) before any of its body is delivered, so a changed file never contributes a
@@ -297,11 +304,7 @@ public final class HTTPByteSource: ByteSource {
         // Until a response head has come, the waiting for it is bounded in all, retries included.
         var headBudget: WaitBudget? = WaitBudget(seconds: options.maxHeadTime)
         let pastDeadline = { deadline.map { ContinuousClock.now >= $0 } ?? false }
-        let tooSlow = {
-            let total = self.totalDeadline.map { $0 == deadline } ?? false
-            let seconds = (total ? self.options.maxTotalTime : self.options.maxTime) ?? 0
-            return MP4Error(.io, "\(self.name): \(total ? "reading" : "the read") took longer than \(seconds) s in all (--max-time)", offset: wanted.lowerBound)
-        }
+        let tooSlow = { self.tooSlow(deadline, at: wanted.lowerBound) }
         if pastDeadline() { throw tooSlow() }
         func retry(after delay: Double?, _ why: String) async throws {
             attempt += 1

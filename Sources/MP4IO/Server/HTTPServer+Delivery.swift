@@ -82,53 +82,8 @@ extension HTTPServer {
             // leave early, and each fetch made for them stops within a few KiB. Both children
             // run on this connection's queue (a task group keeps its executor preference).
             let streamed = await withTaskGroup(of: Streamed?.self) { group -> (Streamed, peerGone: Bool) in
-                group.addTask {
-                    var result = Streamed()
-                    do {
-                        let body: (ArraySlice<UInt8>) async throws -> Void = { piece in
-                            if !result.headSent, !(start?.begin() ?? true) { throw ResponseStartedElsewhere() }
-                            do {
-                                if result.headSent {
-                                    try await connection.send(piece, timeout: timeout)
-                                } else if piece.count <= 64 << 10 {
-                                    try await connection.send(head + piece, timeout: timeout)   // one segment
-                                } else {
-                                    try await connection.send(head, timeout: timeout)
-                                    try await connection.send(piece, timeout: timeout)
-                                }
-                            } catch {
-                                result.clientGone = true   // a write to the client failed: it went away
-                                throw error
-                            }
-                            let first = !result.headSent
-                            result.headSent = true
-                            result.sent += UInt64(piece.count)
-                            if first, pause > .zero, result.sent < UInt64(range.count) {
-                                if await connection.hasGone(within: pause) {
-                                    result.clientGone = true
-                                    throw ClientWentAway()   // not a URLError: its NSError cost each such request 4 µs
-                                }
-                            }
-                        }
-                        if let counted = source as? any TallyingSource {
-                            try await counted.read(range, tally: tally, into: body)
-                        } else {
-                            try await source.read(range, into: body)
-                        }
-                    } catch {
-                        result.failure = error
-                    }
-                    return result
-                }
-                group.addTask {
-                    var interval = 10
-                    while !Task.isCancelled {
-                        try? await ServingClock.shared.sleep(for: .milliseconds(interval))
-                        if !Task.isCancelled && connection.peerHasGone() { return nil }
-                        interval = min(interval * 2, 250)
-                    }
-                    return Streamed(watchEnded: true)
-                }
+                group.addTask { await self.streamBody(source, range, head: head, to: connection, timeout: timeout, pause: pause, tally: tally, start: start) }
+                group.addTask { await Self.watch(connection) }
                 var peerGone = false
                 var streamed = Streamed()
                 for await ended in group {
@@ -172,6 +127,60 @@ extension HTTPServer {
         } catch {
             return Delivery(ok: false, status: response.status, sent: 0, failure: "the client went away")
         }
+    }
+
+    /// Streams `range` of `source` to the client, the head with the first piece; a write
+    /// that fails means the client went away.
+    private func streamBody(_ source: any ByteSource, _ range: Range<UInt64>, head: [UInt8], to connection: SocketConnection, timeout: WaitLimit,
+                            pause: Duration, tally: ReadTally, start: ResponseStart?) async -> Streamed? {
+        var result = Streamed()
+        do {
+            let body: (ArraySlice<UInt8>) async throws -> Void = { piece in
+                if !result.headSent, !(start?.begin() ?? true) { throw ResponseStartedElsewhere() }
+                do {
+                    if result.headSent {
+                        try await connection.send(piece, timeout: timeout)
+                    } else if piece.count <= 64 << 10 {
+                        try await connection.send(head + piece, timeout: timeout)   // one segment
+                    } else {
+                        try await connection.send(head, timeout: timeout)
+                        try await connection.send(piece, timeout: timeout)
+                    }
+                } catch {
+                    result.clientGone = true   // a write to the client failed: it went away
+                    throw error
+                }
+                let first = !result.headSent
+                result.headSent = true
+                result.sent += UInt64(piece.count)
+                if first, pause > .zero, result.sent < UInt64(range.count) {
+                    if await connection.hasGone(within: pause) {
+                        result.clientGone = true
+                        throw ClientWentAway()   // not a URLError: its NSError cost each such request 4 µs
+                    }
+                }
+            }
+            if let counted = source as? any TallyingSource {
+                try await counted.read(range, tally: tally, into: body)
+            } else {
+                try await source.read(range, into: body)
+            }
+        } catch {
+            result.failure = error
+        }
+        return result
+    }
+
+    /// Looks at the socket while a body streams: soon after the start (10, 20, 40 ms...), then
+    /// every quarter second. Nil when the client has gone.
+    private static func watch(_ connection: SocketConnection) async -> Streamed? {
+        var interval = 10
+        while !Task.isCancelled {
+            try? await ServingClock.shared.sleep(for: .milliseconds(interval))
+            if !Task.isCancelled && connection.peerHasGone() { return nil }
+            interval = min(interval * 2, 250)
+        }
+        return Streamed(watchEnded: true)
     }
 
     /// An error in a line.
