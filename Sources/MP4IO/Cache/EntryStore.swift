@@ -341,6 +341,18 @@ final class EntryStore {
         }
     }
 
+    /// Writes a fetch's `bytes` at `offset` of the data file, never past its end: a data file
+    /// is made as long as the resource, so one that ends before `offset` was cut short behind
+    /// the table (another program), and a write there would leave zeros between its end and
+    /// `offset` that the table claims (the seeded simulation served them). The fetch fails
+    /// instead, and the next look at the table starts the entry again.
+    static func writeFetched(_ bytes: ArraySlice<UInt8>, to fd: Int32, at offset: UInt64, path: String) throws {
+        guard try Platform.regularFileSize(fd, path: path) >= offset else {
+            throw MP4Error(.io, "\(path) was cut short behind its table (another program?): the entry starts again")
+        }
+        try Platform.writeFully(fd, bytes, offset: offset, path: path)
+    }
+
     /// Flushes what a fetch wrote through `fd` so that it reaches the disk before the table
     /// that will claim it (``commit(_:writtenThrough:generation:)``). Ordered, not durable: a
     /// cache's bytes can be fetched again, so no drive flush (``Platform/SyncPurpose/ordered``).

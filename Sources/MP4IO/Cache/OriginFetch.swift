@@ -238,7 +238,7 @@ enum OriginFetch {
                         throw CacheBudget.Exhausted(directory: budget.directory, limit: budget.limit)
                     }
                     defer { if charge > 0 { budget?.landed(charge) } }
-                    try Platform.writeFully(fd, chunk, offset: written, path: dataPath)
+                    try EntryStore.writeFetched(chunk, to: fd, at: written, path: dataPath)
                     hashes.withLock { $0.wrote(chunk, at: written) }
                     progress.wrote(chunk.count)
                     ServingTask.endBriefInlineWaits()   // its readers go on now: the rest is waited for off their queue
