@@ -4,9 +4,10 @@
 # H.264, 20 s, faststart and moov-at-end), N alternating pairs (default 5): ffmpeg's first frame
 # straight from the origin, then through a fresh `serve` (a clip the proxy has not seen).
 # Prints each pair's times and ratio, and the median ratio per clip; with PRELOAD=1 also a
-# preloaded start (POST _/preload of 3 s, then the player).
+# preloaded start (POST _/preload of 3 s, then the player). PLAYER=chromium measures headless
+# Chromium instead: the first frame's requestVideoFrameCallback, from the page's start.
 #
-#   [PROFILE=4g|bad] [N=5] [PRELOAD=1] Tests/Benchmarks/phone-link.sh [MP4PROBE_BINARY]
+#   [PROFILE=4g|bad] [N=5] [PRELOAD=1] [PLAYER=ffmpeg|chromium] Tests/Benchmarks/phone-link.sh [MP4PROBE_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . Tests/Benchmarks/nginx-origin.sh
@@ -39,8 +40,28 @@ CONF
 ip netns exec plO nginx -c "$dir/nginx.conf" -p "$dir"
 trap 'kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true; [ -n "${serve_pid:-}" ] && kill "$serve_pid" 2>/dev/null; "$phonelink" down >/dev/null || true' EXIT
 origin=https://10.233.0.1:8443
-# first_frame URL: seconds to ffmpeg's first decoded video frame (process start included).
+cat > "$dir/first-frame.html" <<'PAGE'
+<!doctype html><video id="v" muted autoplay playsinline></video>
+<script>
+const v = document.getElementById("v");
+v.requestVideoFrameCallback(() => console.log("MP4PROBE first-frame " + (performance.now() / 1000).toFixed(3)));
+v.onerror = () => console.log("MP4PROBE first-frame error");
+v.src = new URLSearchParams(location.search).get("src");
+</script>
+PAGE
+# first_frame URL: seconds to the player's first video frame: ffmpeg's (process start
+# included), or Chromium's (from its page's start; at most 30 s).
 first_frame() {
+  if [ "${PLAYER:-ffmpeg}" = chromium ]; then
+    rm -rf "$dir/profile"
+    local src
+    src=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")
+    timeout 30 ip netns exec plC chromium --headless=new --no-sandbox --disable-gpu --enable-logging=stderr --v=0 \
+      --autoplay-policy=no-user-gesture-required --no-first-run --ignore-certificate-errors --user-data-dir="$dir/profile" \
+      "file://$dir/first-frame.html?src=$src" 2>&1 >/dev/null | grep -m1 -o "MP4PROBE first-frame [0-9.a-z]*" | awk '{print $3}' || true
+    pkill -f "user-data-dir=$dir/profile" 2>/dev/null || true
+    return
+  fi
   local started ended
   started=$(date +%s.%N)
   ip netns exec plC ffmpeg -v error -nostdin -i "$1" -map 0:v:0 -frames:v 1 -f null - </dev/null
@@ -49,7 +70,7 @@ first_frame() {
 }
 serve_start() {
   rm -rf "$dir/cache"; rm -f "$dir/serve.out"
-  ip netns exec plC "$bin" serve --cache "$dir/cache" --ca-file "$tls/ca.pem" > "$dir/serve.out" 2>"$dir/serve.err" &
+  ip netns exec plC ${SERVE_WRAP:-} "$bin" serve --cache "$dir/cache" --ca-file "$tls/ca.pem" ${SERVE_ARGS:-} > "$dir/serve.out" 2>"$dir/serve.err" &
   serve_pid=$!
   for _ in $(seq 100); do [ -s "$dir/serve.out" ] && break; sleep 0.05; done
   base=$(head -n 1 "$dir/serve.out")

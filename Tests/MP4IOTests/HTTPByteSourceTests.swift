@@ -234,6 +234,49 @@ import MP4TestSupport
         #expect(other.hasSuffix(": the handshake failed") && !other.contains("--ca-file"), "\(other)")
     }
 
+    /// The head window's first bytes reach a reader as they arrive: the server sends the head
+    /// and 4 KiB of a 64 KiB window, then waits until the reader has had them before it sends
+    /// the rest. Before, the first request's window was read whole before anything (length,
+    /// bytes) reached a caller: on a phone's link two round trips more than its first bytes.
+    /// Judged by what the server had sent when the first bytes came, not by a clock: it fails
+    /// then with the first bytes coming after the rest was sent (the server gives up at 60 s).
+    @Test func theHeadWindowStreamsToItsReader() async throws {
+        let body = (0..<(256 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 7) }
+        let firstBytesRead = DispatchSemaphore(value: 0)
+        let restSent = Locked(false)
+        let (port, listener) = scriptedLoopbackServer(connections: 1) { client in
+            var request = [UInt8](repeating: 0, count: 4096)
+            _ = recv(client, &request, request.count, 0)
+            let window = 64 << 10
+            let head = "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-\(window - 1)/\(body.count)\r\nContent-Length: \(window)\r\nETag: \"h\"\r\n\r\n"
+            _ = sendWithoutSignal(client, Array(head.utf8) + body[0..<4096])
+            _ = firstBytesRead.wait(timeout: .now() + 60)
+            restSent.withLock { $0 = true }
+            _ = sendWithoutSignal(client, body[4096..<window])
+            close(client)
+        }
+        defer { close(listener) }
+        var options = HTTPByteSource.Options()
+        options.client = .automatic
+        let source = try HTTPByteSource(url: try #require(URL(string: "http://127.0.0.1:\(port)/v.mp4")), options: options)
+        // Off the shared pool, as a cache's fetches run (ServingTask): other suites hold it.
+        let (got, early) = try await ServingTask.startThrowing { () -> ([UInt8], Bool?) in
+            #expect(try await source.length() == UInt64(body.count))
+            var got: [UInt8] = []
+            var early: Bool?
+            try await source.read(0..<(64 << 10)) { piece in
+                if got.isEmpty {
+                    early = !restSent.withLock { $0 }
+                    firstBytesRead.signal()
+                }
+                got += piece
+            }
+            return (got, early)
+        }.value
+        #expect(got[...] == body[0..<(64 << 10)])
+        #expect(early == true, "the first bytes came after the server sent the whole window")
+    }
+
     /// As a reader meets it: a server that resets the connection on the ClientHello is said to
     /// have ended the handshake, not to have an untrusted certificate (our own client; the
     /// URLSession path's words are libcurl's).

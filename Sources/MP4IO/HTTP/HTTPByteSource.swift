@@ -32,7 +32,6 @@ public final class HTTPByteSource: ByteSource {
 
     struct State {
         var length: UInt64?
-        var head: [UInt8] = []
         var etag: String?
         var lastModified: String?
         var contentType: String?
@@ -59,6 +58,8 @@ public final class HTTPByteSource: ByteSource {
     private let baseHeaders: HTTPFields
     private let state = Locked(State())
     private let headTask = Locked<Task<Void, any Error>?>(nil)
+    /// The first response's body (the head window) as it arrives.
+    private let head = HeadStream()
 
     /// When every read must have ended (``Options/maxTotalTime`` from creation), if ever.
     private let totalDeadline: ContinuousClock.Instant?
@@ -164,14 +165,13 @@ public final class HTTPByteSource: ByteSource {
     /// resumed from the first byte not delivered when it is cut short.
     public func read(_ range: Range<UInt64>, into consume: (ArraySlice<UInt8>) async throws -> Void) async throws {
         try await fetchHead()
-        let (length, head) = state.withLock { ($0.length ?? 0, $0.head) }
+        let length = state.withLock { $0.length ?? 0 }
         let upper = min(range.upperBound, length)
         guard range.lowerBound < upper else { return }
         var offset = range.lowerBound
-        if offset < UInt64(head.count) {
-            let end = min(upper, UInt64(head.count))
-            try await consume(head[Int(offset)..<Int(end)])
-            offset = end
+        // The head window as it arrives (a presumed description made no head request).
+        if offset < UInt64(max(options.headWindow, 16)), headTask.withLock({ $0 != nil }) {
+            offset = try await head.deliver(from: offset, to: upper, into: consume)
         }
         // Through URLSession, requests of a bounded size (Options.maxURLSessionRequest).
         let bounded = goesThroughURLSession(url) || state.withLock { $0.answeredThroughURLSession }
@@ -214,7 +214,9 @@ public final class HTTPByteSource: ByteSource {
         }
     }
 
-    /// The first request, made once: the head window and the total length.
+    /// The first request, made once: the head window and the total length. Returns once the
+    /// response's head is checked (the length and validators are known then) and its first
+    /// bytes are here; the rest of the window streams on (``HeadStream``).
     private func fetchHead() async throws {
         if state.withLock({ $0.described }) { return }
         let task = headTask.withLock { current -> Task<Void, any Error> in
@@ -223,13 +225,15 @@ public final class HTTPByteSource: ByteSource {
             current = made
             return made
         }
-        try await task.value
+        await head.waitDescribed()
+        try Task.checkCancellation()
+        // Failed before its first byte (or there was no body): its error, or what it learnt.
+        if head.hasEnded && head.count == 0 { try await task.value }
     }
 
     private func loadHead() async throws {
-        var bytes: [UInt8] = []
-        try await fetch(0..<UInt64(max(options.headWindow, 16)), learning: true) { bytes.append(contentsOf: $0) }
-        state.withLock { $0.head = bytes }
+        defer { head.end() }
+        try await fetch(0..<UInt64(max(options.headWindow, 16)), learning: true) { head.append($0) }
     }
 
     private func request(_ range: Range<UInt64>) -> HTTPRequest {
