@@ -334,8 +334,18 @@ public struct MediaResource: WrappingSource, TallyingSource {
                 return try await readServed(position..<range.upperBound, startsShort, into: consume)
             }
         } else if prefetcher.mapsReads {
+            // The seek's prefetch starts once the player's first bytes are on their way (its
+            // ticket is taken now, in the order of the reads), not before: it took the link
+            // from the player's first bytes (Tests/Benchmarks/phone-link.sh).
             let start = position, ticket = prefetcher.ticket()
-            ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
+            var started = false
+            return try await readServed(position..<range.upperBound, request) { piece in
+                try await consume(piece)
+                if !started {
+                    started = true
+                    ServingTask.start { await prefetcher.playerReads(at: start, ticket: ticket) }
+                }
+            }
         }
         try await readServed(position..<range.upperBound, request, into: consume)
     }
