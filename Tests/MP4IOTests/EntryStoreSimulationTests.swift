@@ -38,7 +38,7 @@ import MP4TestSupport
 
     /// One simulated process: its store (nil: not running), the version it serves, and a
     /// read it decided on from its table and has not carried out yet (an actor's await later).
-    struct Process {
+    struct SimulatedProcess {
         var store: EntryStore?
         var version = "v1"
         var decided: Range<UInt64>?
@@ -65,7 +65,7 @@ import MP4TestSupport
         FileSystem.removeDirectory(directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var random = Random(state: seed)
-        var processes = [Process(), Process(), Process()]
+        var processes = [SimulatedProcess(), SimulatedProcess(), SimulatedProcess()]
         var checked = 0
         var trace: [String] = []
         for step in 0..<steps {
